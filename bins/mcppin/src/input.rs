@@ -1,0 +1,40 @@
+//! Reading input files (or standard input for `-`).
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Context;
+
+/// Reads `path`, or standard input when it is `-`.
+pub(crate) fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
+    if path == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .context("cannot read standard input")?;
+        return Ok(buf);
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The name of an input in messages.
+pub(crate) fn name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Reads and strictly parses a JSON document; the error names the file, the position and the
+/// rule.
+pub(crate) fn json(path: &Path) -> anyhow::Result<(Vec<u8>, mcppin_core::Value)> {
+    let bytes = read(path)?;
+    let value = mcppin_core::parse(&bytes).map_err(|e| strict_error(path, &e))?;
+    Ok((bytes, value))
+}
+
+/// A strict-reading error, as one line naming the file, the position and the rule.
+pub(crate) fn strict_error(path: &Path, err: &mcppin_core::Error) -> anyhow::Error {
+    anyhow::anyhow!("{}: {} [{}]", name(path), err, err.rule())
+}

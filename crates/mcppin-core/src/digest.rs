@@ -1,0 +1,144 @@
+//! Digests of canonical JSON (SPEC 2.3).
+
+use std::fmt;
+use std::str::FromStr;
+
+use sha2::{Digest as _, Sha256};
+
+use crate::canon::write_canonical;
+use crate::error::Error;
+use crate::value::Value;
+
+/// A SHA-256 digest, written `sha256:` followed by 64 lowercase hex digits.
+#[derive(Clone, Copy, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub struct Digest([u8; 32]);
+
+impl Digest {
+    /// The SHA-256 digest of arbitrary bytes.
+    #[must_use]
+    pub fn of_bytes(bytes: &[u8]) -> Self {
+        Self(Sha256::digest(bytes).into())
+    }
+
+    /// The raw 32 bytes.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+/// The pinning digest of a value: SHA-256 of its RFC 8785 canonical form.
+///
+/// # Errors
+///
+/// [`Error::Undecidable`] with every undecidable literal when the value holds one: such a value
+/// has no digest, since two different served values could share it (SPEC 2.3).
+///
+/// # Examples
+///
+/// ```
+/// let a = mcppin_core::parse(br#"{"name": "t", "n": 1.0}"#)?;
+/// let b = mcppin_core::parse(br#"{ "n":1, "name":"t" }"#)?;
+/// assert_eq!(mcppin_core::digest(&a)?, mcppin_core::digest(&b)?);
+/// assert!(mcppin_core::digest(&a)?.to_string().starts_with("sha256:"));
+///
+/// let big = mcppin_core::parse(b"[9007199254740993]")?;
+/// assert_eq!(mcppin_core::digest(&big).unwrap_err().rule(), "undecidable");
+/// # Ok::<(), mcppin_core::Error>(())
+/// ```
+pub fn digest(value: &Value) -> Result<Digest, Error> {
+    let undecidable = value.undecidable_literals();
+    if !undecidable.is_empty() {
+        return Err(Error::Undecidable {
+            literals: undecidable
+                .into_iter()
+                .map(|n| n.literal().to_owned())
+                .collect(),
+        });
+    }
+    let mut canonical = Vec::with_capacity(value.span().end - value.span().start + 64);
+    write_canonical(value, &mut canonical)?;
+    Ok(Digest::of_bytes(&canonical))
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sha256:")?;
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The text was not `sha256:` followed by 64 lowercase hex digits.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error("not a digest: expected \"sha256:\" and 64 lowercase hex digits")]
+pub struct DigestSyntaxError;
+
+impl FromStr for Digest {
+    type Err = DigestSyntaxError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let hex = s.strip_prefix("sha256:").ok_or(DigestSyntaxError)?;
+        if hex.len() != 64 {
+            return Err(DigestSyntaxError);
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in hex.as_bytes().chunks_exact(2).enumerate() {
+            let nibble = |c: u8| match c {
+                b'0'..=b'9' => Ok(c - b'0'),
+                b'a'..=b'f' => Ok(c - b'a' + 10),
+                _ => Err(DigestSyntaxError),
+            };
+            out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
+        }
+        Ok(Self(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_text_round_trips() {
+        let d = Digest::of_bytes(b"abc");
+        assert_eq!(
+            d.to_string(),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(d.to_string().parse::<Digest>(), Ok(d));
+    }
+
+    #[test]
+    fn rejects_malformed_digest_text() {
+        let good = Digest::of_bytes(b"abc").to_string();
+        for bad in [
+            good.to_uppercase(),
+            good.replace("sha256:", "sha512:"),
+            good[..70].to_owned(),
+            format!("{good}0"),
+            good.replace('b', "g"),
+        ] {
+            assert_eq!(bad.parse::<Digest>(), Err(DigestSyntaxError), "{bad}");
+        }
+    }
+
+    #[test]
+    fn undecidable_value_has_no_digest_and_lists_literals() {
+        let v = crate::parse(br#"{"a":[1e400, 2], "b": 9007199254740993, "c": 1e-400}"#).unwrap();
+        assert_eq!(
+            digest(&v),
+            Err(Error::Undecidable {
+                literals: vec!["1e400".into(), "9007199254740993".into(), "1e-400".into()]
+            })
+        );
+    }
+}

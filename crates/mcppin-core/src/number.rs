@@ -1,0 +1,305 @@
+//! JSON numbers kept as their literal text, with correct rounding and undecidability.
+
+use std::fmt;
+
+use crate::value::Span;
+
+/// 2^53, the largest magnitude below which every integer has its own float64.
+const SAFE_LIMIT: f64 = 9_007_199_254_740_992.0;
+
+/// A JSON number: the literal text as it was written, its float64 value (correctly rounded,
+/// ties to even) and whether that value pins the literal down.
+#[derive(Clone, Debug)]
+pub struct Number {
+    literal: Box<str>,
+    value: f64,
+    undecidable: Option<Undecidable>,
+    span: Span,
+}
+
+/// Why a number literal is undecidable: float64 readers cannot tell it from its neighbours,
+/// so two different served values could share one digest (SPEC 2.1).
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+#[non_exhaustive]
+pub enum Undecidable {
+    /// An integral value of magnitude above 2^53, in any notation: some clients read it
+    /// exactly (as a big integer), others round it.
+    BeyondSafeInteger,
+    /// The magnitude overflows float64 (it would be read as infinity).
+    Overflow,
+    /// A value that is not zero rounds to zero.
+    Underflow,
+}
+
+impl fmt::Display for Undecidable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::BeyondSafeInteger => "integer above 2^53",
+            Self::Overflow => "overflows float64",
+            Self::Underflow => "non-zero value rounds to zero",
+        })
+    }
+}
+
+impl Number {
+    /// Builds a number from a literal the reader has already checked against the RFC 8259
+    /// grammar.
+    pub(crate) fn from_valid_literal(literal: &str, span: Span) -> Self {
+        let bytes = literal.as_bytes();
+        let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+        // Fast path: a plain integer of at most 15 digits is exact and decidable.
+        if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+            let mut n: u64 = 0;
+            for &d in digits {
+                n = n * 10 + u64::from(d - b'0');
+            }
+            #[expect(clippy::cast_precision_loss, reason = "n < 10^15 < 2^53 is exact")]
+            let mut value = n as f64;
+            if bytes[0] == b'-' {
+                value = -value;
+            }
+            return Self {
+                literal: literal.into(),
+                value,
+                undecidable: None,
+                span,
+            };
+        }
+        // Rust's float parsing is correctly rounded (round half to even) for every input.
+        let value = literal.parse::<f64>().unwrap_or(f64::NAN);
+        let undecidable = classify(literal, value);
+        Self {
+            literal: literal.into(),
+            value,
+            undecidable,
+            span,
+        }
+    }
+
+    /// The literal text exactly as written in the input.
+    #[must_use]
+    pub fn literal(&self) -> &str {
+        &self.literal
+    }
+
+    /// The correctly rounded float64 value (infinite when the literal overflows).
+    #[must_use]
+    pub fn as_f64(&self) -> f64 {
+        self.value
+    }
+
+    /// Whether float64 cannot pin this literal down (see [`Undecidable`]).
+    #[must_use]
+    pub fn is_undecidable(&self) -> bool {
+        self.undecidable.is_some()
+    }
+
+    /// Why the literal is undecidable, if it is.
+    #[must_use]
+    pub fn undecidable(&self) -> Option<Undecidable> {
+        self.undecidable
+    }
+
+    /// Where the literal stands in the input.
+    #[must_use]
+    pub fn span(&self) -> Span {
+        self.span
+    }
+}
+
+impl PartialEq for Number {
+    /// Numbers are equal when they canonicalise alike: equal float64 values (`-0` equals `0`),
+    /// or, when either is undecidable, the same literal text.
+    fn eq(&self, other: &Self) -> bool {
+        if self.undecidable.is_some() || other.undecidable.is_some() {
+            self.literal == other.literal
+        } else {
+            self.value == other.value
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.literal)
+    }
+}
+
+impl From<u64> for Number {
+    fn from(n: u64) -> Self {
+        Self::from_valid_literal(&n.to_string(), Span::default())
+    }
+}
+
+impl From<i64> for Number {
+    fn from(n: i64) -> Self {
+        Self::from_valid_literal(&n.to_string(), Span::default())
+    }
+}
+
+/// Decides undecidability of a grammatical literal whose correctly rounded value is `value`.
+fn classify(literal: &str, value: f64) -> Option<Undecidable> {
+    if value.is_infinite() {
+        return Some(Undecidable::Overflow);
+    }
+    let decimal = Decimal::parse(literal);
+    if value == 0.0 {
+        return (!decimal.is_zero()).then_some(Undecidable::Underflow);
+    }
+    let magnitude = value.abs();
+    if magnitude < SAFE_LIMIT {
+        return None;
+    }
+    if !decimal.is_integral() {
+        // Every reader reads a fraction as a float64, and rounds it the same way.
+        return None;
+    }
+    if magnitude > SAFE_LIMIT || decimal.exceeds_safe_limit() {
+        Some(Undecidable::BeyondSafeInteger)
+    } else {
+        None
+    }
+}
+
+/// The exact value of a literal as significant digits times a power of ten.
+struct Decimal<'a> {
+    /// Significant digits, no leading or trailing zeros (empty for zero).
+    digits: Vec<&'a u8>,
+    /// Power of ten applied to `digits`.
+    exponent: i64,
+}
+
+impl<'a> Decimal<'a> {
+    fn parse(literal: &'a str) -> Self {
+        let body = literal.strip_prefix('-').unwrap_or(literal);
+        let (mantissa, exp) = match body.find(['e', 'E']) {
+            Some(i) => (&body[..i], &body[i + 1..]),
+            None => (body, "0"),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        // Saturate absurd exponents: the float64 value has already said overflow or zero.
+        let exp_digits = exp.trim_start_matches(['+', '-']);
+        let mut exponent: i64 = exp_digits.bytes().fold(0i64, |acc, d| {
+            acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+        if exp.starts_with('-') {
+            exponent = -exponent;
+        }
+        let frac_len = i64::try_from(frac.len()).unwrap_or(i64::MAX);
+        exponent = exponent.saturating_sub(frac_len);
+        let mut digits: Vec<&u8> = int.as_bytes().iter().chain(frac.as_bytes()).collect();
+        let leading = digits.iter().take_while(|d| ***d == b'0').count();
+        digits.drain(..leading);
+        while digits.last().is_some_and(|d| **d == b'0') {
+            digits.pop();
+            exponent = exponent.saturating_add(1);
+        }
+        Self { digits, exponent }
+    }
+
+    fn is_zero(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    fn is_integral(&self) -> bool {
+        self.exponent >= 0
+    }
+
+    /// Whether an integral value exceeds 2^53 exactly (called when it rounded to 2^53).
+    fn exceeds_safe_limit(&self) -> bool {
+        let total = self.digits.len() as i64 + self.exponent;
+        if total != 16 {
+            return total > 16;
+        }
+        let mut text: String = self.digits.iter().map(|d| char::from(**d)).collect();
+        while text.len() < 16 {
+            text.push('0');
+        }
+        text.as_str() > "9007199254740992"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(s: &str) -> Number {
+        Number::from_valid_literal(s, Span::default())
+    }
+
+    #[test]
+    fn integers_above_two_to_the_53_are_undecidable_in_every_notation() {
+        for lit in [
+            "9007199254740993",
+            "-9007199254740993",
+            "9007199254740993.0",
+            "9.007199254740993e15",
+            "90071992547409930e-1",
+            "1e30",
+            "1E30",
+            "18446744073709551616",
+            "9007199254740994",
+            "1.5e300",
+        ] {
+            assert_eq!(
+                num(lit).undecidable(),
+                Some(Undecidable::BeyondSafeInteger),
+                "{lit}"
+            );
+        }
+    }
+
+    #[test]
+    fn safe_integers_and_fractions_are_decidable() {
+        for lit in [
+            "9007199254740992",
+            "-9007199254740992",
+            "9007199254740992.0",
+            "9.007199254740992e15",
+            "9007199254740991",
+            "0.1",
+            "1e-300",
+            "9007199254740993.5",
+            "123456789012345678.25",
+            "0",
+            "-0",
+            "0e400",
+            "0.000e-999",
+            "4.9e-324",
+        ] {
+            assert_eq!(num(lit).undecidable(), None, "{lit}");
+        }
+    }
+
+    #[test]
+    fn overflow_and_underflow_are_undecidable() {
+        assert_eq!(num("1e400").undecidable(), Some(Undecidable::Overflow));
+        assert_eq!(num("-1e400").undecidable(), Some(Undecidable::Overflow));
+        assert_eq!(num("1e-400").undecidable(), Some(Undecidable::Underflow));
+        assert_eq!(
+            num("-2.5e-999999999999999999999").undecidable(),
+            Some(Undecidable::Underflow)
+        );
+        assert_eq!(
+            num("1e99999999999999999999").undecidable(),
+            Some(Undecidable::Overflow)
+        );
+    }
+
+    #[test]
+    fn value_is_correctly_rounded() {
+        // A 17-digit decimal that naive parsing mis-rounds.
+        assert_eq!(num("0.30000000000000004").as_f64(), 0.1 + 0.2);
+        assert_eq!(num("-0").as_f64().to_bits(), (-0.0f64).to_bits());
+        assert_eq!(num("123456789012345").as_f64(), 123_456_789_012_345.0);
+        assert_eq!(num("-12").as_f64(), -12.0);
+    }
+
+    #[test]
+    fn equality_follows_the_canonical_value() {
+        assert_eq!(num("1.0"), num("1"));
+        assert_eq!(num("-0"), num("0"));
+        assert_ne!(num("1e400"), num("2e400"));
+        assert_ne!(num("9007199254740993"), num("9007199254740992"));
+    }
+}

@@ -1,0 +1,603 @@
+//! The strict I-JSON reader (SPEC 2.1: RFC 8259 grammar, RFC 7493 restrictions).
+//!
+//! One pass over the bytes after a whole-input UTF-8 check. Every refusal is its own
+//! [`Error`] variant with the [`Position`] of the offending byte. Nesting is counted before
+//! descending, so no input can exhaust the stack.
+
+use std::cmp::Ordering;
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, is_nfc_quick};
+
+use crate::error::{Error, Position};
+use crate::number::Number;
+use crate::value::{Kind, Member, Object, Span, Value, utf16_cmp};
+
+/// The deepest nesting of arrays and objects the reader accepts.
+pub const MAX_DEPTH: usize = 256;
+
+/// How strictly to read.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Strictness {
+    /// Every rule of SPEC 2.1: for documents whose content is judged.
+    #[default]
+    Strict,
+    /// RFC 8259 grammar, UTF-8 and the depth limit only: duplicate and NFC-equal member
+    /// names, lone-surrogate escapes (decoded as U+FFFD) and noncharacters pass. For routing
+    /// protocol traffic that is forwarded as its original bytes and never judged.
+    Relaxed,
+}
+
+/// Reads one JSON document under every rule of SPEC 2.1.
+///
+/// # Errors
+///
+/// The first rule the input breaks, with its position.
+///
+/// # Examples
+///
+/// ```
+/// let v = mcppin_core::parse(br#"{"b": [1.0, "x"], "a": null}"#)?;
+/// assert_eq!(v.pointer("/b/1").and_then(|s| s.as_str()), Some("x"));
+/// let err = mcppin_core::parse(br#"{"a": 1, "\u0061": 2}"#).unwrap_err();
+/// assert_eq!(err.rule(), "duplicate-member");
+/// assert_eq!(err.position().map(|p| p.offset), Some(9));
+/// # Ok::<(), mcppin_core::Error>(())
+/// ```
+pub fn parse(input: &[u8]) -> Result<Value, Error> {
+    parse_with(input, Strictness::Strict)
+}
+
+/// Reads one JSON document with the given strictness.
+///
+/// # Errors
+///
+/// The first rule the input breaks, with its position.
+pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> {
+    if input.starts_with(b"\xEF\xBB\xBF") {
+        return Err(Error::ByteOrderMark {
+            at: Position::locate(input, 0),
+        });
+    }
+    if let Err(e) = std::str::from_utf8(input) {
+        return Err(Error::InvalidUtf8 {
+            at: Position::locate(input, e.valid_up_to()),
+        });
+    }
+    let mut parser = Parser {
+        input,
+        pos: 0,
+        strict: strictness == Strictness::Strict,
+    };
+    parser.skip_whitespace();
+    if parser.pos == input.len() {
+        return Err(Error::Empty { at: parser.here() });
+    }
+    let value = parser.value(0)?;
+    parser.skip_whitespace();
+    if parser.pos < input.len() {
+        return Err(match parser.comment_at(parser.pos) {
+            Some(e) => e,
+            None => Error::TrailingContent { at: parser.here() },
+        });
+    }
+    Ok(value)
+}
+
+/// Bytes that end the fast scan of a string: quote, backslash, controls, and lead bytes of
+/// code points from U+F000 up (where noncharacters live).
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    let mut i = 0xEF;
+    while i < 256 {
+        t[i] = true;
+        i += 1;
+    }
+    t
+};
+
+struct Parser<'a> {
+    input: &'a [u8],
+    pos: usize,
+    strict: bool,
+}
+
+impl<'a> Parser<'a> {
+    fn here(&self) -> Position {
+        self.at(self.pos)
+    }
+
+    fn at(&self, offset: usize) -> Position {
+        Position::locate(self.input, offset)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.input.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// A comment starting at `offset`, as an error, if there is one.
+    fn comment_at(&self, offset: usize) -> Option<Error> {
+        match self.input.get(offset..offset + 2) {
+            Some(b"//" | b"/*") => Some(Error::Comment {
+                at: self.at(offset),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The error for an unexpected byte at the current position, or end of input.
+    fn unexpected(&self) -> Error {
+        let Some(b) = self.peek() else {
+            return Error::UnexpectedEnd { at: self.here() };
+        };
+        if let Some(e) = self.comment_at(self.pos) {
+            return e;
+        }
+        if b == b'\'' {
+            return Error::SingleQuote { at: self.here() };
+        }
+        Error::UnexpectedCharacter {
+            found: self.char_here(),
+            at: self.here(),
+        }
+    }
+
+    fn char_here(&self) -> char {
+        // The input is valid UTF-8 (checked up front) and pos is at a character boundary.
+        std::str::from_utf8(&self.input[self.pos..])
+            .ok()
+            .and_then(|s| s.chars().next())
+            .unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, Error> {
+        let start = self.pos;
+        let kind = match self.peek() {
+            Some(b'{') => {
+                self.check_depth(depth)?;
+                Kind::Object(self.object(depth + 1)?)
+            }
+            Some(b'[') => {
+                self.check_depth(depth)?;
+                Kind::Array(self.array(depth + 1)?)
+            }
+            Some(b'"') => Kind::String(self.string()?),
+            Some(b'-' | b'0'..=b'9') => Kind::Number(self.number()?),
+            Some(b't') => self.word(b"true", Kind::Bool(true))?,
+            Some(b'f') => self.word(b"false", Kind::Bool(false))?,
+            Some(b'n') => self.word(b"null", Kind::Null)?,
+            Some(b'+') => return Err(Error::PlusSign { at: self.here() }),
+            Some(b'.') => return Err(Error::MissingIntegerDigits { at: self.here() }),
+            Some(b) if b.is_ascii_alphabetic() => {
+                return Err(Error::InvalidLiteral { at: self.here() });
+            }
+            _ => return Err(self.unexpected()),
+        };
+        Ok(Value::with_span(
+            kind,
+            Span {
+                start,
+                end: self.pos,
+            },
+        ))
+    }
+
+    fn check_depth(&self, depth: usize) -> Result<(), Error> {
+        if depth >= MAX_DEPTH {
+            return Err(Error::TooDeep {
+                limit: MAX_DEPTH,
+                at: self.here(),
+            });
+        }
+        Ok(())
+    }
+
+    fn word(&mut self, word: &[u8], kind: Kind) -> Result<Kind, Error> {
+        let end = self.pos + word.len();
+        if self.input.get(self.pos..end) == Some(word) {
+            self.pos = end;
+            Ok(kind)
+        } else {
+            Err(Error::InvalidLiteral { at: self.here() })
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Vec<Value>, Error> {
+        self.pos += 1; // '['
+        let mut items = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            self.skip_whitespace();
+            items.push(self.value(depth)?);
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => {
+                    let comma = self.pos;
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b']') {
+                        return Err(Error::TrailingComma { at: self.at(comma) });
+                    }
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                _ => return Err(self.expected_comma_or(']')),
+            }
+        }
+    }
+
+    fn expected_comma_or(&self, close: char) -> Error {
+        match self.unexpected() {
+            Error::UnexpectedCharacter { at, .. } => Error::ExpectedCommaOrClose {
+                expected: close,
+                at,
+            },
+            e => e,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Object, Error> {
+        self.pos += 1; // '{'
+        let mut members = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Object::default());
+        }
+        loop {
+            self.skip_whitespace();
+            let name_start = self.pos;
+            let name = match self.peek() {
+                Some(b'"') => self.string()?,
+                _ => {
+                    return Err(match self.unexpected() {
+                        Error::UnexpectedCharacter { at, .. } => Error::ExpectedMemberName { at },
+                        e => e,
+                    });
+                }
+            };
+            let name_span = Span {
+                start: name_start,
+                end: self.pos,
+            };
+            self.skip_whitespace();
+            if self.peek() != Some(b':') {
+                return Err(match self.unexpected() {
+                    Error::UnexpectedCharacter { at, .. } => Error::ExpectedColon { at },
+                    e => e,
+                });
+            }
+            self.pos += 1;
+            self.skip_whitespace();
+            let value = self.value(depth)?;
+            members.push(Member {
+                name,
+                name_span,
+                value,
+            });
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => {
+                    let comma = self.pos;
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b'}') {
+                        return Err(Error::TrailingComma { at: self.at(comma) });
+                    }
+                }
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return Err(self.expected_comma_or('}')),
+            }
+        }
+        self.order_members(&mut members)?;
+        Ok(Object::from_sorted(members))
+    }
+
+    /// Sorts members into RFC 8785 order and refuses repeated names (I-JSON section 2.3) and,
+    /// when strict, names equal after NFC normalisation.
+    fn order_members(&self, members: &mut [Member]) -> Result<(), Error> {
+        let sorted = members
+            .windows(2)
+            .all(|w| utf16_cmp(&w[0].name, &w[1].name) == Ordering::Less);
+        if !sorted {
+            // Stable: relaxed objects keep repeated names in document order.
+            members.sort_by(|a, b| utf16_cmp(&a.name, &b.name));
+            if self.strict {
+                let duplicate = members
+                    .windows(2)
+                    .filter(|w| w[0].name == w[1].name)
+                    .map(|w| w[0].name_span.start.max(w[1].name_span.start))
+                    .min();
+                if let Some(offset) = duplicate {
+                    let name = members
+                        .iter()
+                        .find(|m| m.name_span.start == offset)
+                        .map(|m| m.name.clone())
+                        .unwrap_or_default();
+                    return Err(Error::DuplicateMember {
+                        name,
+                        at: self.at(offset),
+                    });
+                }
+            }
+        }
+        if self.strict && members.len() > 1 && members.iter().any(|m| !m.name.is_ascii()) {
+            self.check_nfc_collisions(members)?;
+        }
+        Ok(())
+    }
+
+    fn check_nfc_collisions(&self, members: &[Member]) -> Result<(), Error> {
+        let mut normalised: Vec<(String, &Member)> = members
+            .iter()
+            .map(|m| {
+                let n = if m.name.is_ascii() || is_nfc_quick(m.name.chars()) == IsNormalized::Yes {
+                    m.name.clone()
+                } else {
+                    m.name.nfc().collect()
+                };
+                (n, m)
+            })
+            .collect();
+        normalised.sort_by(|a, b| a.0.cmp(&b.0));
+        let collision = normalised
+            .windows(2)
+            .filter(|w| w[0].0 == w[1].0)
+            .map(|w| {
+                let (a, b) = (w[0].1, w[1].1);
+                if a.name_span.start < b.name_span.start {
+                    (a, b)
+                } else {
+                    (b, a)
+                }
+            })
+            .min_by_key(|(_, second)| second.name_span.start);
+        match collision {
+            Some((first, second)) => Err(Error::NfcDuplicateMember {
+                first: first.name.clone(),
+                second: second.name.clone(),
+                at: self.at(second.name_span.start),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn string(&mut self) -> Result<String, Error> {
+        self.pos += 1; // opening quote
+        let start = self.pos;
+        // Fast path: no escape, nothing to check.
+        loop {
+            let Some(&b) = self.input.get(self.pos) else {
+                return Err(Error::UnexpectedEnd { at: self.here() });
+            };
+            if !STRING_STOP[usize::from(b)] {
+                self.pos += 1;
+                continue;
+            }
+            match b {
+                b'"' => {
+                    let s = self.text(start, self.pos);
+                    self.pos += 1;
+                    return Ok(s.to_owned());
+                }
+                b'\\' => break,
+                0..0x20 => return Err(self.control_character(b)),
+                _ => self.pos += self.checked_char_len()?,
+            }
+        }
+        let mut out = String::with_capacity(self.pos - start + 16);
+        out.push_str(self.text(start, self.pos));
+        loop {
+            let Some(&b) = self.input.get(self.pos) else {
+                return Err(Error::UnexpectedEnd { at: self.here() });
+            };
+            match b {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                b'\\' => self.escape(&mut out)?,
+                0..0x20 => return Err(self.control_character(b)),
+                _ => {
+                    let run = self.pos;
+                    while let Some(&c) = self.input.get(self.pos) {
+                        if STRING_STOP[usize::from(c)] {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                    if self.pos > run {
+                        out.push_str(self.text(run, self.pos));
+                    } else {
+                        let len = self.checked_char_len()?;
+                        out.push_str(self.text(self.pos, self.pos + len));
+                        self.pos += len;
+                    }
+                }
+            }
+        }
+    }
+
+    fn text(&self, start: usize, end: usize) -> &'a str {
+        // The whole input was checked to be UTF-8, and start and end are character
+        // boundaries; the fallback is unreachable.
+        std::str::from_utf8(&self.input[start..end]).unwrap_or_default()
+    }
+
+    fn control_character(&self, b: u8) -> Error {
+        Error::ControlCharacter {
+            code: u32::from(b),
+            at: self.here(),
+        }
+    }
+
+    /// The length of the character at `pos` (lead byte 0xEF or above), refusing a noncharacter
+    /// when strict.
+    fn checked_char_len(&self) -> Result<usize, Error> {
+        let c = self.char_here();
+        if self.strict && is_noncharacter(u32::from(c)) {
+            return Err(Error::Noncharacter {
+                code: u32::from(c),
+                at: self.here(),
+            });
+        }
+        Ok(c.len_utf8())
+    }
+
+    fn escape(&mut self, out: &mut String) -> Result<(), Error> {
+        let backslash = self.pos;
+        let invalid = |p: &Self| Error::InvalidEscape {
+            at: p.at(backslash),
+        };
+        let Some(&e) = self.input.get(self.pos + 1) else {
+            return Err(Error::UnexpectedEnd {
+                at: self.at(self.input.len()),
+            });
+        };
+        self.pos += 2;
+        let c = match e {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self.hex4().ok_or_else(|| invalid(self))?;
+                let code = match unit {
+                    0xD800..=0xDBFF => {
+                        let low = (self.input.get(self.pos..self.pos + 2) == Some(b"\\u"))
+                            .then(|| {
+                                let save = self.pos;
+                                self.pos += 2;
+                                let low = self.hex4();
+                                match low {
+                                    Some(l @ 0xDC00..=0xDFFF) => Some(l),
+                                    _ => {
+                                        self.pos = save;
+                                        None
+                                    }
+                                }
+                            })
+                            .flatten();
+                        match low {
+                            Some(low) => 0x1_0000 + ((unit - 0xD800) << 10) + (low - 0xDC00),
+                            None => return self.lone_surrogate(unit, backslash, out),
+                        }
+                    }
+                    0xDC00..=0xDFFF => return self.lone_surrogate(unit, backslash, out),
+                    _ => unit,
+                };
+                if self.strict && is_noncharacter(code) {
+                    return Err(Error::Noncharacter {
+                        code,
+                        at: self.at(backslash),
+                    });
+                }
+                char::from_u32(code).ok_or_else(|| invalid(self))?
+            }
+            _ => return Err(invalid(self)),
+        };
+        out.push(c);
+        Ok(())
+    }
+
+    fn lone_surrogate(&self, code: u32, backslash: usize, out: &mut String) -> Result<(), Error> {
+        if self.strict {
+            return Err(Error::LoneSurrogate {
+                code,
+                at: self.at(backslash),
+            });
+        }
+        out.push(char::REPLACEMENT_CHARACTER);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let digits = self.input.get(self.pos..self.pos + 4)?;
+        let mut v = 0u32;
+        for &d in digits {
+            v = v * 16 + char::from(d).to_digit(16)?;
+        }
+        self.pos += 4;
+        Some(v)
+    }
+
+    fn number(&mut self) -> Result<Number, Error> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    return Err(Error::LeadingZero {
+                        at: self.at(self.pos - 1),
+                    });
+                }
+            }
+            Some(b'1'..=b'9') => self.digits(),
+            _ => return Err(Error::MissingIntegerDigits { at: self.here() }),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                return Err(Error::MissingFractionDigits { at: self.here() });
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                return Err(Error::MissingExponentDigits { at: self.here() });
+            }
+            self.digits();
+        }
+        let span = Span {
+            start,
+            end: self.pos,
+        };
+        Ok(Number::from_valid_literal(self.text(start, self.pos), span))
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+    }
+}
+
+/// Whether `code` is a Unicode noncharacter: U+FDD0..U+FDEF, or U+xFFFE / U+xFFFF in any plane.
+#[must_use]
+pub fn is_noncharacter(code: u32) -> bool {
+    (0xFDD0..=0xFDEF).contains(&code) || (code & 0xFFFE == 0xFFFE && code <= 0x10_FFFF)
+}
