@@ -12,6 +12,9 @@
 //!   literal (one that float64 readers cannot tell from its neighbours, see
 //!   [`number::Undecidable`]).
 //!
+//! The [`scan`] module holds the text policies of SPEC 4.1: characters that occupy no visible
+//! space, colliding and look-alike tool names, mixed-script and invalid tool names.
+//!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
 //!
@@ -45,6 +48,7 @@ mod error;
 mod escape;
 pub mod number;
 mod parse;
+pub mod scan;
 pub mod value;
 
 pub use canon::{canonicalize, to_pretty, write_canonical};
