@@ -1,4 +1,45 @@
 //! The only crate of mcppin that starts, speaks to or proxies MCP servers.
+//!
+//! - [`frame`]: newline-delimited JSON-RPC over a byte stream, with a bound on every line that
+//!   is enforced while reading (nothing beyond the bound is ever buffered).
+//! - [`process`]: a server as a child process in its own process group, with the minimal
+//!   inherited environment and the shutdown order of SPEC 5 (close stdin, wait, SIGTERM, wait,
+//!   SIGKILL, to the whole group), also run on `Drop`, so nothing is left running after success,
+//!   failure, timeout or panic.
+//! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
+//!
+//! What this crate deliberately does not do: read the environment, print, or exit. The caller
+//! passes the environment it wants the server to inherit and renders errors itself.
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcppin_client::{Connection, Inherit, Received, ServerCommand, Transport,
+//!                     inherited_environment};
+//!
+//! // The binary passes `std::env::vars_os()`; only the minimal set reaches the server.
+//! let env = inherited_environment([("PATH", "/usr/bin:/bin"), ("API_TOKEN", "t")],
+//!                                 Inherit::Minimal);
+//! let command = ServerCommand::new("cat").envs(env);
+//! let mut server = Connection::open(&command, mcppin_client::DEFAULT_MAX_LINE)?;
+//! server.send(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)?;
+//! let echoed = server.receive(Duration::from_secs(10))?;
+//! assert_eq!(echoed, Received::Line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec()));
+//! server.shutdown()?; // `cat` exits once its stdin is closed
+//! # Ok::<(), mcppin_client::Error>(())
+//! ```
 #![warn(missing_docs, unreachable_pub)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
+
+mod error;
+pub mod frame;
+pub mod process;
+pub mod transport;
+
+pub use error::Error;
+pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
+pub use process::{
+    CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
+    Shutdown, Stage, StderrMode, inherited_environment,
+};
+pub use transport::{Channel, Connection, Received, Transport};

@@ -1,0 +1,727 @@
+//! Starting an MCP server as a child process and stopping it, with everything it started.
+//!
+//! SPEC 5: a stdio server runs with the configured command, arguments, environment and working
+//! directory, an inherited environment of only [`INHERITED_VARIABLES`] (everything on request),
+//! in its own process group. Shutdown order: close stdin, wait, SIGTERM, wait, SIGKILL, each
+//! signal to the whole group. [`ServerProcess`] runs that order from [`ServerProcess::shutdown`]
+//! and, as a safety net, from `Drop`, so a server is stopped on success, error, timeout and
+//! panic alike.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+
+use crate::Error;
+
+/// The variables a server inherits from the caller's environment by default (SPEC 5).
+pub const INHERITED_VARIABLES: [&str; 8] = [
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR",
+];
+
+/// The default wait between the steps of the shutdown order.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
+/// The default bound on captured stderr: the last 64 KiB are kept.
+pub const DEFAULT_STDERR_LIMIT: usize = 64 * 1024;
+
+/// How often a wait for a process polls.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How much of the caller's environment a server inherits.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum Inherit {
+    /// Only [`INHERITED_VARIABLES`] (the default: a server sees no tokens it was not given).
+    #[default]
+    Minimal,
+    /// Everything (`--inherit-env`).
+    All,
+}
+
+/// Selects what a server inherits from `parent`, the caller's environment.
+///
+/// The library never reads the environment itself: the binary passes `std::env::vars_os()`.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_client::{Inherit, inherited_environment};
+///
+/// let parent = [("PATH", "/usr/bin"), ("GITHUB_TOKEN", "secret")];
+/// let env = inherited_environment(parent, Inherit::Minimal);
+/// assert_eq!(env.len(), 1);
+/// assert!(env.contains_key(std::ffi::OsStr::new("PATH")));
+/// ```
+pub fn inherited_environment<I, K, V>(parent: I, inherit: Inherit) -> BTreeMap<OsString, OsString>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<OsString>,
+    V: Into<OsString>,
+{
+    parent
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .filter(|(k, _)| {
+            inherit == Inherit::All || INHERITED_VARIABLES.iter().any(|name| OsStr::new(name) == k)
+        })
+        .collect()
+}
+
+/// What happens to a server's stderr.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum StderrMode {
+    /// Kept in memory, at most the last `limit` bytes (see [`ServerProcess::stderr`]).
+    Capture {
+        /// How many bytes to keep (the most recent ones).
+        limit: usize,
+    },
+    /// Written to the caller's stderr as it comes (a proxy that passes it through).
+    Inherit,
+    /// Discarded.
+    Discard,
+}
+
+impl Default for StderrMode {
+    fn default() -> Self {
+        Self::Capture {
+            limit: DEFAULT_STDERR_LIMIT,
+        }
+    }
+}
+
+/// How to start a server: program, arguments, the complete environment, working directory.
+///
+/// The environment is exactly what is given: the child starts from an empty environment. Build
+/// the inherited part with [`inherited_environment`] and add the configured variables on top.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_client::ServerCommand;
+///
+/// let mut server = ServerCommand::new("cat").spawn()?;
+/// let shutdown = server.shutdown()?;
+/// // `cat` exits when its stdin is closed, the first step of the shutdown order.
+/// assert!(shutdown.status.success());
+/// # Ok::<(), mcppin_client::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ServerCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    env: BTreeMap<OsString, OsString>,
+    cwd: Option<PathBuf>,
+    stderr: StderrMode,
+    grace: Duration,
+}
+
+impl ServerCommand {
+    /// A command running `program` with no arguments and an empty environment.
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            stderr: StderrMode::default(),
+            grace: DEFAULT_GRACE,
+        }
+    }
+
+    /// Adds one argument.
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    #[must_use]
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets one environment variable (replacing an earlier value).
+    #[must_use]
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets environment variables (replacing earlier values).
+    #[must_use]
+    pub fn envs<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        self.env
+            .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// Sets the working directory of the server.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets what happens to the server's stderr (default: captured, last 64 KiB).
+    #[must_use]
+    pub fn stderr(mut self, mode: StderrMode) -> Self {
+        self.stderr = mode;
+        self
+    }
+
+    /// Sets the wait between the steps of the shutdown order (default 2 s).
+    #[must_use]
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// The program as configured.
+    #[must_use]
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The arguments as configured.
+    #[must_use]
+    pub fn arguments(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The complete environment the server gets.
+    #[must_use]
+    pub fn environment(&self) -> &BTreeMap<OsString, OsString> {
+        &self.env
+    }
+
+    /// The working directory, when one is set.
+    #[must_use]
+    pub fn working_dir(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// Starts the server in a new process group, with piped stdin and stdout.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Spawn`] when the program cannot be started.
+    pub fn spawn(&self) -> Result<ServerProcess, Error> {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_clear()
+            .envs(&self.env)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match self.stderr {
+                StderrMode::Capture { .. } => Stdio::piped(),
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Discard => Stdio::null(),
+            });
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn().map_err(|source| Error::Spawn {
+            program: self.program.to_string_lossy().into_owned(),
+            source,
+        })?;
+        let pgid = Pid::from_child(&child);
+        let stderr = match (self.stderr, child.stderr.take()) {
+            (StderrMode::Capture { limit }, Some(pipe)) => Some(StderrCapture::start(pipe, limit)),
+            _ => None,
+        };
+        Ok(ServerProcess {
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            child,
+            pgid,
+            stderr,
+            grace: self.grace,
+            finished: None,
+        })
+    }
+}
+
+/// A running server: the leader of its own process group.
+///
+/// Dropping it runs the shutdown order (see [`ServerProcess::shutdown`]) if that has not
+/// happened yet, so nothing is left running when the caller returns early or panics.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    pgid: Pid,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<StderrCapture>,
+    grace: Duration,
+    finished: Option<Shutdown>,
+}
+
+/// How a server ended.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Shutdown {
+    /// The exit status of the group leader.
+    pub status: ExitStatus,
+    /// The step of the shutdown order that ended it.
+    pub stage: Stage,
+}
+
+/// The step of the shutdown order at which the server's leader was gone.
+#[derive(Clone, Copy, Debug, Eq, Ord, PartialEq, PartialOrd)]
+pub enum Stage {
+    /// It had exited before the shutdown began (it crashed, or finished on its own).
+    AlreadyExited,
+    /// It exited after its stdin was closed.
+    ClosedStdin,
+    /// It exited after SIGTERM to its group.
+    Terminated,
+    /// It was killed by SIGKILL to its group.
+    Killed,
+}
+
+impl ServerProcess {
+    /// The process id of the server, which is also its process group id.
+    #[must_use]
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Takes the server's stdin (closing it is the first step of the shutdown order: drop it,
+    /// or leave it here and [`ServerProcess::shutdown`] closes it).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    /// Takes the server's stdout.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.stdout.take()
+    }
+
+    /// What the server wrote to stderr so far, when it is captured (the last `limit` bytes).
+    #[must_use]
+    pub fn stderr(&self) -> Option<CapturedStderr> {
+        self.stderr.as_ref().map(StderrCapture::snapshot)
+    }
+
+    /// Whether the server's leader has exited (without waiting; reaps it if so).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the status cannot be queried.
+    pub fn has_exited(&mut self) -> Result<bool, Error> {
+        if self.finished.is_some() {
+            return Ok(true);
+        }
+        self.child
+            .try_wait()
+            .map(|status| status.is_some())
+            .map_err(|source| Error::Io {
+                doing: "waiting for the server",
+                source,
+            })
+    }
+
+    /// Stops the server in the order of SPEC 5 and returns how it ended.
+    ///
+    /// Closes its stdin and waits up to the grace period; then sends SIGTERM to its process
+    /// group and waits again; then SIGKILL to the group. Once the leader is gone, whatever is
+    /// left in its group (a server started through `npx` or a shell) gets SIGTERM, a wait, and
+    /// SIGKILL. Calling it again returns the first result.
+    ///
+    /// A process that moved itself out of the group (`setsid`) is beyond reach, as it is for
+    /// any supervisor that does not own a PID namespace.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when waiting fails, [`Error::Signal`] when a signal cannot be sent for
+    /// another reason than the group being gone.
+    pub fn shutdown(&mut self) -> Result<Shutdown, Error> {
+        if let Some(done) = self.finished {
+            return Ok(done);
+        }
+        let done = self.stop_leader()?;
+        self.finished = Some(done);
+        sweep_group(self.pgid, self.grace)?;
+        if let Some(capture) = &mut self.stderr {
+            capture.finish(self.grace);
+        }
+        Ok(done)
+    }
+
+    fn stop_leader(&mut self) -> Result<Shutdown, Error> {
+        let io = |source| Error::Io {
+            doing: "waiting for the server",
+            source,
+        };
+        if let Some(status) = self.child.try_wait().map_err(io)? {
+            self.stdin = None;
+            return Ok(Shutdown {
+                status,
+                stage: Stage::AlreadyExited,
+            });
+        }
+        self.stdin = None;
+        if let Some(status) = wait_for(&mut self.child, self.grace).map_err(io)? {
+            return Ok(Shutdown {
+                status,
+                stage: Stage::ClosedStdin,
+            });
+        }
+        signal_group(self.pgid, Signal::TERM)?;
+        if let Some(status) = wait_for(&mut self.child, self.grace).map_err(io)? {
+            return Ok(Shutdown {
+                status,
+                stage: Stage::Terminated,
+            });
+        }
+        signal_group(self.pgid, Signal::KILL)?;
+        let status = self.child.wait().map_err(io)?;
+        Ok(Shutdown {
+            status,
+            stage: Stage::Killed,
+        })
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // The safety net: errors cannot be reported from here, and the order still runs.
+        let _ = self.shutdown();
+    }
+}
+
+/// Polls `child` until it exits or `grace` passes.
+fn wait_for(child: &mut Child, grace: Duration) -> io::Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + grace;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        thread::sleep(POLL);
+    }
+}
+
+/// Sends `signal` to the group; a group that is already gone is not an error.
+fn signal_group(pgid: Pid, signal: Signal) -> Result<(), Error> {
+    match kill_process_group(pgid, signal) {
+        Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
+        Err(errno) => Err(Error::Signal {
+            pgid: pgid.as_raw_nonzero().get(),
+            source: errno.into(),
+        }),
+    }
+}
+
+/// Whether any process is left in the group.
+fn group_alive(pgid: Pid) -> bool {
+    test_kill_process_group(pgid).is_ok()
+}
+
+/// Polls until the group is empty or `grace` passes; returns whether it is empty.
+fn wait_group(pgid: Pid, grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        if !group_alive(pgid) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(POLL);
+    }
+}
+
+/// Stops what is left of the group after its leader is gone: SIGTERM, wait, SIGKILL, wait.
+///
+/// The leader has been reaped, but its pid stays allocated while any process of the group
+/// holds it as its group id, so the signals cannot reach an unrelated process.
+fn sweep_group(pgid: Pid, grace: Duration) -> Result<(), Error> {
+    if !group_alive(pgid) {
+        return Ok(());
+    }
+    signal_group(pgid, Signal::TERM)?;
+    if wait_group(pgid, grace) {
+        return Ok(());
+    }
+    signal_group(pgid, Signal::KILL)?;
+    // Killed processes are reaped by their new parent; wait a bounded time for that.
+    wait_group(pgid, grace);
+    Ok(())
+}
+
+/// What a server wrote to stderr: the last bytes, up to the configured bound.
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct CapturedStderr {
+    /// The kept bytes, as written (possibly starting mid-line when older bytes were dropped).
+    pub bytes: Vec<u8>,
+    /// How many earlier bytes were dropped to respect the bound.
+    pub dropped: u64,
+}
+
+impl CapturedStderr {
+    /// The captured lines, each escaped for a terminal with [`mcppin_core::escape`] (invalid
+    /// UTF-8 becomes U+FFFD first).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcppin_client::CapturedStderr;
+    ///
+    /// let captured = CapturedStderr { bytes: b"ok\n\x1b[31mred\n".to_vec(), dropped: 0 };
+    /// assert_eq!(captured.escaped_lines(), ["ok", "<U+001B>[31mred"]);
+    /// ```
+    #[must_use]
+    pub fn escaped_lines(&self) -> Vec<String> {
+        String::from_utf8_lossy(&self.bytes)
+            .lines()
+            .map(|line| mcppin_core::escape(line).into_owned())
+            .collect()
+    }
+
+    /// Whether nothing was captured.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty() && self.dropped == 0
+    }
+}
+
+/// A thread that drains a server's stderr into a bounded buffer.
+#[derive(Debug)]
+struct StderrCapture {
+    shared: Arc<Mutex<CapturedStderr>>,
+    done: Option<Receiver<()>>,
+}
+
+impl StderrCapture {
+    fn start(mut pipe: impl Read + Send + 'static, limit: usize) -> Self {
+        let shared = Arc::new(Mutex::new(CapturedStderr::default()));
+        let (tx, rx) = mpsc::channel();
+        let sink = Arc::clone(&shared);
+        thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let mut captured = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                        captured.bytes.extend_from_slice(&chunk[..n]);
+                        if captured.bytes.len() > limit {
+                            let excess = captured.bytes.len() - limit;
+                            captured.bytes.drain(..excess);
+                            captured.dropped += excess as u64;
+                        }
+                    }
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send(());
+        });
+        Self {
+            shared,
+            done: Some(rx),
+        }
+    }
+
+    fn snapshot(&self) -> CapturedStderr {
+        self.shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Waits (bounded) for the reader to reach the end of the pipe, so the last words of a
+    /// dying server are kept.
+    fn finish(&mut self, grace: Duration) {
+        if let Some(done) = self.done.take() {
+            let _ = done.recv_timeout(grace);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    fn sh(script: &str) -> ServerCommand {
+        ServerCommand::new("/bin/sh")
+            .arg("-c")
+            .arg(script)
+            .env("PATH", "/usr/bin:/bin")
+            .grace(Duration::from_millis(300))
+    }
+
+    fn alive(pid: i32) -> bool {
+        // A zombie has exited; only a live process counts.
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    #[test]
+    fn minimal_environment_keeps_only_the_listed_variables() {
+        let parent = [
+            ("HOME", "/home/u"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("LANG", "C"),
+            ("TMPDIR", "/tmp"),
+        ];
+        let env = inherited_environment(parent, Inherit::Minimal);
+        let names: Vec<_> = env
+            .keys()
+            .map(|k| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["HOME", "LANG", "TMPDIR"]);
+        assert_eq!(inherited_environment(parent, Inherit::All).len(), 4);
+    }
+
+    #[test]
+    fn the_child_sees_only_the_given_environment() {
+        let mut server = sh("env > /dev/stderr").env("ONLY", "this").spawn().unwrap();
+        server.shutdown().unwrap();
+        let text = String::from_utf8(server.stderr().unwrap().bytes).unwrap();
+        let mut names: Vec<_> = text
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+            .filter(|k| *k != "PWD" && *k != "SHLVL" && *k != "_")
+            .collect();
+        names.sort_unstable();
+        assert_eq!(names, ["ONLY", "PATH"]);
+    }
+
+    #[test]
+    fn runs_in_its_own_process_group() {
+        let mut server = sh("cat >/dev/null").spawn().unwrap();
+        let pid = Pid::from_raw(i32::try_from(server.id()).unwrap()).unwrap();
+        assert_eq!(rustix::process::getpgid(Some(pid)).unwrap(), pid);
+        assert_ne!(rustix::process::getpgid(None).unwrap(), pid);
+        assert_eq!(server.shutdown().unwrap().stage, Stage::ClosedStdin);
+    }
+
+    #[test]
+    fn a_server_that_exits_on_eof_stops_at_the_first_step() {
+        let mut server = ServerCommand::new("/bin/cat").spawn().unwrap();
+        let done = server.shutdown().unwrap();
+        assert_eq!(done.stage, Stage::ClosedStdin);
+        assert!(done.status.success());
+    }
+
+    #[test]
+    fn a_server_that_ignores_eof_gets_sigterm() {
+        let mut server = sh("exec sleep 30").spawn().unwrap();
+        let done = server.shutdown().unwrap();
+        assert_eq!(done.stage, Stage::Terminated);
+        assert_eq!(done.status.signal(), Some(Signal::TERM.as_raw()));
+    }
+
+    #[test]
+    fn a_server_that_ignores_sigterm_gets_sigkill() {
+        let mut server = sh("trap '' TERM; while :; do sleep 0.05; done")
+            .spawn()
+            .unwrap();
+        // Let the shell install its trap before the order starts.
+        thread::sleep(Duration::from_millis(200));
+        let done = server.shutdown().unwrap();
+        assert_eq!(done.stage, Stage::Killed);
+        assert_eq!(done.status.signal(), Some(Signal::KILL.as_raw()));
+    }
+
+    #[test]
+    fn a_crashed_server_is_reported_as_already_exited() {
+        let mut server = sh("exit 7").spawn().unwrap();
+        thread::sleep(Duration::from_millis(200));
+        let done = server.shutdown().unwrap();
+        assert_eq!(done.stage, Stage::AlreadyExited);
+        assert_eq!(done.status.code(), Some(7));
+    }
+
+    #[test]
+    fn members_left_in_the_group_are_stopped_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        // The leader starts a grandchild that ignores SIGTERM, records its pid and exits on EOF.
+        let script = format!(
+            "sh -c 'trap \"\" TERM; while :; do sleep 0.05; done' & echo $! > {}; cat >/dev/null",
+            pidfile.display()
+        );
+        let mut server = sh(&script).spawn().unwrap();
+        let grandchild = loop {
+            if let Ok(text) = std::fs::read_to_string(&pidfile)
+                && let Ok(pid) = text.trim().parse::<i32>()
+            {
+                break pid;
+            }
+            thread::sleep(POLL);
+        };
+        assert!(alive(grandchild));
+        assert_eq!(server.shutdown().unwrap().stage, Stage::ClosedStdin);
+        assert!(!alive(grandchild), "grandchild {grandchild} survived");
+    }
+
+    #[test]
+    fn dropping_a_server_stops_its_group() {
+        let server = sh("exec sleep 30").spawn().unwrap();
+        let pid = i32::try_from(server.id()).unwrap();
+        assert!(alive(pid));
+        drop(server);
+        assert!(!alive(pid));
+    }
+
+    #[test]
+    fn a_panic_does_not_leave_the_server_running() {
+        let mut pid = 0;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let server = sh("exec sleep 30").spawn().unwrap();
+            pid = i32::try_from(server.id()).unwrap();
+            panic!("the caller fails while the server runs");
+        }));
+        assert!(result.is_err());
+        assert!(pid > 0 && !alive(pid));
+    }
+
+    #[test]
+    fn stderr_is_captured_up_to_its_bound() {
+        let mut server = sh("printf 'first\\n'; printf '0123456789\\nlast\\n' >&2")
+            .stderr(StderrMode::Capture { limit: 8 })
+            .spawn()
+            .unwrap();
+        server.shutdown().unwrap();
+        let captured = server.stderr().unwrap();
+        assert_eq!(captured.bytes, b"89\nlast\n");
+        assert_eq!(captured.dropped, 8);
+    }
+
+    #[test]
+    fn a_missing_program_is_a_spawn_error() {
+        let err = ServerCommand::new("/nonexistent/server")
+            .spawn()
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Spawn { ref program, .. } if program == "/nonexistent/server")
+        );
+    }
+}
