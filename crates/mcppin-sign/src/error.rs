@@ -1,0 +1,249 @@
+//! The one error type of this crate, and the refusal it stands for.
+
+use std::fmt;
+use std::time::Duration;
+
+use mcppin_core::{Digest, Escaped};
+
+use crate::time::Timestamp;
+
+/// Everything that can go wrong while reading keys, signing, or checking a signature.
+///
+/// Text that came from a file (a member name, a timestamp) is kept raw here and escaped with
+/// [`mcppin_core::escape`] in the message. No variant ever carries secret key material.
+/// [`Error::refusal`] sorts the variants into the reasons a verifier reports.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A private key is not an unencrypted Ed25519 private key in PKCS#8 PEM (RFC 8410), or its
+    /// embedded public key does not belong to it.
+    #[error("not an unencrypted Ed25519 private key in PKCS#8 PEM")]
+    PrivateKey {
+        /// What the PKCS#8 decoder refused.
+        #[source]
+        source: ed25519_dalek::pkcs8::Error,
+    },
+    /// A public key is not an Ed25519 public key in SPKI PEM (RFC 8410).
+    #[error("not an Ed25519 public key in SPKI PEM")]
+    PublicKey {
+        /// What the SPKI decoder refused.
+        #[source]
+        source: ed25519_dalek::pkcs8::spki::Error,
+    },
+    /// A private key was given where a public key belongs.
+    #[error("this is a private key; give the public key (the .pub file)")]
+    PrivateKeyAsPublic,
+    /// A public key of small order: any message verifies under it, so it proves nothing.
+    #[error("weak public key {fingerprint}: a key of small order proves nothing")]
+    WeakPublicKey {
+        /// The fingerprint of the refused key.
+        fingerprint: Digest,
+    },
+    /// The lockfile has no digest: it breaks a strict-reading rule or holds an undecidable
+    /// number literal, so no signature could name exactly its content.
+    #[error("the lockfile has no digest: {source}")]
+    Lockfile {
+        /// The strict-reading or digest error.
+        #[source]
+        source: mcppin_core::Error,
+    },
+    /// A time outside what an RFC 3339 UTC timestamp of this crate can hold (before 1970 or
+    /// after 9999).
+    #[error("time outside 1970-01-01T00:00:00Z..=9999-12-31T23:59:59Z")]
+    TimeOutOfRange,
+    /// There is no signature to check.
+    #[error("no signature")]
+    Missing,
+    /// The envelope breaks a strict-reading rule.
+    #[error("the signature envelope is not strict JSON: {source}")]
+    EnvelopeJson {
+        /// The strict reader's error, with its position.
+        #[source]
+        source: mcppin_core::Error,
+    },
+    /// The envelope is not a JSON object.
+    #[error("the signature envelope is not a JSON object")]
+    EnvelopeNotObject,
+    /// The envelope lacks a member this version signs.
+    #[error("the signature envelope lacks the member \"{name}\"")]
+    MissingMember {
+        /// The missing member.
+        name: &'static str,
+    },
+    /// The envelope holds a member this version does not sign (SPEC 3.3): whatever it says
+    /// would not be covered by the signature.
+    #[error("the signature envelope holds the member \"{}\", which this version does not sign", Escaped(.name))]
+    UnknownMember {
+        /// The member name, raw.
+        name: String,
+    },
+    /// A member has the wrong JSON type.
+    #[error("the signature envelope member \"{name}\" must be {expected}")]
+    MemberType {
+        /// The member.
+        name: &'static str,
+        /// What it must be (`a string`, `a number`).
+        expected: &'static str,
+    },
+    /// A member has a value this version does not know (`schema`, `schema_version`,
+    /// `algorithm`).
+    #[error("the signature envelope member \"{name}\" is {}, expected {expected}", Escaped(.found))]
+    MemberValue {
+        /// The member.
+        name: &'static str,
+        /// The value found, as canonical JSON, raw.
+        found: String,
+        /// The one value this version accepts, as JSON.
+        expected: &'static str,
+    },
+    /// A digest member is not `sha256:` and 64 lowercase hex digits.
+    #[error(
+        "the signature envelope member \"{name}\" is not a digest (sha256: and 64 lowercase hex digits)"
+    )]
+    MemberDigest {
+        /// The member.
+        name: &'static str,
+    },
+    /// `signed_at` is not an RFC 3339 UTC timestamp of the form `2026-08-01T09:20:00Z`.
+    #[error("\"{}\" is not a timestamp of the form 2026-08-01T09:20:00Z (RFC 3339, UTC, whole seconds)", Escaped(.found))]
+    Timestamp {
+        /// The text found, raw.
+        found: String,
+    },
+    /// `signature` is not canonical padded base64 (RFC 4648 section 4) of 64 bytes.
+    #[error("the signature is not padded base64 of 64 bytes")]
+    SignatureEncoding,
+    /// The envelope names a key that is none of the trusted ones.
+    #[error("signed by key {found}, which is none of the given keys ({})", List(.expected))]
+    ForeignKey {
+        /// The fingerprint the envelope names.
+        found: Digest,
+        /// The fingerprints of the trusted keys.
+        expected: Vec<Digest>,
+    },
+    /// The signature does not verify under the key the envelope names: the envelope or its
+    /// signature was altered, or it was made by another key.
+    #[error("the signature does not verify with key {key}")]
+    BadSignature {
+        /// The fingerprint of the key it was checked with.
+        key: Digest,
+    },
+    /// A valid signature, but over another lockfile.
+    #[error("the signature is for lockfile digest {signed}, but the lockfile's digest is {actual}")]
+    LockDigestMismatch {
+        /// The digest the signature covers.
+        signed: Digest,
+        /// The digest of the lockfile at hand.
+        actual: Digest,
+    },
+    /// The signature is older than the maximum age allowed.
+    #[error("signed at {signed_at}, more than {} before {now}", humantime::format_duration(*.max_age))]
+    TooOld {
+        /// When it was signed.
+        signed_at: Timestamp,
+        /// The maximum age allowed.
+        max_age: Duration,
+        /// The time of the check.
+        now: Timestamp,
+    },
+    /// The signature claims a time after the check's clock (beyond [`crate::CLOCK_SKEW`]):
+    /// a date in the future would keep a signature fresh for longer than intended.
+    #[error("signed at {signed_at}, which is after {now}")]
+    SignedInFuture {
+        /// When it claims to be signed.
+        signed_at: Timestamp,
+        /// The time of the check.
+        now: Timestamp,
+    },
+    /// The lockfile's `approval_serial` is below the floor given: an older approval put back.
+    #[error("approval_serial {serial} is below the minimum {min}")]
+    SerialTooLow {
+        /// The lockfile's approval serial.
+        serial: u64,
+        /// The minimum required.
+        min: u64,
+    },
+}
+
+/// Why a signature check refused: the reasons a verifier reports (SPEC 4, `--pubkey`).
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// There is no signature.
+    Missing,
+    /// The envelope cannot be read.
+    Malformed,
+    /// The envelope names a key that is not trusted.
+    ForeignKey,
+    /// The signature does not verify.
+    BadSignature,
+    /// The signature covers another lockfile.
+    LockDigestMismatch,
+    /// The signature is older than allowed (or dated in the future).
+    TooOld,
+    /// The lockfile's approval serial is below the floor.
+    SerialTooLow,
+}
+
+impl Error {
+    /// Which refusal of a signature check this error is; `None` for errors about keys, the
+    /// lockfile itself or the clock.
+    #[must_use]
+    pub fn refusal(&self) -> Option<Refusal> {
+        Some(match self {
+            Self::Missing => Refusal::Missing,
+            Self::EnvelopeJson { .. }
+            | Self::EnvelopeNotObject
+            | Self::MissingMember { .. }
+            | Self::UnknownMember { .. }
+            | Self::MemberType { .. }
+            | Self::MemberValue { .. }
+            | Self::MemberDigest { .. }
+            | Self::Timestamp { .. }
+            | Self::SignatureEncoding => Refusal::Malformed,
+            Self::ForeignKey { .. } => Refusal::ForeignKey,
+            Self::BadSignature { .. } => Refusal::BadSignature,
+            Self::LockDigestMismatch { .. } => Refusal::LockDigestMismatch,
+            Self::TooOld { .. } | Self::SignedInFuture { .. } => Refusal::TooOld,
+            Self::SerialTooLow { .. } => Refusal::SerialTooLow,
+            Self::PrivateKey { .. }
+            | Self::PublicKey { .. }
+            | Self::PrivateKeyAsPublic
+            | Self::WeakPublicKey { .. }
+            | Self::Lockfile { .. }
+            | Self::TimeOutOfRange => return None,
+        })
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Missing => "missing signature",
+            Self::Malformed => "malformed signature",
+            Self::ForeignKey => "signature by a foreign key",
+            Self::BadSignature => "invalid signature",
+            Self::LockDigestMismatch => "signature for another lockfile",
+            Self::TooOld => "stale signature",
+            Self::SerialTooLow => "approval serial below the floor",
+        })
+    }
+}
+
+/// Writes digests separated by `, `, or `none` for an empty list.
+struct List<'a>(&'a [Digest]);
+
+impl fmt::Display for List<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("none");
+        }
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,266 @@
+//! The whole check of a lockfile's signature, and the rollback bounds.
+
+use std::time::Duration;
+
+use mcppin_core::Digest;
+
+use crate::envelope::Envelope;
+use crate::error::Error;
+use crate::key::PublicKey;
+use crate::time::Timestamp;
+
+/// How far in the future a `signed_at` may lie before it is refused: clocks of the signer and
+/// the checker disagree by seconds, never by more than this on a kept machine.
+pub const CLOCK_SKEW: Duration = Duration::from_secs(5 * 60);
+
+/// The freshness bound of a check: a signature older than `max_age` at `now` is refused.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Freshness {
+    /// The oldest a signature may be.
+    pub max_age: Duration,
+    /// The time of the check (the caller's clock; this crate never reads one).
+    pub now: Timestamp,
+}
+
+/// The digest a signature names for a lockfile: the digest of its canonical form, so
+/// re-indenting or reordering members keeps the signature, and changing anything inside
+/// breaks it (SPEC 3.3).
+///
+/// # Errors
+///
+/// [`Error::Lockfile`] when the bytes break a strict-reading rule or hold an undecidable
+/// number literal (such a lockfile has no digest, so it cannot be signed).
+///
+/// # Examples
+///
+/// ```
+/// let a = mcppin_sign::lock_digest(b"{\"schema_version\": 2, \"servers\": []}")?;
+/// let b = mcppin_sign::lock_digest(b"{\n  \"servers\": [],\n  \"schema_version\": 2\n}\n")?;
+/// assert_eq!(a, b);
+/// # Ok::<(), mcppin_sign::Error>(())
+/// ```
+pub fn lock_digest(lockfile: &[u8]) -> Result<Digest, Error> {
+    mcppin_core::parse(lockfile)
+        .and_then(|value| mcppin_core::digest(&value))
+        .map_err(|source| Error::Lockfile { source })
+}
+
+/// Checks a lockfile's signature, in this order: it exists, the envelope is well formed, it
+/// names one of the trusted `keys`, the signature verifies under that key, it is for
+/// `lock_digest`, and, with `freshness`, it is neither too old nor dated in the future.
+/// Returns the verified envelope.
+///
+/// Nothing the envelope says (its lockfile digest, its date) is looked at before the
+/// signature over it holds.
+///
+/// # Errors
+///
+/// [`Error::Missing`] when `envelope` is `None`; the envelope errors of [`Envelope::parse`];
+/// [`Error::ForeignKey`], [`Error::BadSignature`], [`Error::LockDigestMismatch`],
+/// [`Error::SignedInFuture`] and [`Error::TooOld`]. [`Error::refusal`] tells them apart.
+pub fn verify(
+    envelope: Option<&[u8]>,
+    lock_digest: Digest,
+    keys: &[PublicKey],
+    freshness: Option<Freshness>,
+) -> Result<Envelope, Error> {
+    let envelope = Envelope::parse(envelope.ok_or(Error::Missing)?)?;
+    envelope.verify(keys)?;
+    if envelope.lock_digest() != lock_digest {
+        return Err(Error::LockDigestMismatch {
+            signed: envelope.lock_digest(),
+            actual: lock_digest,
+        });
+    }
+    if let Some(Freshness { max_age, now }) = freshness {
+        let signed_at = envelope.signed_at();
+        if signed_at.since(now) > CLOCK_SKEW {
+            return Err(Error::SignedInFuture { signed_at, now });
+        }
+        if now.since(signed_at) > max_age {
+            return Err(Error::TooOld {
+                signed_at,
+                max_age,
+                now,
+            });
+        }
+    }
+    Ok(envelope)
+}
+
+/// Refuses an approval serial below the floor: a lockfile's signature proves who approved it,
+/// not that it is the newest approval, so CI pins the serial it last saw.
+///
+/// # Errors
+///
+/// [`Error::SerialTooLow`] when `serial < min`.
+///
+/// # Examples
+///
+/// ```
+/// assert!(mcppin_sign::check_serial(7, 7).is_ok());
+/// assert!(mcppin_sign::check_serial(6, 7).is_err());
+/// ```
+pub fn check_serial(serial: u64, min: u64) -> Result<(), Error> {
+    if serial < min {
+        return Err(Error::SerialTooLow { serial, min });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Refusal;
+    use crate::key::SigningKey;
+
+    const LOCK: &str = "{\"approval_serial\": 3, \"schema_version\": 2, \"servers\": []}";
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn signed() -> (SigningKey, Vec<u8>) {
+        let key = SigningKey::generate(&mut rand_core::OsRng);
+        let env = key.sign(
+            lock_digest(LOCK.as_bytes()).unwrap(),
+            at("2026-08-01T09:20:00Z"),
+        );
+        (key, env.to_bytes())
+    }
+
+    fn refusal(result: Result<Envelope, Error>) -> Refusal {
+        result.unwrap_err().refusal().unwrap()
+    }
+
+    #[test]
+    fn holds_for_the_signed_lockfile_re_indented() {
+        let (key, sig) = signed();
+        let reindented =
+            b"{\n    \"servers\": [ ],\n\t\"schema_version\": 2.0, \"approval_serial\": 3\n}";
+        let env = verify(
+            Some(&sig),
+            lock_digest(reindented).unwrap(),
+            &[key.public_key()],
+            None,
+        )
+        .unwrap();
+        assert_eq!(env.public_key_fingerprint(), key.public_key().fingerprint());
+    }
+
+    #[test]
+    fn refuses_a_missing_signature() {
+        let (key, _) = signed();
+        let digest = lock_digest(LOCK.as_bytes()).unwrap();
+        assert_eq!(
+            refusal(verify(None, digest, &[key.public_key()], None)),
+            Refusal::Missing
+        );
+    }
+
+    #[test]
+    fn refuses_a_changed_lockfile() {
+        let (key, sig) = signed();
+        let changed = lock_digest(LOCK.replace("3", "4").as_bytes()).unwrap();
+        let err = verify(Some(&sig), changed, &[key.public_key()], None).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::LockDigestMismatch { signed, actual }
+                if signed == lock_digest(LOCK.as_bytes()).unwrap() && actual == changed
+        ));
+    }
+
+    #[test]
+    fn accepts_any_of_several_keys_for_rotation() {
+        let (key, sig) = signed();
+        let old = SigningKey::generate(&mut rand_core::OsRng).public_key();
+        let digest = lock_digest(LOCK.as_bytes()).unwrap();
+        assert!(verify(Some(&sig), digest, &[old.clone(), key.public_key()], None).is_ok());
+        assert_eq!(
+            refusal(verify(Some(&sig), digest, &[old], None)),
+            Refusal::ForeignKey
+        );
+    }
+
+    #[test]
+    fn bounds_the_age_of_a_signature() {
+        let (key, sig) = signed();
+        let digest = lock_digest(LOCK.as_bytes()).unwrap();
+        let keys = [key.public_key()];
+        let thirty_days = Duration::from_secs(30 * 86_400);
+        let check = |now: &str| {
+            verify(
+                Some(&sig),
+                digest,
+                &keys,
+                Some(Freshness {
+                    max_age: thirty_days,
+                    now: at(now),
+                }),
+            )
+        };
+        assert!(check("2026-08-31T09:20:00Z").is_ok());
+        assert!(check("2026-08-01T09:20:00Z").is_ok());
+        assert!(
+            check("2026-08-01T09:15:00Z").is_ok(),
+            "within the clock skew"
+        );
+        let err = check("2026-08-31T09:20:01Z").unwrap_err();
+        assert!(matches!(err, Error::TooOld { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "signed at 2026-08-01T09:20:00Z, more than 30days before 2026-08-31T09:20:01Z"
+        );
+        assert!(matches!(
+            check("2026-08-01T09:14:59Z"),
+            Err(Error::SignedInFuture { .. })
+        ));
+    }
+
+    #[test]
+    fn checks_the_signature_before_anything_it_says() {
+        // A tampered envelope for another lockfile and an old date is refused as a bad
+        // signature, not as a digest mismatch or a stale date it merely claims.
+        let (key, sig) = signed();
+        let text = String::from_utf8(sig).unwrap();
+        let env = Envelope::parse(text.as_bytes()).unwrap();
+        let tampered = text
+            .replace(
+                &env.lock_digest().to_string(),
+                &Digest::of_bytes(b"x").to_string(),
+            )
+            .replace("2026-08-01", "2020-01-01");
+        let result = verify(
+            Some(tampered.as_bytes()),
+            lock_digest(LOCK.as_bytes()).unwrap(),
+            &[key.public_key()],
+            Some(Freshness {
+                max_age: Duration::from_secs(60),
+                now: at("2026-08-01T09:20:00Z"),
+            }),
+        );
+        assert_eq!(refusal(result), Refusal::BadSignature);
+    }
+
+    #[test]
+    fn a_lockfile_with_an_undecidable_literal_has_no_lock_digest() {
+        assert!(matches!(
+            lock_digest(b"{\"approval_serial\": 9007199254740993}"),
+            Err(Error::Lockfile { .. })
+        ));
+        assert!(matches!(
+            lock_digest(b"{\"a\":1,\"a\":2}"),
+            Err(Error::Lockfile { .. })
+        ));
+    }
+
+    #[test]
+    fn serial_floor_fires_below_and_holds_at_or_above() {
+        assert!(check_serial(3, 3).is_ok());
+        assert!(check_serial(4, 3).is_ok());
+        let err = check_serial(2, 3).unwrap_err();
+        assert!(matches!(err, Error::SerialTooLow { serial: 2, min: 3 }));
+        assert_eq!(err.refusal(), Some(Refusal::SerialTooLow));
+        assert_eq!(err.to_string(), "approval_serial 2 is below the minimum 3");
+    }
+}
