@@ -3,6 +3,27 @@
 use std::fmt;
 
 use crate::escape::Escaped;
+use crate::lockfile::{Pin, Selection};
+use crate::surface::ItemKind;
+
+/// One of this project's own document formats, for messages.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+#[non_exhaustive]
+pub enum Document {
+    /// A manifest (SPEC 3.1).
+    Manifest,
+    /// A lockfile (SPEC 3.2).
+    Lockfile,
+}
+
+impl fmt::Display for Document {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Manifest => "manifest",
+            Self::Lockfile => "lockfile",
+        })
+    }
+}
 
 /// A position in an input document: byte offset (0-based), line and column (1-based; the
 /// column counts characters, so a multi-byte character is one column).
@@ -250,6 +271,138 @@ pub enum Error {
         /// The undecidable literals, as written, in document order.
         literals: Vec<String>,
     },
+    /// A member that this project's format does not define (our formats refuse unknown names;
+    /// served items are kept verbatim and never refused for theirs).
+    #[error("unknown member \"{}\" at \"{}\"", Escaped(.name), Escaped(.pointer))]
+    UnknownMember {
+        /// The JSON pointer of the member.
+        pointer: String,
+        /// Its name.
+        name: String,
+    },
+    /// A member the format requires is absent.
+    #[error("missing member \"{name}\" in the object at \"{}\"", Escaped(.pointer))]
+    MissingMember {
+        /// The JSON pointer of the object that lacks it.
+        pointer: String,
+        /// The member name.
+        name: &'static str,
+    },
+    /// A member of the format has the wrong type or value.
+    #[error("expected {expected} at \"{}\"", Escaped(.pointer))]
+    Invalid {
+        /// The JSON pointer of the value.
+        pointer: String,
+        /// What the format wants there.
+        expected: &'static str,
+    },
+    /// A `schema_version` this build does not know.
+    #[error("{document} schema_version {version} is not supported by this build")]
+    UnsupportedVersion {
+        /// Which format.
+        document: Document,
+        /// The version found.
+        version: u64,
+    },
+    /// A version 1 manifest: it makes no completeness statement (SPEC 3.1).
+    #[error(
+        "manifest schema_version 1 is refused: it does not say whether the capture is complete, \
+         and completeness cannot be assumed on a capture's behalf; capture again with a current \
+         exporter"
+    )]
+    ManifestVersion1,
+    /// A manifest without the `complete` member (SPEC 3.1).
+    #[error(
+        "manifest has no \"complete\" member: whether the capture saw every item cannot be \
+         assumed on its behalf, so it cannot be compared"
+    )]
+    MissingCompleteness,
+    /// One server id listed twice.
+    #[error("server \"{}\" listed twice, at \"{}\"", Escaped(.id), Escaped(.pointer))]
+    DuplicateServer {
+        /// The JSON pointer of the second entry.
+        pointer: String,
+        /// The server id.
+        id: String,
+    },
+    /// Two items of one kind with one key in one server (for a capture: an error of the
+    /// capture, SPEC 3.1).
+    #[error("{kind} \"{}\" listed twice in one server, at \"{}\"", Escaped(.name), Escaped(.pointer))]
+    DuplicateItem {
+        /// The JSON pointer of the second item.
+        pointer: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The key they share.
+        name: String,
+    },
+    /// A manifest's `scope` and its servers disagree: a server outside the scope, or a scoped
+    /// server with no entry.
+    #[error("server \"{}\" and the capture's scope disagree, at \"{}\"", Escaped(.id), Escaped(.pointer))]
+    OutOfScope {
+        /// The JSON pointer of the server entry or of `scope`.
+        pointer: String,
+        /// The server id.
+        id: String,
+    },
+    /// A lockfile item whose recorded pin is not what its approved object gives: the file's
+    /// halves disagree, so it cannot be trusted as an approval (SPEC 3.2).
+    #[error(
+        "lockfile item at \"{}\" records {recorded} but its approved object gives {computed}",
+        Escaped(.pointer)
+    )]
+    PinMismatch {
+        /// The JSON pointer of the item.
+        pointer: String,
+        /// What the file records.
+        recorded: Pin,
+        /// What the approved object beside it gives.
+        computed: Pin,
+    },
+    /// A lockfile item whose approved object carries another key.
+    #[error(
+        "lockfile item \"{}\" holds an approved object named \"{}\", at \"{}\"",
+        Escaped(.name),
+        Escaped(.approved),
+        Escaped(.pointer)
+    )]
+    NameMismatch {
+        /// The JSON pointer of the approved object.
+        pointer: String,
+        /// The item's key.
+        name: String,
+        /// The key inside the approved object.
+        approved: String,
+    },
+    /// An approval selection that is neither `SERVER` nor `SERVER/ITEM`.
+    #[error("\"{}\" is not SERVER or SERVER/ITEM", Escaped(.text))]
+    InvalidSelection {
+        /// The text given.
+        text: String,
+    },
+    /// An approval selection naming something the manifest (or, for a removal, the
+    /// lockfile) does not have.
+    #[error("nothing to approve for {selection}: not in the manifest")]
+    UnknownSelection {
+        /// The selection.
+        selection: Selection,
+    },
+    /// A version 1 lockfile item (a digest without its approved object) that must be kept
+    /// but that the manifest cannot supply: the new lockfile could not store it whole.
+    #[error(
+        "{kind} {}/{} is approved by a version 1 lockfile without its object, and the manifest \
+         serves something else: approve it as served or lock the whole surface",
+        Escaped(.server),
+        Escaped(.name)
+    )]
+    Version1Item {
+        /// The server id.
+        server: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The item key.
+        name: String,
+    },
 }
 
 impl Error {
@@ -282,7 +435,7 @@ impl Error {
             | Self::DuplicateMember { at, .. }
             | Self::NfcDuplicateMember { at, .. }
             | Self::TooDeep { at, .. } => Some(*at),
-            Self::NonFiniteNumber { .. } | Self::Undecidable { .. } => None,
+            _ => None,
         }
     }
 
@@ -318,6 +471,20 @@ impl Error {
             Self::TooDeep { .. } => "too-deep",
             Self::NonFiniteNumber { .. } => "non-finite-number",
             Self::Undecidable { .. } => "undecidable",
+            Self::UnknownMember { .. } => "unknown-member",
+            Self::MissingMember { .. } => "missing-member",
+            Self::Invalid { .. } => "invalid",
+            Self::UnsupportedVersion { .. } => "unsupported-version",
+            Self::ManifestVersion1 => "manifest-version-1",
+            Self::MissingCompleteness => "missing-completeness",
+            Self::DuplicateServer { .. } => "duplicate-server",
+            Self::DuplicateItem { .. } => "duplicate-item",
+            Self::OutOfScope { .. } => "out-of-scope",
+            Self::PinMismatch { .. } => "pin-mismatch",
+            Self::NameMismatch { .. } => "name-mismatch",
+            Self::InvalidSelection { .. } => "invalid-selection",
+            Self::UnknownSelection { .. } => "unknown-selection",
+            Self::Version1Item { .. } => "version-1-item",
         }
     }
 }

@@ -15,6 +15,10 @@
 //! The [`scan`] module holds the text policies of SPEC 4.1: characters that occupy no visible
 //! space, colliding and look-alike tool names, mixed-script and invalid tool names.
 //!
+//! On top of them sit this project's own files: [`manifest::Manifest`] (a captured surface)
+//! and [`lockfile::Lockfile`] (the approved surface, each item stored whole beside its
+//! digest and checked against it on load), both read strictly and written in one byte form.
+//!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
 //!
@@ -46,14 +50,17 @@ mod canon;
 mod digest;
 mod error;
 mod escape;
+pub mod lockfile;
+pub mod manifest;
 pub mod number;
 mod parse;
 pub mod scan;
+pub mod surface;
 pub mod value;
 
 pub use canon::{canonicalize, to_pretty, write_canonical};
 pub use digest::{Digest, DigestSyntaxError, digest};
-pub use error::{Error, Position};
+pub use error::{Document, Error, Position};
 pub use escape::{Escaped, escape};
 pub use number::Number;
 pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};

@@ -1,0 +1,465 @@
+//! The manifest: a captured surface, as `mcppin-export` or a gateway writes it (SPEC 3.1).
+//!
+//! ```
+//! use mcppin_core::manifest::Manifest;
+//!
+//! let bytes = br#"{"schema_version": 2, "complete": true, "servers": [
+//!   {"id": "docs", "tools": [{"name": "search_docs", "inputSchema": {"type": "object"}}]}]}"#;
+//! let manifest = Manifest::parse(bytes)?;
+//! assert!(manifest.complete);
+//! assert!(manifest.servers["docs"].tools.contains("search_docs"));
+//! // One byte form: re-reading what was written gives the same bytes.
+//! let written = manifest.to_bytes();
+//! assert_eq!(Manifest::parse(&written)?.to_bytes(), written);
+//! # Ok::<(), mcppin_core::Error>(())
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::canon::to_pretty;
+use crate::error::{Document, Error};
+use crate::parse::parse;
+use crate::surface::{
+    Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array,
+};
+use crate::value::{Kind, Object, Value};
+
+/// The `schema_version` this crate writes and reads.
+pub const SCHEMA_VERSION: u64 = 2;
+
+/// A captured surface: per server, everything it served, kept verbatim.
+///
+/// Holding a `Manifest` means the document passed every strict-reading rule, declared
+/// `schema_version` 2 and its completeness, and no server lists two items with one key.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Manifest {
+    /// The protocol revision the capture asked for, if it says.
+    pub protocol_version: Option<String>,
+    /// True only when every server was read to the last page and all readings agreed (SPEC
+    /// 3.4). An incomplete capture cannot prove that an item was withdrawn.
+    pub complete: bool,
+    /// When the capture was made (RFC 3339), as written; never interpreted.
+    pub captured_at: Option<String>,
+    /// What made the capture (`mcppin-export/0.1.0`).
+    pub captured_by: Option<String>,
+    /// The servers the capture claims to cover, when it covers only some; `None` means the
+    /// capture is the whole surface an agent sees.
+    pub scope: Option<BTreeSet<String>>,
+    /// The servers, by configuration id.
+    pub servers: BTreeMap<String, ServerSurface>,
+}
+
+/// What one server served.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ServerSurface {
+    /// What the server calls itself (`serverInfo.name`), absent when it says nothing.
+    pub reported_name: Option<String>,
+    /// The protocol revision the session negotiated.
+    pub protocol_version: Option<String>,
+    /// How many times the surface was read (SPEC 3.4).
+    pub passes: Option<u64>,
+    /// The tools, kept exactly as served.
+    pub tools: Items,
+}
+
+impl ServerSurface {
+    /// An empty surface.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The items of `kind`.
+    #[must_use]
+    pub fn items(&self, kind: ItemKind) -> &Items {
+        match kind {
+            ItemKind::Tool => &self.tools,
+        }
+    }
+
+    /// The items of `kind`, for adding.
+    pub fn items_mut(&mut self, kind: ItemKind) -> &mut Items {
+        match kind {
+            ItemKind::Tool => &mut self.tools,
+        }
+    }
+}
+
+const MANIFEST_MEMBERS: &[&str] = &[
+    "schema_version",
+    "protocol_version",
+    "complete",
+    "captured_at",
+    "captured_by",
+    "scope",
+    "servers",
+];
+const SERVER_MEMBERS: &[&str] = &["id", "reported_name", "protocol_version", "passes", "tools"];
+
+impl Manifest {
+    /// An empty manifest making the given completeness statement.
+    #[must_use]
+    pub fn new(complete: bool) -> Self {
+        Self {
+            protocol_version: None,
+            complete,
+            captured_at: None,
+            captured_by: None,
+            scope: None,
+            servers: BTreeMap::new(),
+        }
+    }
+
+    /// Reads a manifest under every strict-reading rule.
+    ///
+    /// # Errors
+    ///
+    /// A strict-reading error of [`crate::parse`], or the first rule of the format the
+    /// document breaks (see [`Manifest::from_value`]).
+    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+        Self::from_value(&parse(bytes)?)
+    }
+
+    /// Reads a manifest from a value already read strictly.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::ManifestVersion1`] for `schema_version` 1, [`Error::UnsupportedVersion`] for
+    ///   any other version but 2;
+    /// - [`Error::MissingCompleteness`] when `complete` is absent;
+    /// - [`Error::UnknownMember`], [`Error::MissingMember`], [`Error::Invalid`] for members of
+    ///   the format (served items are kept as they are and never judged here);
+    /// - [`Error::DuplicateServer`], [`Error::DuplicateItem`];
+    /// - [`Error::OutOfScope`] when `scope` and the servers listed disagree.
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        // The version decides which members exist, so it is read before anything else.
+        let version = crate::surface::object(value, "")?
+            .get("schema_version")
+            .map(|v| count(v, "/schema_version"))
+            .transpose()?;
+        match version {
+            Some(SCHEMA_VERSION) => {}
+            Some(1) => return Err(Error::ManifestVersion1),
+            Some(v) => {
+                return Err(Error::UnsupportedVersion {
+                    document: Document::Manifest,
+                    version: v,
+                });
+            }
+            None => {
+                return Err(Error::MissingMember {
+                    pointer: String::new(),
+                    name: "schema_version",
+                });
+            }
+        }
+        let fields = Fields::new(value, "", MANIFEST_MEMBERS)?;
+        let complete = match fields.optional("complete") {
+            None => return Err(Error::MissingCompleteness),
+            Some(v) => v.as_bool().ok_or_else(|| Error::Invalid {
+                pointer: fields.at("complete"),
+                expected: "true or false",
+            })?,
+        };
+        let scope = fields
+            .optional("scope")
+            .map(|v| read_scope(v, &fields.at("scope")))
+            .transpose()?;
+        let mut servers = BTreeMap::new();
+        let list_pointer = fields.at("servers");
+        for (i, entry) in array(fields.required("servers")?, &list_pointer)?
+            .iter()
+            .enumerate()
+        {
+            let pointer = element(&list_pointer, i);
+            let (id, server) = read_server(entry, &pointer)?;
+            if let Some(scope) = &scope
+                && !scope.contains(&id)
+            {
+                return Err(Error::OutOfScope { pointer, id });
+            }
+            if servers.contains_key(&id) {
+                return Err(Error::DuplicateServer { pointer, id });
+            }
+            servers.insert(id, server);
+        }
+        if let Some(missing) = scope
+            .iter()
+            .flatten()
+            .find(|id| !servers.contains_key(id.as_str()))
+        {
+            return Err(Error::OutOfScope {
+                pointer: fields.at("scope"),
+                id: missing.clone(),
+            });
+        }
+        Ok(Self {
+            protocol_version: fields.optional_string("protocol_version")?,
+            complete,
+            captured_at: fields.optional_string("captured_at")?,
+            captured_by: fields.optional_string("captured_by")?,
+            scope,
+            servers,
+        })
+    }
+
+    /// The manifest as a value, in the form [`Manifest::from_value`] reads.
+    #[must_use]
+    pub fn to_value(&self) -> Value {
+        let mut o = Object::new();
+        put(&mut o, "schema_version", SCHEMA_VERSION);
+        put_opt(&mut o, "protocol_version", self.protocol_version.as_deref());
+        put(&mut o, "complete", self.complete);
+        put_opt(&mut o, "captured_at", self.captured_at.as_deref());
+        put_opt(&mut o, "captured_by", self.captured_by.as_deref());
+        if let Some(scope) = &self.scope {
+            put(
+                &mut o,
+                "scope",
+                string_array(scope.iter().map(String::as_str)),
+            );
+        }
+        let servers = self
+            .servers
+            .iter()
+            .map(|(id, server)| {
+                let mut s = Object::new();
+                put(&mut s, "id", id.as_str());
+                put_opt(&mut s, "reported_name", server.reported_name.as_deref());
+                put_opt(
+                    &mut s,
+                    "protocol_version",
+                    server.protocol_version.as_deref(),
+                );
+                if let Some(passes) = server.passes {
+                    put(&mut s, "passes", passes);
+                }
+                for kind in ItemKind::ALL {
+                    let items = server.items(kind).iter().map(|(_, v)| v.clone()).collect();
+                    put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
+                }
+                Value::from(s)
+            })
+            .collect();
+        put(&mut o, "servers", Value::new(Kind::Array(servers)));
+        Value::from(o)
+    }
+
+    /// The one byte form of the manifest: sorted keys, two-space indent, trailing newline,
+    /// servers by id and items by key (see [`crate::to_pretty`]).
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_pretty(&self.to_value())
+    }
+}
+
+fn read_scope(value: &Value, pointer: &str) -> Result<BTreeSet<String>, Error> {
+    let mut scope = BTreeSet::new();
+    for (i, v) in array(value, pointer)?.iter().enumerate() {
+        let at = element(pointer, i);
+        let id = string(v, &at)?;
+        if !scope.insert(id.to_owned()) {
+            return Err(Error::DuplicateServer {
+                pointer: at,
+                id: id.to_owned(),
+            });
+        }
+    }
+    Ok(scope)
+}
+
+fn read_server(value: &Value, pointer: &str) -> Result<(String, ServerSurface), Error> {
+    let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
+    let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
+    let mut server = ServerSurface {
+        reported_name: fields.optional_string("reported_name")?,
+        protocol_version: fields.optional_string("protocol_version")?,
+        passes: fields
+            .optional("passes")
+            .map(|v| count(v, &fields.at("passes")))
+            .transpose()?,
+        tools: Items::new(),
+    };
+    for kind in ItemKind::ALL {
+        let list_pointer = fields.at(kind.list_member());
+        let list = fields.required(kind.list_member())?;
+        for (i, item) in array(list, &list_pointer)?.iter().enumerate() {
+            server
+                .items_mut(kind)
+                .insert(kind, item.clone(), &element(&list_pointer, i))?;
+        }
+    }
+    Ok((id, server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Manifest, Error> {
+        Manifest::parse(text.as_bytes())
+    }
+
+    const GOOD: &str = r#"{"schema_version":2,"protocol_version":"2025-11-25","complete":true,
+        "captured_at":"2026-08-01T09:12:00Z","captured_by":"mcppin-export/0.1.0","scope":["billing"],
+        "servers":[{"id":"billing","reported_name":"stripe-mcp","protocol_version":"2025-11-25",
+        "passes":2,"tools":[{"name":"z","x-unknown":[1,2]},{"name":"a","inputSchema":{"type":"object"}}]}]}"#;
+
+    #[test]
+    fn reads_every_member_and_keeps_items_verbatim() {
+        let m = read(GOOD).unwrap();
+        assert!(m.complete);
+        assert_eq!(m.scope, Some(BTreeSet::from(["billing".to_owned()])));
+        let s = &m.servers["billing"];
+        assert_eq!(s.reported_name.as_deref(), Some("stripe-mcp"));
+        assert_eq!(s.passes, Some(2));
+        assert_eq!(s.tools.names().collect::<Vec<_>>(), ["a", "z"]);
+        let z = s.tools.get("z").unwrap();
+        assert_eq!(z.to_string(), r#"{"name":"z","x-unknown":[1,2]}"#);
+    }
+
+    #[test]
+    fn writes_one_byte_form_that_reads_back() {
+        let m = read(GOOD).unwrap();
+        let bytes = m.to_bytes();
+        assert_eq!(read(std::str::from_utf8(&bytes).unwrap()).unwrap(), m);
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.ends_with("}\n"));
+        // Items by key: "a" is written before "z" though it was served second.
+        assert!(text.find("\"a\"").unwrap() < text.find("\"z\"").unwrap());
+    }
+
+    #[test]
+    fn refuses_version_1_saying_why() {
+        let err = read(r#"{"schema_version":1,"servers":[]}"#).unwrap_err();
+        assert_eq!(err, Error::ManifestVersion1);
+        assert!(err.to_string().contains("completeness"), "{err}");
+    }
+
+    #[test]
+    fn refuses_a_manifest_without_completeness() {
+        let err = read(r#"{"schema_version":2,"servers":[]}"#).unwrap_err();
+        assert_eq!(err, Error::MissingCompleteness);
+        assert!(err.to_string().contains("cannot be assumed"), "{err}");
+    }
+
+    #[test]
+    fn refuses_unknown_versions() {
+        assert_eq!(
+            read(r#"{"schema_version":3,"complete":true,"servers":[]}"#),
+            Err(Error::UnsupportedVersion {
+                document: Document::Manifest,
+                version: 3
+            })
+        );
+    }
+
+    #[test]
+    fn refuses_unknown_members_of_our_own_format_with_their_pointer() {
+        assert_eq!(
+            read(r#"{"schema_version":2,"complete":true,"servers":[],"extra":1}"#),
+            Err(Error::UnknownMember {
+                pointer: "/extra".into(),
+                name: "extra".into()
+            })
+        );
+        assert_eq!(
+            read(
+                r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[],"x~y":0}]}"#
+            ),
+            Err(Error::UnknownMember {
+                pointer: "/servers/0/x~0y".into(),
+                name: "x~y".into()
+            })
+        );
+    }
+
+    #[test]
+    fn refuses_duplicate_tool_names_in_one_server() {
+        assert_eq!(
+            read(
+                r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[{"name":"t"},{"name":"t","description":"x"}]}]}"#
+            ),
+            Err(Error::DuplicateItem {
+                pointer: "/servers/0/tools/1".into(),
+                kind: ItemKind::Tool,
+                name: "t".into()
+            })
+        );
+    }
+
+    #[test]
+    fn accepts_one_tool_name_on_two_servers() {
+        let m = read(
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[{"name":"t"}]},{"id":"b","tools":[{"name":"t"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(m.servers.len(), 2);
+    }
+
+    #[test]
+    fn refuses_duplicate_servers_and_scope_disagreements() {
+        assert!(matches!(
+            read(
+                r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[]},{"id":"a","tools":[]}]}"#
+            ),
+            Err(Error::DuplicateServer { .. })
+        ));
+        assert_eq!(
+            read(
+                r#"{"schema_version":2,"complete":true,"scope":["a"],"servers":[{"id":"b","tools":[]}]}"#
+            ),
+            Err(Error::OutOfScope {
+                pointer: "/servers/0".into(),
+                id: "b".into()
+            })
+        );
+        assert_eq!(
+            read(
+                r#"{"schema_version":2,"complete":true,"scope":["a","b"],"servers":[{"id":"b","tools":[]}]}"#
+            ),
+            Err(Error::OutOfScope {
+                pointer: "/scope".into(),
+                id: "a".into()
+            })
+        );
+    }
+
+    #[test]
+    fn refuses_wrong_types_with_their_pointer() {
+        assert_eq!(
+            read(r#"{"schema_version":2,"complete":"yes","servers":[]}"#),
+            Err(Error::Invalid {
+                pointer: "/complete".into(),
+                expected: "true or false"
+            })
+        );
+        assert_eq!(
+            read(
+                r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","reported_name":null,"tools":[]}]}"#
+            ),
+            Err(Error::Invalid {
+                pointer: "/servers/0/reported_name".into(),
+                expected: "a string"
+            })
+        );
+        assert_eq!(
+            read(r#"{"schema_version":2,"complete":true,"servers":[{"id":"a"}]}"#),
+            Err(Error::MissingMember {
+                pointer: "/servers/0".into(),
+                name: "tools"
+            })
+        );
+    }
+
+    #[test]
+    fn strict_reading_covers_served_items() {
+        let err = read(
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[{"name":"t","name":"u"}]}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.rule(), "duplicate-member");
+    }
+}

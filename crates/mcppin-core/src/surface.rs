@@ -1,0 +1,327 @@
+//! What the manifest and the lockfile have in common: the kinds of surface item, a collection
+//! of items keyed by name, and the strict reading helpers of this project's own formats.
+//!
+//! The surface of a server is its tools today; prompts, resource templates and the
+//! `instructions` string join it with the surface widening (SPEC 3, 8.1). Code that walks a
+//! surface goes through [`ItemKind`] so that a new kind is one enum variant, not a rewrite.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::error::Error;
+use crate::value::{Kind, Object, Value, escape_pointer_token};
+
+/// A kind of item in a server's surface.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// A tool from `tools/list`, keyed by its `name`.
+    Tool,
+}
+
+impl ItemKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Self; 1] = [Self::Tool];
+
+    /// The member of a served item that holds its key (`name`).
+    #[must_use]
+    pub fn key_member(self) -> &'static str {
+        match self {
+            Self::Tool => "name",
+        }
+    }
+
+    /// The member of a server entry, in the manifest and the lockfile, that lists items of
+    /// this kind (`tools`).
+    #[must_use]
+    pub fn list_member(self) -> &'static str {
+        match self {
+            Self::Tool => "tools",
+        }
+    }
+
+    /// The word for one item of this kind in messages and policy names (`tool`).
+    #[must_use]
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+        }
+    }
+}
+
+impl fmt::Display for ItemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.noun())
+    }
+}
+
+/// The served items of one kind for one server, keyed by name and kept verbatim.
+///
+/// Iteration is in code point order of the names, the order the writers use. Holding an
+/// `Items` means every item is an object whose key member is a string and no key repeats.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Items {
+    by_key: BTreeMap<String, Value>,
+}
+
+impl Items {
+    /// No items.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a served item of `kind`, kept exactly as served.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when the item is not an object or its key member is not a string,
+    /// [`Error::MissingMember`] when it has no key member, [`Error::DuplicateItem`] when an
+    /// item with the same key is already present. `pointer` locates the item in its document
+    /// for the message.
+    pub fn insert(&mut self, kind: ItemKind, item: Value, pointer: &str) -> Result<(), Error> {
+        let key = item_key(kind, &item, pointer)?.to_owned();
+        if self.by_key.contains_key(&key) {
+            return Err(Error::DuplicateItem {
+                pointer: pointer.to_owned(),
+                kind,
+                name: key,
+            });
+        }
+        self.by_key.insert(key, item);
+        Ok(())
+    }
+
+    /// The item with key `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.by_key.get(name)
+    }
+
+    /// Keys and items, in code point order of the keys.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.by_key.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The keys, in code point order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_key.keys().map(String::as_str)
+    }
+
+    /// The number of items.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// Whether there are no items.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    /// Whether an item with key `name` is present.
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.by_key.contains_key(name)
+    }
+}
+
+/// The key of a served item (its `name`, for a tool).
+pub(crate) fn item_key<'v>(
+    kind: ItemKind,
+    item: &'v Value,
+    pointer: &str,
+) -> Result<&'v str, Error> {
+    let object = object(item, pointer)?;
+    let member = kind.key_member();
+    let key = object.get(member).ok_or_else(|| Error::MissingMember {
+        pointer: pointer.to_owned(),
+        name: member,
+    })?;
+    key.as_str().ok_or_else(|| Error::Invalid {
+        pointer: child(pointer, member),
+        expected: "a string",
+    })
+}
+
+/// The pointer of member `name` below `pointer`.
+pub(crate) fn child(pointer: &str, name: &str) -> String {
+    format!("{pointer}/{}", escape_pointer_token(name))
+}
+
+/// The pointer of element `index` below `pointer`.
+pub(crate) fn element(pointer: &str, index: usize) -> String {
+    format!("{pointer}/{index}")
+}
+
+/// The value as an object.
+pub(crate) fn object<'v>(value: &'v Value, pointer: &str) -> Result<&'v Object, Error> {
+    value.as_object().ok_or_else(|| Error::Invalid {
+        pointer: pointer.to_owned(),
+        expected: "an object",
+    })
+}
+
+/// The value as an array.
+pub(crate) fn array<'v>(value: &'v Value, pointer: &str) -> Result<&'v [Value], Error> {
+    value.as_array().ok_or_else(|| Error::Invalid {
+        pointer: pointer.to_owned(),
+        expected: "an array",
+    })
+}
+
+/// The value as a string.
+pub(crate) fn string<'v>(value: &'v Value, pointer: &str) -> Result<&'v str, Error> {
+    value.as_str().ok_or_else(|| Error::Invalid {
+        pointer: pointer.to_owned(),
+        expected: "a string",
+    })
+}
+
+/// The value as a non-negative integer written in plain digits, at most 2^53.
+pub(crate) fn count(value: &Value, pointer: &str) -> Result<u64, Error> {
+    let invalid = || Error::Invalid {
+        pointer: pointer.to_owned(),
+        expected: "a non-negative integer in plain digits, at most 2^53",
+    };
+    let number = value.as_number().ok_or_else(invalid)?;
+    let literal = number.literal();
+    if !literal.bytes().all(|b| b.is_ascii_digit())
+        || (literal.len() > 1 && literal.starts_with('0'))
+    {
+        return Err(invalid());
+    }
+    literal
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n <= 1 << 53)
+        .ok_or_else(invalid)
+}
+
+/// A strict view of one object of our own formats: refuses members it does not define.
+pub(crate) struct Fields<'v> {
+    pub(crate) object: &'v Object,
+    pub(crate) pointer: String,
+}
+
+impl<'v> Fields<'v> {
+    /// Reads `value` as an object whose members are all in `known`.
+    pub(crate) fn new(value: &'v Value, pointer: &str, known: &[&str]) -> Result<Self, Error> {
+        let object = object(value, pointer)?;
+        if let Some(name) = object.keys().find(|k| !known.contains(k)) {
+            return Err(Error::UnknownMember {
+                pointer: child(pointer, name),
+                name: name.to_owned(),
+            });
+        }
+        Ok(Self {
+            object,
+            pointer: pointer.to_owned(),
+        })
+    }
+
+    /// The pointer of member `name`.
+    pub(crate) fn at(&self, name: &str) -> String {
+        child(&self.pointer, name)
+    }
+
+    /// Member `name`, which must be present.
+    pub(crate) fn required(&self, name: &'static str) -> Result<&'v Value, Error> {
+        self.object.get(name).ok_or_else(|| Error::MissingMember {
+            pointer: self.pointer.clone(),
+            name,
+        })
+    }
+
+    /// Member `name`, if present (`null` is not absence: it is refused by the typed readers).
+    pub(crate) fn optional(&self, name: &str) -> Option<&'v Value> {
+        self.object.get(name)
+    }
+
+    /// Optional string member `name`.
+    pub(crate) fn optional_string(&self, name: &str) -> Result<Option<String>, Error> {
+        self.optional(name)
+            .map(|v| string(v, &self.at(name)).map(str::to_owned))
+            .transpose()
+    }
+}
+
+/// Builds an object member by member, for the writers.
+pub(crate) fn put(object: &mut Object, name: &str, value: impl Into<Value>) {
+    object.insert(name, value);
+}
+
+/// A string or nothing, as a value for the writers.
+pub(crate) fn put_opt(object: &mut Object, name: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        object.insert(name, v);
+    }
+}
+
+/// The value as an array of strings.
+pub(crate) fn strings(value: &Value, pointer: &str) -> Result<Vec<String>, Error> {
+    array(value, pointer)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| string(v, &element(pointer, i)).map(str::to_owned))
+        .collect()
+}
+
+/// An array value from strings.
+pub(crate) fn string_array<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
+    Value::new(Kind::Array(items.into_iter().map(Value::from).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_refuse_a_duplicate_key() {
+        let mut items = Items::new();
+        let tool = crate::parse(br#"{"name":"a"}"#).unwrap();
+        items.insert(ItemKind::Tool, tool.clone(), "/t/0").unwrap();
+        assert_eq!(
+            items.insert(ItemKind::Tool, tool, "/t/1"),
+            Err(Error::DuplicateItem {
+                pointer: "/t/1".into(),
+                kind: ItemKind::Tool,
+                name: "a".into()
+            })
+        );
+    }
+
+    #[test]
+    fn items_refuse_an_item_without_a_string_name() {
+        let mut items = Items::new();
+        let nameless = crate::parse(br#"{"title":"a"}"#).unwrap();
+        assert_eq!(
+            items.insert(ItemKind::Tool, nameless, "/t/0"),
+            Err(Error::MissingMember {
+                pointer: "/t/0".into(),
+                name: "name"
+            })
+        );
+        let numbered = crate::parse(br#"{"name":1}"#).unwrap();
+        assert_eq!(
+            items.insert(ItemKind::Tool, numbered, "/t/0"),
+            Err(Error::Invalid {
+                pointer: "/t/0/name".into(),
+                expected: "a string"
+            })
+        );
+    }
+
+    #[test]
+    fn count_accepts_only_plain_small_integers() {
+        for ok in ["0", "7", "9007199254740992"] {
+            let v = crate::parse(ok.as_bytes()).unwrap();
+            assert!(count(&v, "").is_ok(), "{ok}");
+        }
+        for bad in ["-1", "1.0", "1e2", "9007199254740993", "\"1\""] {
+            let v = crate::parse(bad.as_bytes()).unwrap();
+            assert!(count(&v, "").is_err(), "{bad}");
+        }
+    }
+}
