@@ -138,18 +138,20 @@ impl From<i64> for Number {
 }
 
 /// Decides undecidability of a grammatical literal whose correctly rounded value is `value`.
+///
+/// Only the rare cases (zero, or a magnitude of 2^53 and above) look at the digits again.
 fn classify(literal: &str, value: f64) -> Option<Undecidable> {
     if value.is_infinite() {
         return Some(Undecidable::Overflow);
     }
-    let decimal = Decimal::parse(literal);
     if value == 0.0 {
-        return (!decimal.is_zero()).then_some(Undecidable::Underflow);
+        return (!Decimal::parse(literal).is_zero()).then_some(Undecidable::Underflow);
     }
     let magnitude = value.abs();
     if magnitude < SAFE_LIMIT {
         return None;
     }
+    let decimal = Decimal::parse(literal);
     if !decimal.is_integral() {
         // Every reader reads a fraction as a float64, and rounds it the same way.
         return None;
@@ -161,44 +163,58 @@ fn classify(literal: &str, value: f64) -> Option<Undecidable> {
     }
 }
 
-/// The exact value of a literal as significant digits times a power of ten.
+/// The exact value of a literal: the significant digits `int` followed by `frac` (no leading
+/// or trailing zeros overall), times ten to the power `exponent`. Borrowed, so a huge literal
+/// costs no allocation.
 struct Decimal<'a> {
-    /// Significant digits, no leading or trailing zeros (empty for zero).
-    digits: Vec<&'a u8>,
-    /// Power of ten applied to `digits`.
+    int: &'a [u8],
+    frac: &'a [u8],
     exponent: i64,
 }
 
 impl<'a> Decimal<'a> {
     fn parse(literal: &'a str) -> Self {
-        let body = literal.strip_prefix('-').unwrap_or(literal);
-        let (mantissa, exp) = match body.find(['e', 'E']) {
+        let body = literal.strip_prefix('-').unwrap_or(literal).as_bytes();
+        let (mantissa, exp) = match body.iter().position(|&b| b == b'e' || b == b'E') {
             Some(i) => (&body[..i], &body[i + 1..]),
-            None => (body, "0"),
+            None => (body, &b""[..]),
         };
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let (mut int, mut frac) = match mantissa.iter().position(|&b| b == b'.') {
+            Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
+            None => (mantissa, &b""[..]),
+        };
         // Saturate absurd exponents: the float64 value has already said overflow or zero.
-        let exp_digits = exp.trim_start_matches(['+', '-']);
-        let mut exponent: i64 = exp_digits.bytes().fold(0i64, |acc, d| {
+        let exp_digits = exp.strip_prefix(b"-").or_else(|| exp.strip_prefix(b"+"));
+        let magnitude = exp_digits.unwrap_or(exp).iter().fold(0i64, |acc, d| {
             acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
         });
-        if exp.starts_with('-') {
-            exponent = -exponent;
+        let mut exponent = if exp.starts_with(b"-") {
+            -magnitude
+        } else {
+            magnitude
+        };
+        exponent = exponent.saturating_sub(i64::try_from(frac.len()).unwrap_or(i64::MAX));
+        int = &int[leading_zeros(int)..];
+        if int.is_empty() {
+            frac = &frac[leading_zeros(frac)..];
         }
-        let frac_len = i64::try_from(frac.len()).unwrap_or(i64::MAX);
-        exponent = exponent.saturating_sub(frac_len);
-        let mut digits: Vec<&u8> = int.as_bytes().iter().chain(frac.as_bytes()).collect();
-        let leading = digits.iter().take_while(|d| ***d == b'0').count();
-        digits.drain(..leading);
-        while digits.last().is_some_and(|d| **d == b'0') {
-            digits.pop();
-            exponent = exponent.saturating_add(1);
+        let trailing = trailing_zeros(frac);
+        frac = &frac[..frac.len() - trailing];
+        exponent = exponent.saturating_add(i64::try_from(trailing).unwrap_or(i64::MAX));
+        if frac.is_empty() {
+            let trailing = trailing_zeros(int);
+            int = &int[..int.len() - trailing];
+            exponent = exponent.saturating_add(i64::try_from(trailing).unwrap_or(i64::MAX));
         }
-        Self { digits, exponent }
+        Self {
+            int,
+            frac,
+            exponent,
+        }
     }
 
     fn is_zero(&self) -> bool {
-        self.digits.is_empty()
+        self.int.is_empty() && self.frac.is_empty()
     }
 
     fn is_integral(&self) -> bool {
@@ -207,16 +223,30 @@ impl<'a> Decimal<'a> {
 
     /// Whether an integral value exceeds 2^53 exactly (called when it rounded to 2^53).
     fn exceeds_safe_limit(&self) -> bool {
-        let total = self.digits.len() as i64 + self.exponent;
+        let len = i64::try_from(self.int.len() + self.frac.len()).unwrap_or(i64::MAX);
+        let total = len.saturating_add(self.exponent);
         if total != 16 {
             return total > 16;
         }
-        let mut text: String = self.digits.iter().map(|d| char::from(**d)).collect();
-        while text.len() < 16 {
-            text.push('0');
-        }
-        text.as_str() > "9007199254740992"
+        let digits = self
+            .int
+            .iter()
+            .chain(self.frac)
+            .chain(std::iter::repeat(&b'0'));
+        digits
+            .zip(b"9007199254740992")
+            .map(|(d, limit)| d.cmp(limit))
+            .find(|o| o.is_ne())
+            == Some(std::cmp::Ordering::Greater)
     }
+}
+
+fn leading_zeros(digits: &[u8]) -> usize {
+    digits.iter().take_while(|&&d| d == b'0').count()
+}
+
+fn trailing_zeros(digits: &[u8]) -> usize {
+    digits.iter().rev().take_while(|&&d| d == b'0').count()
 }
 
 #[cfg(test)]

@@ -3,7 +3,13 @@
 //! One pass over the bytes after a whole-input UTF-8 check. Every refusal is its own
 //! [`Error`] variant with the [`Position`] of the offending byte. Nesting is counted before
 //! descending, so no input can exhaust the stack.
+//!
+//! Which error is reported: invalid UTF-8 and a byte-order mark first (the whole input is
+//! checked before reading); after that the violation that comes first in the document. Member
+//! names are compared when their object is complete, and when an object breaks off, a name
+//! repeated before the break is reported in place of the later error.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use unicode_normalization::UnicodeNormalization;
@@ -157,11 +163,16 @@ impl<'a> Parser<'a> {
     }
 
     fn char_here(&self) -> char {
-        // The input is valid UTF-8 (checked up front) and pos is at a character boundary.
-        std::str::from_utf8(&self.input[self.pos..])
-            .ok()
-            .and_then(|s| s.chars().next())
-            .unwrap_or(char::REPLACEMENT_CHARACTER)
+        // The input is valid UTF-8 (checked up front) and pos is at a character boundary, so
+        // the character is complete within the next four bytes. Decoding only those keeps this
+        // O(1): it runs for every character from U+F000 up inside strings.
+        let end = self.input.len().min(self.pos + 4);
+        let bytes = &self.input[self.pos..end];
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+        };
+        text.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER)
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, Error> {
@@ -259,10 +270,23 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Object, Error> {
         self.pos += 1; // '{'
         let mut members = Vec::new();
+        if let Err(e) = self.members(depth, &mut members) {
+            // Names are checked once the object is complete; when the object breaks off, a
+            // name repeated before the break is the earlier violation and is reported instead.
+            return Err(match self.order_members(&mut members) {
+                Err(repeat) if offset_of(&repeat) < offset_of(&e) => repeat,
+                _ => e,
+            });
+        }
+        self.order_members(&mut members)?;
+        Ok(Object::from_sorted(members))
+    }
+
+    fn members(&mut self, depth: usize, members: &mut Vec<Member>) -> Result<(), Error> {
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Object::default());
+            return Ok(());
         }
         loop {
             self.skip_whitespace();
@@ -307,17 +331,15 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'}') => {
                     self.pos += 1;
-                    break;
+                    return Ok(());
                 }
                 _ => return Err(self.expected_comma_or('}')),
             }
         }
-        self.order_members(&mut members)?;
-        Ok(Object::from_sorted(members))
     }
 
-    /// Sorts members into RFC 8785 order and refuses repeated names (I-JSON section 2.3) and,
-    /// when strict, names equal after NFC normalisation.
+    /// Sorts members into RFC 8785 order and, when strict, refuses a repeated name (I-JSON
+    /// section 2.3) or two names equal after NFC normalisation.
     fn order_members(&self, members: &mut [Member]) -> Result<(), Error> {
         let sorted = members
             .windows(2)
@@ -325,64 +347,69 @@ impl<'a> Parser<'a> {
         if !sorted {
             // Stable: relaxed objects keep repeated names in document order.
             members.sort_by(|a, b| utf16_cmp(&a.name, &b.name));
-            if self.strict {
-                let duplicate = members
-                    .windows(2)
-                    .filter(|w| w[0].name == w[1].name)
-                    .map(|w| w[0].name_span.start.max(w[1].name_span.start))
-                    .min();
-                if let Some(offset) = duplicate {
-                    let name = members
-                        .iter()
-                        .find(|m| m.name_span.start == offset)
-                        .map(|m| m.name.clone())
-                        .unwrap_or_default();
-                    return Err(Error::DuplicateMember {
-                        name,
-                        at: self.at(offset),
-                    });
-                }
-            }
         }
-        if self.strict && members.len() > 1 && members.iter().any(|m| !m.name.is_ascii()) {
-            self.check_nfc_collisions(members)?;
+        if !self.strict {
+            return Ok(());
+        }
+        // Sorted with no equal neighbours and all-ASCII names (always NFC) is the common case
+        // and needs nothing more.
+        let repeated = !sorted && members.windows(2).any(|w| w[0].name == w[1].name);
+        let non_ascii = members.len() > 1 && members.iter().any(|m| !m.name.is_ascii());
+        if repeated || non_ascii {
+            self.refuse_first_repeat(members)?;
         }
         Ok(())
     }
 
-    fn check_nfc_collisions(&self, members: &[Member]) -> Result<(), Error> {
-        let mut normalised: Vec<(String, &Member)> = members
+    /// Refuses the first name, in document order, that repeats an earlier name of the object,
+    /// exactly (after escapes are decoded) or after NFC normalisation.
+    fn refuse_first_repeat(&self, members: &[Member]) -> Result<(), Error> {
+        let mut keyed: Vec<(Cow<'_, str>, &Member)> = members
             .iter()
             .map(|m| {
-                let n = if m.name.is_ascii() || is_nfc_quick(m.name.chars()) == IsNormalized::Yes {
-                    m.name.clone()
+                let key = if m.name.is_ascii() || is_nfc_quick(m.name.chars()) == IsNormalized::Yes
+                {
+                    Cow::Borrowed(m.name.as_str())
                 } else {
-                    m.name.nfc().collect()
+                    Cow::Owned(m.name.nfc().collect())
                 };
-                (n, m)
+                (key, m)
             })
             .collect();
-        normalised.sort_by(|a, b| a.0.cmp(&b.0));
-        let collision = normalised
-            .windows(2)
-            .filter(|w| w[0].0 == w[1].0)
-            .map(|w| {
-                let (a, b) = (w[0].1, w[1].1);
-                if a.name_span.start < b.name_span.start {
-                    (a, b)
-                } else {
-                    (b, a)
+        keyed.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1.name_span.start.cmp(&b.1.name_span.start))
+        });
+        // In each group of equal keys (in document order) the second member is the first
+        // repeat; the earliest of those across groups is the one to report.
+        let mut repeat: Option<(&Member, &Member)> = None;
+        let mut group = 0;
+        for i in 1..keyed.len() {
+            if keyed[i].0 != keyed[group].0 {
+                group = i;
+            } else if i == group + 1 {
+                let (first, second) = (keyed[group].1, keyed[i].1);
+                if repeat.is_none_or(|(_, r)| second.name_span.start < r.name_span.start) {
+                    repeat = Some((first, second));
                 }
-            })
-            .min_by_key(|(_, second)| second.name_span.start);
-        match collision {
-            Some((first, second)) => Err(Error::NfcDuplicateMember {
+            }
+        }
+        let Some((first, second)) = repeat else {
+            return Ok(());
+        };
+        let at = self.at(second.name_span.start);
+        Err(if first.name == second.name {
+            Error::DuplicateMember {
+                name: second.name.clone(),
+                at,
+            }
+        } else {
+            Error::NfcDuplicateMember {
                 first: first.name.clone(),
                 second: second.name.clone(),
-                at: self.at(second.name_span.start),
-            }),
-            None => Ok(()),
-        }
+                at,
+            }
+        })
     }
 
     fn string(&mut self) -> Result<String, Error> {
@@ -594,6 +621,11 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
     }
+}
+
+/// The byte offset an error names (reading errors always name one).
+fn offset_of(e: &Error) -> usize {
+    e.position().map_or(usize::MAX, |p| p.offset)
 }
 
 /// Whether `code` is a Unicode noncharacter: U+FDD0..U+FDEF, or U+xFFFE / U+xFFFF in any plane.
