@@ -39,9 +39,9 @@ pub enum Error {
         /// The fingerprint of the refused key.
         fingerprint: Digest,
     },
-    /// The lockfile has no digest: it breaks a strict-reading rule or holds an undecidable
-    /// number literal, so no signature could name exactly its content.
-    #[error("the lockfile has no digest: {source}")]
+    /// The lockfile cannot be signed or checked: it breaks a strict-reading rule, fails its
+    /// own check (SPEC 3.2), or holds a number with no canonical form.
+    #[error("not a lockfile that can be signed: {source}")]
     Lockfile {
         /// The strict-reading or digest error.
         #[source]

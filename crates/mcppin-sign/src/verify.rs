@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use mcppin_core::Digest;
+use mcppin_core::lockfile::Lockfile;
 
 use crate::envelope::Envelope;
 use crate::error::Error;
@@ -22,26 +23,38 @@ pub struct Freshness {
     pub now: Timestamp,
 }
 
-/// The digest a signature names for a lockfile: the digest of its canonical form, so
-/// re-indenting or reordering members keeps the signature, and changing anything inside
-/// breaks it (SPEC 3.3).
+/// The digest a signature names for a lockfile: SHA-256 of the RFC 8785 canonical form of the
+/// file, so re-indenting or reordering members keeps the signature and changing anything
+/// inside breaks it (SPEC 3.3).
+///
+/// The bytes must be a lockfile that passes its own check
+/// ([`mcppin_core::lockfile::Lockfile::parse`]): a signature approves a lockfile, never an
+/// arbitrary document. An item with undecidable number literals is signed too: its canonical
+/// form does not tell such literals apart, but the lockfile lists them verbatim beside it
+/// (`undecidable_literals`), and that list is covered.
 ///
 /// # Errors
 ///
-/// [`Error::Lockfile`] when the bytes break a strict-reading rule or hold an undecidable
-/// number literal (such a lockfile has no digest, so it cannot be signed).
+/// [`Error::Lockfile`] when the bytes break a strict-reading rule, are not a lockfile that
+/// passes its self-check, or hold a number with no canonical form (overflow).
 ///
 /// # Examples
 ///
 /// ```
-/// let a = mcppin_sign::lock_digest(b"{\"schema_version\": 2, \"servers\": []}")?;
-/// let b = mcppin_sign::lock_digest(b"{\n  \"servers\": [],\n  \"schema_version\": 2\n}\n")?;
+/// let a = mcppin_sign::lock_digest(b"{\"approval_serial\": 1, \"schema_version\": 2, \"servers\": []}")?;
+/// let b = mcppin_sign::lock_digest(b"{\n  \"servers\": [],\n  \"schema_version\": 2,\n  \"approval_serial\": 1\n}\n")?;
 /// assert_eq!(a, b);
+/// assert!(mcppin_sign::lock_digest(b"{\"servers\": []}").is_err());
 /// # Ok::<(), mcppin_sign::Error>(())
 /// ```
 pub fn lock_digest(lockfile: &[u8]) -> Result<Digest, Error> {
-    mcppin_core::parse(lockfile)
-        .and_then(|value| mcppin_core::digest(&value))
+    let check = |bytes: &[u8]| {
+        let value = mcppin_core::parse(bytes)?;
+        Lockfile::from_value(&value)?;
+        mcppin_core::canonicalize(&value)
+    };
+    check(lockfile)
+        .map(|canonical| Digest::of_bytes(&canonical))
         .map_err(|source| Error::Lockfile { source })
 }
 
@@ -137,7 +150,7 @@ mod tests {
     fn holds_for_the_signed_lockfile_re_indented() {
         let (key, sig) = signed();
         let reindented =
-            b"{\n    \"servers\": [ ],\n\t\"schema_version\": 2.0, \"approval_serial\": 3\n}";
+            b"{\n    \"servers\": [ ],\n\t\"schema_version\": 2, \"approval_serial\": 3\n}";
         let env = verify(
             Some(&sig),
             lock_digest(reindented).unwrap(),
@@ -243,15 +256,47 @@ mod tests {
     }
 
     #[test]
-    fn a_lockfile_with_an_undecidable_literal_has_no_lock_digest() {
-        assert!(matches!(
-            lock_digest(b"{\"approval_serial\": 9007199254740993}"),
-            Err(Error::Lockfile { .. })
-        ));
-        assert!(matches!(
-            lock_digest(b"{\"a\":1,\"a\":2}"),
-            Err(Error::Lockfile { .. })
-        ));
+    fn lock_digest_is_the_lockfiles_own_digest_and_covers_undecidable_literals() {
+        let manifest = |literal: &str| {
+            mcppin_core::manifest::Manifest::parse(
+                format!(
+                    "{{\"schema_version\": 2, \"complete\": true, \"servers\": [{{\"id\": \"a\", \
+                     \"tools\": [{{\"name\": \"t\", \"default\": {literal}}}]}}]}}"
+                )
+                .as_bytes(),
+            )
+            .unwrap()
+        };
+        let lock = |literal: &str| Lockfile::approve(None, &manifest(literal), &[]).unwrap();
+        for literal in ["1", "9007199254740993"] {
+            let bytes = lock(literal).to_bytes();
+            assert_eq!(
+                lock_digest(&bytes).unwrap(),
+                Lockfile::parse(&bytes).unwrap().digest().unwrap(),
+                "{literal}"
+            );
+        }
+        // Two literals a float64 cannot tell apart still give two lock digests.
+        assert_ne!(
+            lock_digest(&lock("9007199254740993").to_bytes()).unwrap(),
+            lock_digest(&lock("9007199254740993.0").to_bytes()).unwrap()
+        );
+    }
+
+    #[test]
+    fn refuses_to_digest_what_is_not_a_lockfile() {
+        for bad in [
+            &b"{\"a\":1,\"a\":2}"[..],
+            b"{\"servers\": []}",
+            b"{\"approval_serial\": 1, \"schema_version\": 2, \"servers\": [], \"x\": 1}",
+            b"[]",
+        ] {
+            assert!(
+                matches!(lock_digest(bad), Err(Error::Lockfile { .. })),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]
