@@ -10,6 +10,8 @@ pub(crate) enum Exit {
     /// 1: a departure from the approved surface was proven.
     #[allow(dead_code, reason = "returned by verify")]
     Departure = 1,
+    /// 2: the command line is wrong (clap exits 2 itself for what it can see).
+    Usage = 2,
     /// 3: something could not be compared.
     Incomparable = 3,
     /// 4: an input could not be read.

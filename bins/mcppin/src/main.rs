@@ -11,6 +11,7 @@ mod args;
 mod cmd;
 mod exit;
 mod input;
+mod output;
 
 use exit::Exit;
 
@@ -35,6 +36,8 @@ struct Cli {
 enum Command {
     Canon(cmd::canon::Args),
     Digest(cmd::digest::Args),
+    Key(cmd::key::Args),
+    Sign(cmd::sign::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,5 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Canon(args) => cmd::canon::run(&args),
         Command::Digest(args) => cmd::digest::run(&args),
+        Command::Key(args) => cmd::key::run(&args),
+        Command::Sign(args) => cmd::sign::run(&args),
     }
 }

@@ -2,3 +2,5 @@
 
 pub(crate) mod canon;
 pub(crate) mod digest;
+pub(crate) mod key;
+pub(crate) mod sign;

@@ -1,0 +1,75 @@
+//! `mcppin key`: make a signing key pair.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use mcppin_sign::SigningKey;
+
+use crate::exit::Exit;
+use crate::output;
+
+/// Make an Ed25519 signing key: FILE (PKCS#8 PEM, mode 0600) and FILE.pub (SPKI PEM).
+///
+/// Neither file is overwritten without --force. Keep FILE with the approver (or in the CI
+/// secret store of the signing job); commit FILE.pub where `mcppin verify --pubkey` reads it.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Where to write the private key; the public key goes to the same name plus `.pub`.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+    /// Replace existing files.
+    #[arg(long)]
+    force: bool,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let public_path = pub_path(&args.output);
+    output::check_absent(&args.output, args.force)?;
+    output::check_absent(&public_path, args.force)?;
+
+    let key = SigningKey::generate(&mut rand_core::OsRng);
+    let secret = key.to_pem().context("cannot encode the private key")?;
+    let public = key.public_key();
+    output::write_secret(&args.output, secret.as_bytes(), args.force)?;
+    if let Err(err) = write_public(&public_path, &public.to_pem(), args.force) {
+        // Without its public half the private key is of no use: leave nothing half made.
+        if !args.force {
+            let _ = std::fs::remove_file(&args.output);
+        }
+        return Err(err);
+    }
+
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "wrote {} (private key, mode 0600) and {} (public key)\nfingerprint {}",
+        crate::input::name(&args.output),
+        crate::input::name(&public_path),
+        public.fingerprint()
+    )?;
+    stdout.flush()?;
+    Ok(Exit::Holds)
+}
+
+fn write_public(path: &Path, pem: &str, force: bool) -> anyhow::Result<()> {
+    if force {
+        return output::write_atomic(path, pem.as_bytes());
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| output::refuse_existing(path, e))?;
+    file.write_all(pem.as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `FILE.pub` beside `FILE`.
+pub(crate) fn pub_path(private: &Path) -> PathBuf {
+    let mut name = OsString::from(private.as_os_str());
+    name.push(".pub");
+    PathBuf::from(name)
+}

@@ -1,0 +1,109 @@
+//! `mcppin sign`: sign a lockfile.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context;
+use mcppin_sign::{SigningKey, Timestamp};
+use zeroize::Zeroizing;
+
+use crate::exit::{Exit, Fail};
+use crate::{input, output};
+
+/// Sign a lockfile: writes LOCK.sig, the detached Ed25519 signature envelope.
+///
+/// The signature names the digest of the lockfile's canonical form (re-indenting keeps it
+/// valid; any change inside breaks it), the key's fingerprint and the time. Exits 4 when the
+/// lockfile or the key cannot be read (a lockfile that fails its own check included), 3 when
+/// the lockfile holds a number with no canonical form.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The lockfile to sign.
+    #[arg(long, value_name = "LOCK")]
+    lock: PathBuf,
+    /// The private key (PKCS#8 PEM, from `mcppin key` or `openssl genpkey -algorithm ed25519`).
+    #[arg(long, value_name = "KEY")]
+    key: PathBuf,
+    /// Fix the clock (RFC 3339 UTC, for tests).
+    #[arg(long, hide = true, value_name = "RFC3339")]
+    now: Option<Timestamp>,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let lock = input::read(&args.lock)?;
+    let lock_digest = mcppin_sign::lock_digest(&lock).map_err(|e| lock_error(&args.lock, e))?;
+    let key = read_key(&args.key)?;
+    let now = match args.now {
+        Some(now) => now,
+        None => Timestamp::try_from(SystemTime::now()).context("the system clock")?,
+    };
+    let envelope = key.sign(lock_digest, now);
+    let sig_path = sig_path(&args.lock);
+    output::write_atomic(&sig_path, &envelope.to_bytes())?;
+
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "signed {} ({lock_digest}) with key {} at {now}\nwrote {}",
+        input::name(&args.lock),
+        envelope.public_key_fingerprint(),
+        input::name(&sig_path)
+    )?;
+    stdout.flush()?;
+    Ok(Exit::Holds)
+}
+
+/// Reads a private key; warns when others may read it.
+fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
+    let bytes = Zeroizing::new(
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
+    );
+    let key = std::str::from_utf8(&bytes)
+        .ok()
+        .map(SigningKey::from_pem)
+        .unwrap_or_else(|| SigningKey::from_pem(""))
+        .with_context(|| path.display().to_string())?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(
+                stderr,
+                "mcppin: warning: {} can be read by others (mode {mode:04o}); chmod 600 it",
+                mcppin_core::escape(&path.display().to_string())
+            );
+        }
+    }
+    Ok(key)
+}
+
+/// The error for a lockfile that cannot be signed or checked: 3 for a number with no canonical
+/// form or digest, 4 for a file that is not a lockfile passing its own check.
+pub(crate) fn lock_error(path: &Path, err: mcppin_sign::Error) -> anyhow::Error {
+    let message = format!("{}: {err}", input::name(path));
+    let exit = match err {
+        mcppin_sign::Error::Lockfile { source } => {
+            return Fail::new(
+                match source {
+                    mcppin_core::Error::NonFiniteNumber { .. }
+                    | mcppin_core::Error::Undecidable { .. } => Exit::Incomparable,
+                    _ => Exit::Unreadable,
+                },
+                format!("{message} [{}]", source.rule()),
+            )
+            .into();
+        }
+        _ => Exit::Unreadable,
+    };
+    Fail::new(exit, message).into()
+}
+
+/// `LOCK.sig` beside `LOCK`.
+pub(crate) fn sig_path(lock: &Path) -> PathBuf {
+    let mut name = OsString::from(lock.as_os_str());
+    name.push(".sig");
+    PathBuf::from(name)
+}

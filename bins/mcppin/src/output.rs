@@ -1,0 +1,86 @@
+//! Writing output files: atomically, and for secrets, never over an existing file by accident.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::exit::{Exit, Fail};
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// reader sees the old file or the new one, never half of one.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let temp = temp_beside(path, None)?;
+    finish(temp, bytes, path)?;
+    Ok(())
+}
+
+/// Writes a secret to `path` with mode 0600. Without `force`, the file is created with
+/// `create_new` and an existing file is refused (exit 2); with `force`, a new 0600 file
+/// replaces it atomically.
+pub(crate) fn write_secret(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    if force {
+        let temp = temp_beside(path, Some(0o600))?;
+        return finish(temp, bytes, path);
+    }
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).mode(0o600);
+    let mut file = options.open(path).map_err(|e| refuse_existing(path, e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Refuses up front when `path` exists and `force` is not given (exit 2), so that a command
+/// writing several files writes none of them.
+pub(crate) fn check_absent(path: &Path, force: bool) -> anyhow::Result<()> {
+    if !force && path.symlink_metadata().is_ok() {
+        return Err(exists(path));
+    }
+    Ok(())
+}
+
+pub(crate) fn refuse_existing(path: &Path, err: std::io::Error) -> anyhow::Error {
+    if err.kind() == std::io::ErrorKind::AlreadyExists {
+        exists(path)
+    } else {
+        anyhow::Error::new(err).context(format!("cannot create {}", path.display()))
+    }
+}
+
+fn exists(path: &Path) -> anyhow::Error {
+    Fail::new(
+        Exit::Usage,
+        format!(
+            "{} exists; not overwriting it without --force",
+            path.display()
+        ),
+    )
+    .into()
+}
+
+fn temp_beside(path: &Path, mode: Option<u32>) -> anyhow::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mcppin-").suffix(".tmp");
+    if let Some(mode) = mode {
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))
+}
+
+fn finish(mut temp: tempfile::NamedTempFile, bytes: &[u8], path: &Path) -> anyhow::Result<()> {
+    let write = |file: &mut File| file.write_all(bytes).and_then(|()| file.sync_all());
+    write(temp.as_file_mut()).with_context(|| format!("cannot write {}", path.display()))?;
+    temp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}

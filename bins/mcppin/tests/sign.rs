@@ -1,0 +1,343 @@
+//! The real `mcppin` binary: key, sign, and signatures checked by verify, with exit codes;
+//! interoperability with the machine's openssl.
+
+mod util;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use mcppin_core::lockfile::Lockfile;
+use mcppin_core::manifest::Manifest;
+use mcppin_core::{Kind, Value};
+use util::Dir;
+
+const ALICE: &str = include_str!("../../../testdata/keys/test-alice.pem");
+const ALICE_PUB: &str = include_str!("../../../testdata/keys/test-alice.pem.pub");
+const ALICE_ID: &str = "sha256:07a181dfdaf4ef6c373c776f25b8e70436301a8dd200ff5fef7c006fd17363ad";
+const BOB: &str = include_str!("../../../testdata/keys/test-bob.pem");
+const BOB_PUB: &str = include_str!("../../../testdata/keys/test-bob.pem.pub");
+const BOB_ID: &str = "sha256:f69099c2a0b6e914d9c564ae97085160926a93637dde67853b718be3cff6e18b";
+const NOW: &str = "2026-08-01T09:20:00Z";
+
+/// A manifest with one server and one tool described by `description`.
+fn manifest(description: &str) -> Vec<u8> {
+    format!(
+        "{{\"schema_version\": 2, \"complete\": true, \"servers\": [{{\"id\": \"docs\", \
+         \"tools\": [{{\"name\": \"search\", \"description\": \"{description}\", \
+         \"inputSchema\": {{\"type\": \"object\"}}}}]}}]}}"
+    )
+    .into_bytes()
+}
+
+/// The lockfile approving [`manifest`]`(description)`, with the given serial.
+fn lockfile(description: &str, serial: u64) -> Vec<u8> {
+    let manifest = Manifest::parse(&manifest(description)).unwrap();
+    let mut lock = Lockfile::approve(None, &manifest, &[]).unwrap();
+    lock.approval_serial = serial;
+    lock.to_bytes()
+}
+
+/// Writes a private key with mode 0600 (git does not keep modes).
+fn private_key(dir: &Dir, name: &str, pem: &str) {
+    let path = dir.write(name, pem);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Runs the machine's openssl in `dir`; returns whether it succeeded, printing its output.
+fn openssl(dir: &Dir, args: &[&str]) -> bool {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir.path())
+        .output()
+        .expect("openssl must be installed (.ci/run installs it)");
+    eprintln!(
+        "openssl {args:?}: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.status.success()
+}
+
+/// The bytes a signature covers, rebuilt here from the envelope file with the core crate
+/// alone: the canonical form of the envelope without its `signature` member. Returns them
+/// with the base64 text of the signature.
+fn signed_bytes(envelope: &[u8]) -> (Vec<u8>, String) {
+    let mut value = mcppin_core::parse(envelope).unwrap().into_kind();
+    let Kind::Object(object) = &mut value else {
+        panic!("not an object")
+    };
+    let signature = object.remove("signature").unwrap();
+    let signature = signature.as_str().unwrap().to_owned();
+    (
+        mcppin_core::canonicalize(&Value::new(value)).unwrap(),
+        signature,
+    )
+}
+
+#[test]
+fn key_writes_a_private_key_with_mode_0600_and_the_public_key_beside_it() {
+    let dir = Dir::new();
+    let run = dir.mcppin(&["key", "-o", "signing-key.pem"]);
+    run.code(0)
+        .stdout_has("wrote signing-key.pem (private key, mode 0600) and signing-key.pem.pub");
+    assert_eq!(mode(&dir.path().join("signing-key.pem")), 0o600);
+    let private = String::from_utf8(dir.read("signing-key.pem")).unwrap();
+    assert!(
+        private.starts_with("-----BEGIN PRIVATE KEY-----\n"),
+        "{private}"
+    );
+    let public = String::from_utf8(dir.read("signing-key.pem.pub")).unwrap();
+    assert!(
+        public.starts_with("-----BEGIN PUBLIC KEY-----\n"),
+        "{public}"
+    );
+    assert!(!public.contains("PRIVATE"));
+
+    // The printed fingerprint is the digest of the public key's DER, as openssl writes it.
+    assert!(openssl(
+        &dir,
+        &[
+            "pkey",
+            "-pubin",
+            "-in",
+            "signing-key.pem.pub",
+            "-outform",
+            "DER",
+            "-out",
+            "pub.der"
+        ]
+    ));
+    let der = dir.read("pub.der");
+    let fingerprint = mcppin_core::Digest::of_bytes(&der).to_string();
+    run.stdout_has(&format!("fingerprint {fingerprint}"));
+}
+
+#[test]
+fn key_never_overwrites_either_file_without_force() {
+    let dir = Dir::new();
+    dir.write("k.pem", "keep me");
+    dir.mcppin(&["key", "-o", "k.pem"])
+        .code(2)
+        .stderr_has("mcppin: k.pem exists; not overwriting it without --force");
+    assert_eq!(dir.read("k.pem"), b"keep me");
+    assert!(!dir.path().join("k.pem.pub").exists(), "nothing half made");
+
+    let dir = Dir::new();
+    dir.write("k.pem.pub", "keep me too");
+    dir.mcppin(&["key", "-o", "k.pem"])
+        .code(2)
+        .stderr_has("k.pem.pub exists");
+    assert_eq!(dir.read("k.pem.pub"), b"keep me too");
+    assert!(!dir.path().join("k.pem").exists(), "nothing half made");
+}
+
+#[test]
+fn key_with_force_replaces_both_files_and_keeps_mode_0600() {
+    let dir = Dir::new();
+    let old = dir.write("k.pem", "old");
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    dir.write("k.pem.pub", "old");
+    dir.mcppin(&["key", "-o", "k.pem", "--force"]).code(0);
+    assert_eq!(mode(&old), 0o600);
+    assert!(openssl(&dir, &["pkey", "-in", "k.pem", "-noout"]));
+    assert!(openssl(
+        &dir,
+        &["pkey", "-pubin", "-in", "k.pem.pub", "-noout"]
+    ));
+}
+
+#[test]
+fn sign_writes_the_envelope_beside_the_lockfile() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    private_key(&dir, "alice.pem", ALICE);
+    let run = dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "alice.pem",
+        "--now",
+        NOW,
+    ]);
+    run.code(0)
+        .stdout_has("wrote mcp.lock.json.sig")
+        .stdout_has(ALICE_ID);
+    assert_eq!(run.stderr, "");
+
+    let lock_digest = dir.mcppin(&["digest", "mcp.lock.json"]);
+    lock_digest.code(0);
+    let envelope = mcppin_core::parse(&dir.read("mcp.lock.json.sig")).unwrap();
+    let member = |name: &str| envelope.get(name).unwrap().to_string();
+    assert_eq!(member("schema"), "\"mcppin-lock-signature\"");
+    assert_eq!(member("schema_version"), "1");
+    assert_eq!(member("algorithm"), "\"ed25519\"");
+    assert_eq!(
+        member("lock_digest"),
+        format!("\"{}\"", lock_digest.stdout.trim())
+    );
+    assert_eq!(member("public_key_fingerprint"), format!("\"{ALICE_ID}\""));
+    assert_eq!(member("signed_at"), format!("\"{NOW}\""));
+    assert_eq!(envelope.as_object().unwrap().len(), 7);
+}
+
+#[test]
+fn sign_refuses_what_is_not_a_lockfile_and_keys_it_cannot_use() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    dir.write("other.json", br#"{"servers": []}"#);
+    private_key(&dir, "alice.pem", ALICE);
+    dir.write("alice.pem.pub", ALICE_PUB);
+
+    dir.mcppin(&["sign", "--lock", "other.json", "--key", "alice.pem"])
+        .code(4)
+        .stderr_has("mcppin: other.json: not a lockfile that can be signed");
+    dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem.pub"])
+        .code(4)
+        .stderr_has("alice.pem.pub: not an unencrypted Ed25519 private key in PKCS#8 PEM");
+    dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "missing.pem"])
+        .code(4)
+        .stderr_has("cannot read missing.pem");
+    assert!(!dir.path().join("mcp.lock.json.sig").exists());
+    assert!(!dir.path().join("other.json.sig").exists());
+}
+
+#[test]
+fn sign_warns_about_a_private_key_others_can_read() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    let key = dir.write("alice.pem", ALICE);
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "alice.pem",
+        "--now",
+        NOW,
+    ])
+    .code(0)
+    .stderr_has("mcppin: warning: alice.pem can be read by others (mode 0644)");
+}
+
+#[test]
+fn signatures_are_the_same_for_the_same_lockfile_re_indented() {
+    let dir = Dir::new();
+    let lock = lockfile("Search the docs", 1);
+    dir.write("a.json", &lock);
+    let reindented = String::from_utf8(lock).unwrap().replace("  ", "    ");
+    dir.write("b.json", reindented);
+    assert_ne!(dir.read("a.json"), dir.read("b.json"));
+    private_key(&dir, "alice.pem", ALICE);
+    for lock in ["a.json", "b.json"] {
+        dir.mcppin(&["sign", "--lock", lock, "--key", "alice.pem", "--now", NOW])
+            .code(0);
+    }
+    assert_eq!(dir.read("a.json.sig"), dir.read("b.json.sig"));
+}
+
+#[test]
+fn an_openssl_key_signs_and_openssl_verifies_the_signature() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    assert!(openssl(
+        &dir,
+        &["genpkey", "-algorithm", "ed25519", "-out", "ossl.pem"]
+    ));
+    assert!(openssl(
+        &dir,
+        &["pkey", "-in", "ossl.pem", "-pubout", "-out", "ossl.pub"]
+    ));
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "ossl.pem",
+        "--now",
+        NOW,
+    ])
+    .code(0);
+
+    let (signed, signature) = signed_bytes(&dir.read("mcp.lock.json.sig"));
+    dir.write("signed.bin", &signed);
+    dir.write("sig.b64", format!("{signature}\n"));
+    assert!(openssl(
+        &dir,
+        &["base64", "-d", "-A", "-in", "sig.b64", "-out", "sig.bin"]
+    ));
+    assert_eq!(dir.read("sig.bin").len(), 64);
+    let verify = [
+        "pkeyutl",
+        "-verify",
+        "-pubin",
+        "-inkey",
+        "ossl.pub",
+        "-rawin",
+        "-in",
+        "signed.bin",
+        "-sigfile",
+        "sig.bin",
+    ];
+    assert!(openssl(&dir, &verify), "openssl refuses our signature");
+
+    // The check can fail: one byte of the signed bytes changed, openssl refuses.
+    let mut tampered = signed.clone();
+    tampered[10] ^= 0x01;
+    dir.write("signed.bin", &tampered);
+    assert!(
+        !openssl(&dir, &verify),
+        "openssl accepts a tampered envelope"
+    );
+}
+
+#[test]
+fn openssl_reads_our_keys() {
+    let dir = Dir::new();
+    dir.mcppin(&["key", "-o", "k.pem"]).code(0);
+    assert!(openssl(
+        &dir,
+        &["pkey", "-pubin", "-in", "k.pem.pub", "-noout"]
+    ));
+    assert!(openssl(
+        &dir,
+        &["pkey", "-in", "k.pem", "-pubout", "-out", "derived.pub"]
+    ));
+    assert_eq!(dir.read("derived.pub"), dir.read("k.pem.pub"));
+}
+
+#[test]
+fn the_committed_test_keys_have_the_documented_fingerprints() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    for (name, pem, public, id) in [
+        ("alice.pem", ALICE, ALICE_PUB, ALICE_ID),
+        ("bob.pem", BOB, BOB_PUB, BOB_ID),
+    ] {
+        private_key(&dir, name, pem);
+        dir.write(&format!("{name}.pub"), public);
+        dir.mcppin(&[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            name,
+            "--now",
+            NOW,
+        ])
+        .code(0)
+        .stdout_has(&format!("with key {id} at {NOW}"));
+        assert!(openssl(
+            &dir,
+            &["pkey", "-in", name, "-pubout", "-out", "derived.pub"]
+        ));
+        assert_eq!(dir.read("derived.pub"), public.as_bytes());
+    }
+}
