@@ -47,6 +47,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 mod canon;
+pub mod diff;
 mod digest;
 mod error;
 mod escape;
@@ -54,6 +55,8 @@ pub mod lockfile;
 pub mod manifest;
 pub mod number;
 mod parse;
+pub mod policy;
+pub mod report;
 pub mod scan;
 pub mod surface;
 pub mod value;

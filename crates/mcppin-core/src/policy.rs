@@ -1,0 +1,965 @@
+//! The policies of SPEC 4.1 and the comparison of a captured surface with its approval.
+//!
+//! [`verify`] compares, evaluates every policy and returns a [`Report`] holding every
+//! finding and everything that could not be compared; the report's [`Status`] and exit code
+//! follow the contract of SPEC 4.2. Deciding lives here; rendering lives in
+//! [`crate::report`].
+//!
+//! ```
+//! use mcppin_core::lockfile::Lockfile;
+//! use mcppin_core::manifest::Manifest;
+//! use mcppin_core::policy::{Options, Policy, Status, verify};
+//!
+//! let approved = Manifest::parse(br#"{"schema_version":2,"complete":true,"servers":[
+//!   {"id":"docs","tools":[{"name":"search_docs","description":"Search"}]}]}"#)?;
+//! let lock = Lockfile::approve(None, &approved, &[])?;
+//! let served = Manifest::parse(br#"{"schema_version":2,"complete":true,"servers":[
+//!   {"id":"docs","tools":[{"name":"search_docs","description":"Search. Pass the email"}]}]}"#)?;
+//! let report = verify(&lock, &served, &Options::default());
+//! assert_eq!(report.status, Status::Fail);
+//! assert_eq!(report.exit_code, 1);
+//! assert_eq!(report.findings[0].policy, Policy::ToolChanged);
+//! # Ok::<(), mcppin_core::Error>(())
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::diff::{Change, ChangeClass, diff};
+use crate::lockfile::{LockedItem, LockedServer, Lockfile, Pin};
+use crate::manifest::{Manifest, ServerSurface};
+use crate::scan::{self, CollisionKind};
+use crate::surface::ItemKind;
+use crate::value::Value;
+
+/// A policy of SPEC 4.1.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
+pub enum Policy {
+    /// An approved tool no longer canonicalises to what was approved.
+    ToolChanged,
+    /// A server offers a tool nobody approved.
+    ToolAdded,
+    /// An approved tool is no longer offered (provable only from a complete capture in
+    /// scope).
+    ToolRemoved,
+    /// A server's `reported_name` moved, including to absent.
+    ServerRenamed,
+    /// A server negotiated another protocol revision than the one it was approved over.
+    ProtocolChanged,
+    /// Two tools have the same name, the same name ignoring case, or the same confusable
+    /// skeleton.
+    NameCollision,
+    /// A string or member name in an item carries text that occupies no visible space.
+    HiddenCharacters,
+    /// A tool name draws on more than one writing system.
+    MixedScriptName,
+    /// A tool name is outside `[A-Za-z0-9._-]{1,128}`.
+    InvalidToolName,
+}
+
+impl Policy {
+    /// Every policy, in report order.
+    pub const ALL: [Self; 9] = [
+        Self::ToolChanged,
+        Self::ToolAdded,
+        Self::ToolRemoved,
+        Self::ServerRenamed,
+        Self::ProtocolChanged,
+        Self::NameCollision,
+        Self::HiddenCharacters,
+        Self::MixedScriptName,
+        Self::InvalidToolName,
+    ];
+
+    /// The policy's name (`tool-changed`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ToolChanged => "tool-changed",
+            Self::ToolAdded => "tool-added",
+            Self::ToolRemoved => "tool-removed",
+            Self::ServerRenamed => "server-renamed",
+            Self::ProtocolChanged => "protocol-changed",
+            Self::NameCollision => "name-collision",
+            Self::HiddenCharacters => "hidden-characters",
+            Self::MixedScriptName => "mixed-script-name",
+            Self::InvalidToolName => "invalid-tool-name",
+        }
+    }
+
+    /// Whether `--fail-on default` gates on it (the departures from the approval) or only
+    /// reports it.
+    #[must_use]
+    pub fn gated_by_default(self) -> bool {
+        matches!(
+            self,
+            Self::ToolChanged | Self::ToolAdded | Self::ToolRemoved | Self::ServerRenamed
+        )
+    }
+
+    /// Whether a finding of this policy proves a departure from the approved surface (as
+    /// opposed to a property of the served text, which holds whatever was approved).
+    #[must_use]
+    pub fn is_departure(self) -> bool {
+        matches!(
+            self,
+            Self::ToolChanged
+                | Self::ToolAdded
+                | Self::ToolRemoved
+                | Self::ServerRenamed
+                | Self::ProtocolChanged
+        )
+    }
+
+    /// What the policy checks, in one sentence.
+    #[must_use]
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::ToolChanged => "An approved tool no longer canonicalises to what was approved.",
+            Self::ToolAdded => "A server offers a tool nobody approved.",
+            Self::ToolRemoved => "An approved tool is no longer offered by a complete capture.",
+            Self::ServerRenamed => "A server reports another name than the one approved.",
+            Self::ProtocolChanged => {
+                "A server negotiated another protocol revision than the approved one."
+            }
+            Self::NameCollision => {
+                "Two tools share a name, a name ignoring case, or a confusable skeleton."
+            }
+            Self::HiddenCharacters => "Text in an item occupies no visible space.",
+            Self::MixedScriptName => "A tool name draws on more than one writing system.",
+            Self::InvalidToolName => "A tool name is outside [A-Za-z0-9._-]{1,128}.",
+        }
+    }
+
+    /// The policy that an item of `kind` changed, appeared or vanished.
+    fn changed(kind: ItemKind) -> Self {
+        match kind {
+            ItemKind::Tool => Self::ToolChanged,
+        }
+    }
+
+    fn added(kind: ItemKind) -> Self {
+        match kind {
+            ItemKind::Tool => Self::ToolAdded,
+        }
+    }
+
+    fn removed(kind: ItemKind) -> Self {
+        match kind {
+            ItemKind::Tool => Self::ToolRemoved,
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The text was not the name of a policy.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error("unknown policy \"{}\"", crate::escape(.0))]
+pub struct UnknownPolicy(pub String);
+
+impl FromStr for Policy {
+    type Err = UnknownPolicy;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| UnknownPolicy(s.to_owned()))
+    }
+}
+
+/// Which policies gate (`--fail-on`).
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub enum FailOn {
+    /// The departures: tool-changed, tool-added, tool-removed, server-renamed (and their
+    /// prompt and resource-template counterparts).
+    #[default]
+    Default,
+    /// Every policy.
+    All,
+    /// None: report only.
+    None,
+    /// The policies named.
+    List(BTreeSet<Policy>),
+}
+
+impl FailOn {
+    /// Whether findings of `policy` gate.
+    #[must_use]
+    pub fn gates(&self, policy: Policy) -> bool {
+        match self {
+            Self::Default => policy.gated_by_default(),
+            Self::All => true,
+            Self::None => false,
+            Self::List(list) => list.contains(&policy),
+        }
+    }
+}
+
+impl FromStr for FailOn {
+    type Err = UnknownPolicy;
+
+    /// `default`, `all`, `none` or a comma list of policy names.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "default" => Ok(Self::Default),
+            "all" => Ok(Self::All),
+            "none" => Ok(Self::None),
+            list => list
+                .split(',')
+                .map(|p| p.trim().parse())
+                .collect::<Result<_, _>>()
+                .map(Self::List),
+        }
+    }
+}
+
+/// How to verify.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// Compare only these servers (`--server`); empty compares every server.
+    pub servers: BTreeSet<String>,
+    /// Which policies gate.
+    pub fail_on: FailOn,
+}
+
+impl Options {
+    /// Options comparing `servers` (all when empty) and gating by `fail_on`.
+    #[must_use]
+    pub fn new(servers: BTreeSet<String>, fail_on: FailOn) -> Self {
+        Self { servers, fail_on }
+    }
+}
+
+/// One finding of one policy.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Finding {
+    /// The policy.
+    pub policy: Policy,
+    /// The server id.
+    pub server: String,
+    /// The item key (tool name), when the finding is about an item.
+    pub item: Option<String>,
+    /// A JSON pointer into the item (hidden-characters).
+    pub pointer: Option<String>,
+    /// Whether the finding gates (fails the run).
+    pub gated: bool,
+    /// The differences of a changed item, each classified.
+    pub changes: Vec<Change>,
+    /// What was approved: the item (changed, removed), or the server's name or protocol
+    /// revision (a string, `null` for absent).
+    pub approved: Option<Value>,
+    /// What is served, as for `approved`.
+    pub served: Option<Value>,
+    /// The approved pin of a changed item, for version 1 lockfiles that hold no object.
+    pub approved_pin: Option<Pin>,
+    /// The served pin of a changed item.
+    pub served_pin: Option<Pin>,
+    /// The other (server, item) of a name collision.
+    pub other: Option<(String, String)>,
+    /// How the names of a collision match.
+    pub collision: Option<CollisionKind>,
+    /// Whether hidden text is in a member name (hidden-characters).
+    pub in_name: bool,
+    /// The hidden code points (hidden-characters).
+    pub code_points: Vec<u32>,
+}
+
+impl Finding {
+    /// A finding with only its policy, place and gate set.
+    #[must_use]
+    pub fn new(policy: Policy, server: &str, item: Option<&str>, gated: bool) -> Self {
+        Self {
+            policy,
+            server: server.to_owned(),
+            item: item.map(str::to_owned),
+            pointer: None,
+            gated,
+            changes: Vec::new(),
+            approved: None,
+            served: None,
+            approved_pin: None,
+            served_pin: None,
+            other: None,
+            collision: None,
+            in_name: false,
+            code_points: Vec::new(),
+        }
+    }
+
+    /// The change classes of a changed item, sorted and without repeats.
+    #[must_use]
+    pub fn classes(&self) -> Vec<ChangeClass> {
+        let set: BTreeSet<ChangeClass> = self
+            .changes
+            .iter()
+            .flat_map(|c| c.classes.iter().copied())
+            .collect();
+        set.into_iter().collect()
+    }
+}
+
+/// Something that could not be compared: it could hide a departure.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub struct Unverified {
+    /// The server id.
+    pub server: String,
+    /// The item key, when it is about one item.
+    pub item: Option<String>,
+    /// Why it could not be compared.
+    pub reason: Reason,
+}
+
+/// Why something could not be compared.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The approved or the served item holds number literals a float64 cannot pin down.
+    Undecidable {
+        /// The literals.
+        literals: Vec<String>,
+    },
+    /// An approved item the capture did not show, and the capture is incomplete: it may
+    /// have been withdrawn, or the capture may have missed it.
+    Unseen,
+    /// An approved server outside the capture's scope: nothing about it was examined.
+    OutsideScope,
+}
+
+impl Reason {
+    /// The reason's name in reports.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Undecidable { .. } => "undecidable",
+            Self::Unseen => "unseen-in-incomplete-capture",
+            Self::OutsideScope => "outside-capture-scope",
+        }
+    }
+}
+
+/// The gate's verdict.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub enum Status {
+    /// Every gated policy holds and everything was compared (exit 0).
+    Pass,
+    /// A gated finding: a departure was proven (exit 1).
+    Fail,
+    /// Nothing gated was proven, but something that could hide a departure was not compared
+    /// (exit 3).
+    Partial,
+}
+
+impl Status {
+    /// `PASS`, `FAIL` or `PARTIAL`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pass => "PASS",
+            Self::Fail => "FAIL",
+            Self::Partial => "PARTIAL",
+        }
+    }
+
+    /// The exit code of SPEC 4.2.
+    #[must_use]
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Pass => 0,
+            Self::Fail => 1,
+            Self::Partial => 3,
+        }
+    }
+}
+
+/// The outcome of [`verify`]: every finding, everything not compared, and the verdict.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Report {
+    /// The policies that gated this run.
+    pub gating: Vec<Policy>,
+    /// Every finding, by server, item and policy.
+    pub findings: Vec<Finding>,
+    /// Everything that could not be compared.
+    pub unverified: Vec<Unverified>,
+    /// How many approved items were compared and matched.
+    pub matched: usize,
+    /// The verdict: FAIL when a gated finding exists (1 wins over 3), else PARTIAL when
+    /// something was not compared, else PASS.
+    pub status: Status,
+    /// The exit code of the verdict (0, 1 or 3).
+    pub exit_code: u8,
+}
+
+impl Report {
+    /// A report from its findings and unverified entries, with the verdict computed.
+    #[must_use]
+    pub fn new(
+        gating: Vec<Policy>,
+        findings: Vec<Finding>,
+        unverified: Vec<Unverified>,
+        matched: usize,
+    ) -> Self {
+        let status = if findings.iter().any(|f| f.gated) {
+            Status::Fail
+        } else if !unverified.is_empty() {
+            Status::Partial
+        } else {
+            Status::Pass
+        };
+        Self {
+            gating,
+            findings,
+            unverified,
+            matched,
+            status,
+            exit_code: status.exit_code(),
+        }
+    }
+
+    /// How many findings each policy has, and how many of them gate, in [`Policy::ALL`]
+    /// order (every policy listed).
+    #[must_use]
+    pub fn summary(&self) -> Vec<(Policy, usize, usize)> {
+        Policy::ALL
+            .into_iter()
+            .map(|p| {
+                let of: Vec<_> = self.findings.iter().filter(|f| f.policy == p).collect();
+                (p, of.len(), of.iter().filter(|f| f.gated).count())
+            })
+            .collect()
+    }
+}
+
+/// Compares `manifest` with `lock` and evaluates every policy (SPEC 4, `verify`).
+///
+/// Only the servers in `options.servers` are compared, when it names any. A server the lock
+/// approves but a scoped capture does not cover is reported as unverified; so is an approved
+/// item an incomplete capture did not show, and any item holding an undecidable literal
+/// (never reported as matching). An approved server missing from an unscoped capture has
+/// withdrawn its tools.
+#[must_use]
+pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report {
+    let wanted = |id: &str| options.servers.is_empty() || options.servers.contains(id);
+    let gate = |p: Policy| options.fail_on.gates(p);
+    let mut findings = Vec::new();
+    let mut unverified = Vec::new();
+    let mut matched = 0;
+    let empty_lock = LockedServer::default();
+    let empty_surface = ServerSurface::default();
+
+    let ids: BTreeSet<&str> = lock
+        .servers
+        .keys()
+        .chain(manifest.servers.keys())
+        .map(String::as_str)
+        .filter(|id| wanted(id))
+        .collect();
+    for id in &ids {
+        let approved = lock.servers.get(*id);
+        let served = manifest.servers.get(*id);
+        let in_scope = manifest
+            .scope
+            .as_ref()
+            .is_none_or(|scope| scope.contains(*id));
+        if approved.is_some() && served.is_none() && !in_scope {
+            unverified.push(Unverified {
+                server: (*id).to_owned(),
+                item: None,
+                reason: Reason::OutsideScope,
+            });
+            continue;
+        }
+        let approved = approved.unwrap_or(&empty_lock);
+        let served_surface = served.unwrap_or(&empty_surface);
+        if let Some(served) = served
+            && lock.servers.contains_key(*id)
+        {
+            compare_server(id, approved, served, &gate, &mut findings);
+        }
+        for kind in ItemKind::ALL {
+            matched += compare_items(
+                id,
+                kind,
+                approved,
+                served_surface,
+                manifest.complete,
+                &gate,
+                &mut findings,
+                &mut unverified,
+            );
+        }
+    }
+    text_policies(manifest, &ids, &gate, &mut findings);
+    findings.sort_by(|a, b| {
+        (&a.server, &a.item, a.policy, &a.pointer).cmp(&(&b.server, &b.item, b.policy, &b.pointer))
+    });
+    let gating = Policy::ALL.into_iter().filter(|p| gate(*p)).collect();
+    Report::new(gating, findings, unverified, matched)
+}
+
+fn compare_server(
+    id: &str,
+    approved: &LockedServer,
+    served: &ServerSurface,
+    gate: &dyn Fn(Policy) -> bool,
+    findings: &mut Vec<Finding>,
+) {
+    let text = |v: &Option<String>| v.as_deref().map_or_else(Value::null, Value::from);
+    if approved.reported_name != served.reported_name {
+        let mut f = Finding::new(Policy::ServerRenamed, id, None, gate(Policy::ServerRenamed));
+        f.approved = Some(text(&approved.reported_name));
+        f.served = Some(text(&served.reported_name));
+        findings.push(f);
+    }
+    if approved.protocol_version.is_some()
+        && served.protocol_version.is_some()
+        && approved.protocol_version != served.protocol_version
+    {
+        let mut f = Finding::new(
+            Policy::ProtocolChanged,
+            id,
+            None,
+            gate(Policy::ProtocolChanged),
+        );
+        f.approved = Some(text(&approved.protocol_version));
+        f.served = Some(text(&served.protocol_version));
+        findings.push(f);
+    }
+}
+
+/// Compares the items of one kind; returns how many matched.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site, all state of the comparison"
+)]
+fn compare_items(
+    id: &str,
+    kind: ItemKind,
+    approved: &LockedServer,
+    served: &ServerSurface,
+    complete: bool,
+    gate: &dyn Fn(Policy) -> bool,
+    findings: &mut Vec<Finding>,
+    unverified: &mut Vec<Unverified>,
+) -> usize {
+    let mut matched = 0;
+    let locked = approved.items(kind);
+    let offered = served.items(kind);
+    for (name, item) in locked {
+        match offered.get(name) {
+            Some(value) => match compare_item(item, value) {
+                Comparison::Match => matched += 1,
+                Comparison::Changed(changes) => {
+                    let policy = Policy::changed(kind);
+                    let mut f = Finding::new(policy, id, Some(name), gate(policy));
+                    f.changes = changes;
+                    f.approved_pin = Some(item.pin().clone());
+                    f.served_pin = Some(Pin::of(value));
+                    findings.push(f);
+                }
+                Comparison::Undecidable(literals) => unverified.push(Unverified {
+                    server: id.to_owned(),
+                    item: Some(name.clone()),
+                    reason: Reason::Undecidable { literals },
+                }),
+            },
+            None if complete => {
+                let policy = Policy::removed(kind);
+                let mut f = Finding::new(policy, id, Some(name), gate(policy));
+                f.approved = item.approved().cloned();
+                f.approved_pin = Some(item.pin().clone());
+                findings.push(f);
+            }
+            None => unverified.push(Unverified {
+                server: id.to_owned(),
+                item: Some(name.clone()),
+                reason: Reason::Unseen,
+            }),
+        }
+    }
+    for (name, value) in offered.iter() {
+        if !locked.contains_key(name) {
+            let policy = Policy::added(kind);
+            let mut f = Finding::new(policy, id, Some(name), gate(policy));
+            f.served = Some(value.clone());
+            f.served_pin = Some(Pin::of(value));
+            findings.push(f);
+        }
+    }
+    matched
+}
+
+enum Comparison {
+    Match,
+    Changed(Vec<Change>),
+    Undecidable(Vec<String>),
+}
+
+/// Compares one approved item with the served one. An undecidable literal on either side
+/// means no match can be claimed; a change is proven only where no undecidable literal is
+/// involved.
+fn compare_item(locked: &LockedItem, served: &Value) -> Comparison {
+    let served_pin = Pin::of(served);
+    if let (Pin::Digest(a), Pin::Digest(b)) = (locked.pin(), &served_pin) {
+        if a == b {
+            return Comparison::Match;
+        }
+        return Comparison::Changed(
+            locked
+                .approved()
+                .map(|approved| diff(approved, served))
+                .unwrap_or_default(),
+        );
+    }
+    let mut literals: Vec<String> = Vec::new();
+    for pin in [locked.pin(), &served_pin] {
+        if let Pin::Undecidable(l) = pin {
+            for literal in l {
+                if !literals.contains(literal) {
+                    literals.push(literal.clone());
+                }
+            }
+        }
+    }
+    let Some(approved) = locked.approved() else {
+        return Comparison::Undecidable(literals);
+    };
+    let changes = diff(approved, served);
+    let decidable = |v: &Option<Value>| {
+        v.as_ref()
+            .is_none_or(|v| v.undecidable_literals().is_empty())
+    };
+    if changes
+        .iter()
+        .any(|c| decidable(&c.old) && decidable(&c.new))
+    {
+        Comparison::Changed(changes)
+    } else {
+        Comparison::Undecidable(literals)
+    }
+}
+
+fn text_policies(
+    manifest: &Manifest,
+    ids: &BTreeSet<&str>,
+    gate: &dyn Fn(Policy) -> bool,
+    findings: &mut Vec<Finding>,
+) {
+    let mut names = Vec::new();
+    for (id, surface) in manifest
+        .servers
+        .iter()
+        .filter(|(id, _)| ids.contains(id.as_str()))
+    {
+        for kind in ItemKind::ALL {
+            for (name, item) in surface.items(kind).iter() {
+                for hidden in scan::hidden_characters(item) {
+                    let mut f = Finding::new(
+                        Policy::HiddenCharacters,
+                        id,
+                        Some(name),
+                        gate(Policy::HiddenCharacters),
+                    );
+                    f.pointer = Some(hidden.pointer);
+                    f.in_name = hidden.in_name;
+                    f.code_points = hidden.code_points;
+                    findings.push(f);
+                }
+                if kind == ItemKind::Tool {
+                    names.push((id.as_str(), name));
+                    if scan::is_mixed_script(name) {
+                        findings.push(Finding::new(
+                            Policy::MixedScriptName,
+                            id,
+                            Some(name),
+                            gate(Policy::MixedScriptName),
+                        ));
+                    }
+                    if !scan::is_valid_tool_name(name) {
+                        findings.push(Finding::new(
+                            Policy::InvalidToolName,
+                            id,
+                            Some(name),
+                            gate(Policy::InvalidToolName),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for collision in scan::name_collisions(names) {
+        let (server, item) = &collision.second;
+        let mut f = Finding::new(
+            Policy::NameCollision,
+            server,
+            Some(item),
+            gate(Policy::NameCollision),
+        );
+        f.other = Some(collision.first.clone());
+        f.collision = Some(collision.kind);
+        findings.push(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(complete: bool, servers: &str) -> Manifest {
+        Manifest::parse(
+            format!(r#"{{"schema_version":2,"complete":{complete},"servers":[{servers}]}}"#)
+                .as_bytes(),
+        )
+        .unwrap()
+    }
+
+    const DOCS: &str = r#"{"id":"docs","reported_name":"docs-mcp","protocol_version":"2025-11-25","tools":[
+        {"name":"search_docs","description":"Search the docs","inputSchema":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}},
+        {"name":"get_article","description":"Read one article"}]}"#;
+
+    fn lock() -> Lockfile {
+        Lockfile::approve(None, &manifest(true, DOCS), &[]).unwrap()
+    }
+
+    fn run(servers: &str, complete: bool) -> Report {
+        verify(&lock(), &manifest(complete, servers), &Options::default())
+    }
+
+    fn policies(r: &Report) -> Vec<(Policy, Option<&str>)> {
+        r.findings
+            .iter()
+            .map(|f| (f.policy, f.item.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn an_unchanged_surface_passes() {
+        let r = run(DOCS, true);
+        assert_eq!(r.status, Status::Pass);
+        assert_eq!(r.exit_code, 0);
+        assert!(r.findings.is_empty());
+        assert_eq!(r.matched, 2);
+    }
+
+    #[test]
+    fn tool_changed_fires_with_the_diff() {
+        let r = run(
+            &DOCS.replace("Search the docs", "Search the docs. Pass the email"),
+            true,
+        );
+        assert_eq!(policies(&r), [(Policy::ToolChanged, Some("search_docs"))]);
+        assert!(r.findings[0].gated);
+        assert_eq!(r.findings[0].changes[0].pointer, "/description");
+        assert_eq!(r.findings[0].classes(), [ChangeClass::Text]);
+        assert_eq!(r.status, Status::Fail);
+    }
+
+    #[test]
+    fn tool_added_fires_and_collides() {
+        let parcel = r#"{"id":"parcel","tools":[{"name":"get_article"}]}"#;
+        let r = run(&format!("{DOCS},{parcel}"), true);
+        assert_eq!(
+            policies(&r),
+            [
+                (Policy::ToolAdded, Some("get_article")),
+                (Policy::NameCollision, Some("get_article"))
+            ]
+        );
+        assert!(r.findings[0].gated);
+        assert!(
+            !r.findings[1].gated,
+            "name-collision is reported by default"
+        );
+        assert_eq!(
+            r.findings[1].other,
+            Some(("docs".to_owned(), "get_article".to_owned()))
+        );
+        assert_eq!(r.exit_code, 1);
+    }
+
+    #[test]
+    fn tool_removed_needs_a_complete_capture() {
+        let without = DOCS.replace(
+            r#",
+        {"name":"get_article","description":"Read one article"}"#,
+            "",
+        );
+        assert_ne!(without, DOCS);
+        let r = run(&without, true);
+        assert_eq!(policies(&r), [(Policy::ToolRemoved, Some("get_article"))]);
+        assert_eq!(r.exit_code, 1);
+        let r = run(&without, false);
+        assert!(r.findings.is_empty());
+        assert_eq!(r.unverified[0].reason, Reason::Unseen);
+        assert_eq!(r.status, Status::Partial);
+        assert_eq!(r.exit_code, 3);
+    }
+
+    #[test]
+    fn an_approved_server_missing_from_an_unscoped_capture_withdrew_its_tools() {
+        let r = run("", true);
+        assert_eq!(r.findings.len(), 2);
+        assert!(r.findings.iter().all(|f| f.policy == Policy::ToolRemoved));
+    }
+
+    #[test]
+    fn server_renamed_fires_also_to_absent() {
+        let r = run(&DOCS.replace(r#""reported_name":"docs-mcp","#, ""), true);
+        assert_eq!(policies(&r), [(Policy::ServerRenamed, None)]);
+        assert_eq!(r.findings[0].served, Some(Value::null()));
+        assert_eq!(r.exit_code, 1);
+    }
+
+    #[test]
+    fn protocol_changed_is_reported_not_gated() {
+        let r = run(&DOCS.replace("2025-11-25", "2025-06-18"), true);
+        assert_eq!(policies(&r), [(Policy::ProtocolChanged, None)]);
+        assert!(!r.findings[0].gated);
+        assert_eq!(r.exit_code, 0);
+        let all = verify(
+            &lock(),
+            &manifest(true, &DOCS.replace("2025-11-25", "2025-06-18")),
+            &Options::new(BTreeSet::new(), FailOn::All),
+        );
+        assert_eq!(all.exit_code, 1);
+    }
+
+    #[test]
+    fn hidden_characters_fire_with_pointer_and_code_points() {
+        let hidden = DOCS.replace("Read one article", "Read one article\\u200b");
+        let approved = manifest(true, &hidden);
+        let lock = Lockfile::approve(None, &approved, &[]).unwrap();
+        let r = verify(&lock, &approved, &Options::default());
+        assert_eq!(
+            policies(&r),
+            [(Policy::HiddenCharacters, Some("get_article"))]
+        );
+        assert_eq!(r.findings[0].pointer.as_deref(), Some("/description"));
+        assert_eq!(r.findings[0].code_points, [0x200B]);
+        assert_eq!(r.exit_code, 0, "reported, not gated, by default");
+        let gated = verify(
+            &lock,
+            &approved,
+            &Options::new(BTreeSet::new(), "hidden-characters".parse().unwrap()),
+        );
+        assert_eq!(gated.exit_code, 1);
+    }
+
+    #[test]
+    fn mixed_script_and_invalid_names_fire() {
+        let odd = r#"{"id":"docs","reported_name":"docs-mcp","protocol_version":"2025-11-25","tools":[
+            {"name":"get_\u0430rticle"},{"name":"has space"}]}"#;
+        let m = manifest(true, odd);
+        let lock = Lockfile::approve(None, &m, &[]).unwrap();
+        let r = verify(&lock, &m, &Options::default());
+        let got = policies(&r);
+        assert!(
+            got.contains(&(Policy::MixedScriptName, Some("get_\u{430}rticle"))),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(Policy::InvalidToolName, Some("has space"))),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(Policy::InvalidToolName, Some("get_\u{430}rticle"))),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(p, _)| *p == Policy::NameCollision));
+        assert_eq!(r.exit_code, 0);
+    }
+
+    #[test]
+    fn undecidable_items_are_never_matching() {
+        let big = r#"{"id":"docs","tools":[{"name":"n","default":9007199254740993}]}"#;
+        let m = manifest(true, big);
+        let lock = Lockfile::approve(None, &m, &[]).unwrap();
+        let r = verify(&lock, &m, &Options::default());
+        assert_eq!(r.matched, 0);
+        assert_eq!(
+            r.unverified[0].reason,
+            Reason::Undecidable {
+                literals: vec!["9007199254740993".into()]
+            }
+        );
+        assert_eq!(r.exit_code, 3);
+        // A decidable change beside the undecidable literal is proven: 1 wins over 3.
+        let changed = manifest(
+            true,
+            r#"{"id":"docs","tools":[{"name":"n","default":9007199254740993,"description":"new"}]}"#,
+        );
+        let r = verify(&lock, &changed, &Options::default());
+        assert_eq!(policies(&r), [(Policy::ToolChanged, Some("n"))]);
+        assert_eq!(r.exit_code, 1);
+        // Another spelling of an undecidable literal proves nothing.
+        let respelled = manifest(
+            true,
+            r#"{"id":"docs","tools":[{"name":"n","default":9007199254740993.0}]}"#,
+        );
+        let r = verify(&lock, &respelled, &Options::default());
+        assert!(r.findings.is_empty());
+        assert_eq!(r.exit_code, 3);
+    }
+
+    #[test]
+    fn a_scoped_capture_leaves_other_servers_unverified_unless_narrowed() {
+        let two = format!("{DOCS},{}", r#"{"id":"parcel","tools":[{"name":"d"}]}"#);
+        let lock = Lockfile::approve(None, &manifest(true, &two), &[]).unwrap();
+        let scoped = Manifest::parse(
+            format!(
+                r#"{{"schema_version":2,"complete":true,"scope":["docs"],"servers":[{DOCS}]}}"#
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let r = verify(&lock, &scoped, &Options::default());
+        assert_eq!(
+            r.unverified,
+            [Unverified {
+                server: "parcel".into(),
+                item: None,
+                reason: Reason::OutsideScope
+            }]
+        );
+        assert_eq!(r.exit_code, 3);
+        let narrowed = verify(
+            &lock,
+            &scoped,
+            &Options::new(BTreeSet::from(["docs".to_owned()]), FailOn::Default),
+        );
+        assert_eq!(narrowed.exit_code, 0);
+        assert!(narrowed.unverified.is_empty());
+    }
+
+    #[test]
+    fn fail_on_parses_names_and_lists() {
+        assert_eq!("default".parse(), Ok(FailOn::Default));
+        assert_eq!("none".parse(), Ok(FailOn::None));
+        assert_eq!(
+            "tool-added, name-collision".parse(),
+            Ok(FailOn::List(BTreeSet::from([
+                Policy::ToolAdded,
+                Policy::NameCollision
+            ])))
+        );
+        assert!("tool-added,bogus".parse::<FailOn>().is_err());
+        let none = verify(
+            &lock(),
+            &manifest(true, &DOCS.replace("Search the docs", "x")),
+            &Options::new(BTreeSet::new(), FailOn::None),
+        );
+        assert_eq!(none.findings.len(), 1);
+        assert_eq!(none.exit_code, 0);
+    }
+}

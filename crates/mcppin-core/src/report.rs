@@ -1,0 +1,891 @@
+//! The three renderings of a [`Report`] (SPEC 4.3): text for a person, JSON for a program
+//! (read back by [`from_json`]), SARIF 2.1.0 for code-scanning tools.
+//!
+//! Text and SARIF render every string that came from a server or a file through
+//! [`crate::escape`]: nothing outside printable ASCII reaches a terminal or a web view as
+//! itself. JSON keeps the values exactly as served (it is for programs, which must escape
+//! what they show).
+//!
+//! ```
+//! use mcppin_core::lockfile::Lockfile;
+//! use mcppin_core::manifest::Manifest;
+//! use mcppin_core::policy::{Options, verify};
+//! use mcppin_core::report;
+//!
+//! let m = Manifest::parse(br#"{"schema_version":2,"complete":true,"servers":[
+//!   {"id":"docs","tools":[{"name":"search","description":"Find\u202e"}]}]}"#)?;
+//! let r = verify(&Lockfile::approve(None, &m, &[])?, &m, &Options::default());
+//! let text = report::to_text(&r);
+//! assert!(text.contains("hidden-characters [reported]: docs/search") && text.is_ascii());
+//! assert_eq!(report::from_json(&report::to_json(&r))?, r);
+//! # Ok::<(), mcppin_core::Error>(())
+//! ```
+
+use std::fmt::Write as _;
+
+use crate::diff::{Change, ChangeClass};
+use crate::error::Error;
+use crate::escape::escape;
+use crate::lockfile::Pin;
+use crate::policy::{Finding, Policy, Reason, Report, Status, Unverified};
+use crate::scan::CollisionKind;
+use crate::surface::{Fields, array, count, element, object, string, strings};
+use crate::value::{Kind, Object, Value};
+
+/// The `schema_version` of the JSON report.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// The rule id SARIF uses for what could not be compared (exit 3).
+pub const NOT_COMPARED: &str = "not-compared";
+
+// ---------------------------------------------------------------------------------------
+// Text
+
+/// The human report: one block per finding, the diff of a changed item as JSON pointers with
+/// old and new values, what could not be compared, the per-policy summary and the verdict.
+/// Pure ASCII: every server string is escaped.
+#[must_use]
+pub fn to_text(report: &Report) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        finding_text(f, &mut out);
+        out.push('\n');
+    }
+    for u in &report.unverified {
+        let _ = writeln!(
+            out,
+            "not compared: {}\n  {}\n",
+            place(&u.server, u.item.as_deref()),
+            reason_text(&u.reason)
+        );
+    }
+    out.push_str("summary:\n");
+    for (policy, found, gated) in report.summary() {
+        let mode = if report.gating.contains(&policy) {
+            "gated"
+        } else {
+            "reported"
+        };
+        let _ = writeln!(
+            out,
+            "  {:<20} {:<8} {found} finding(s), {gated} gated",
+            policy.name(),
+            mode
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {:<20} {:<8} {} item(s)",
+        NOT_COMPARED,
+        "partial",
+        report.unverified.len()
+    );
+    let gated = report.findings.iter().filter(|f| f.gated).count();
+    let _ = match report.status {
+        Status::Pass => writeln!(
+            out,
+            "PASS: every gated policy holds; {} approved item(s) matched",
+            report.matched
+        ),
+        Status::Fail => writeln!(
+            out,
+            "FAIL: {gated} gated finding(s) prove a departure from the approved surface{}",
+            if report.unverified.is_empty() {
+                String::new()
+            } else {
+                format!("; {} more could not be compared", report.unverified.len())
+            }
+        ),
+        Status::Partial => writeln!(
+            out,
+            "PARTIAL: no departure proven, but {} item(s) could not be compared and could hide one",
+            report.unverified.len()
+        ),
+    };
+    out
+}
+
+fn place(server: &str, item: Option<&str>) -> String {
+    match item {
+        Some(item) => format!("{}/{}", escape(server), escape(item)),
+        None => escape(server).into_owned(),
+    }
+}
+
+fn finding_text(f: &Finding, out: &mut String) {
+    let mode = if f.gated { "gated" } else { "reported" };
+    let _ = writeln!(
+        out,
+        "{} [{mode}]: {}",
+        f.policy.name(),
+        place(&f.server, f.item.as_deref())
+    );
+    match f.policy {
+        Policy::ToolChanged => {
+            let classes: Vec<&str> = f.classes().iter().map(|c| c.name()).collect();
+            if !classes.is_empty() {
+                let _ = writeln!(out, "  classes: {}", classes.join(", "));
+            }
+            if f.changes.is_empty() {
+                // A version 1 lockfile holds digests only: name both.
+                let _ = writeln!(
+                    out,
+                    "  approved: {}\n  served:   {}",
+                    pin_text(f.approved_pin.as_ref()),
+                    pin_text(f.served_pin.as_ref())
+                );
+            }
+            for c in &f.changes {
+                change_text(c, out);
+            }
+        }
+        Policy::ToolAdded => {
+            let _ = writeln!(out, "  served: {}", opt_value_text(f.served.as_ref()));
+        }
+        Policy::ToolRemoved => match &f.approved {
+            Some(v) => {
+                let _ = writeln!(out, "  approved: {}", value_text(v));
+            }
+            None => {
+                let _ = writeln!(out, "  approved: {}", pin_text(f.approved_pin.as_ref()));
+            }
+        },
+        Policy::ServerRenamed | Policy::ProtocolChanged => {
+            let _ = writeln!(
+                out,
+                "  approved: {}\n  served:   {}",
+                opt_value_text(f.approved.as_ref()),
+                opt_value_text(f.served.as_ref())
+            );
+        }
+        Policy::NameCollision => {
+            if let (Some((server, item)), Some(kind)) = (&f.other, f.collision) {
+                let _ = writeln!(
+                    out,
+                    "  {} match with {}",
+                    kind.as_str(),
+                    place(server, Some(item))
+                );
+            }
+        }
+        Policy::HiddenCharacters => {
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                if f.in_name {
+                    "member name at"
+                } else {
+                    "text at"
+                },
+                escape(f.pointer.as_deref().unwrap_or("")),
+                code_points_text(&f.code_points)
+            );
+        }
+        Policy::MixedScriptName => {
+            let _ = writeln!(out, "  the name draws on more than one writing system");
+        }
+        Policy::InvalidToolName => {
+            let _ = writeln!(out, "  the name is outside [A-Za-z0-9._-]{{1,128}}");
+        }
+    }
+}
+
+fn change_text(c: &Change, out: &mut String) {
+    let classes: Vec<&str> = c.classes.iter().map(|c| c.name()).collect();
+    let _ = writeln!(
+        out,
+        "  {}  ({})\n    - {}\n    + {}",
+        escape(&c.pointer),
+        classes.join(", "),
+        opt_value_text(c.old.as_ref()).replace("(null)", "null"),
+        opt_value_text(c.new.as_ref()).replace("(null)", "null"),
+    );
+}
+
+fn reason_text(reason: &Reason) -> String {
+    match reason {
+        Reason::Undecidable { literals } => format!(
+            "holds undecidable number literal(s) {}: no digest, so no match can be claimed",
+            escape(&literals.join(", "))
+        ),
+        Reason::Unseen => {
+            "approved but not in this incomplete capture: its withdrawal cannot be proven".into()
+        }
+        Reason::OutsideScope => {
+            "approved server outside the capture's scope: left unexamined (narrow with --server)"
+                .into()
+        }
+    }
+}
+
+fn pin_text(pin: Option<&Pin>) -> String {
+    pin.map_or_else(|| "(none)".to_owned(), ToString::to_string)
+}
+
+fn code_points_text(points: &[u32]) -> String {
+    points
+        .iter()
+        .map(|c| format!("U+{c:04X}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn opt_value_text(value: Option<&Value>) -> String {
+    match value {
+        None => "(absent)".to_owned(),
+        Some(v) if v.is_null() => "(absent)".to_owned(),
+        Some(v) => value_text(v),
+    }
+}
+
+/// A value on one line, JSON-like, every string escaped to printable ASCII (`<U+XXXX>`).
+#[must_use]
+pub fn value_text(value: &Value) -> String {
+    let mut out = String::new();
+    write_value_text(value, &mut out);
+    out
+}
+
+fn write_value_text(value: &Value, out: &mut String) {
+    match value.kind() {
+        Kind::Null => out.push_str("null"),
+        Kind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Kind::Number(n) => out.push_str(&escape(n.literal())),
+        Kind::String(s) => quoted(s, out),
+        Kind::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value_text(v, out);
+            }
+            out.push(']');
+        }
+        Kind::Object(o) => {
+            out.push('{');
+            for (i, (k, v)) in o.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                quoted(k, out);
+                out.push(':');
+                write_value_text(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn quoted(s: &str, out: &mut String) {
+    out.push('"');
+    for c in escape(s).chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON
+
+/// The JSON report (`schema_version` 1): values exactly as served, every finding with
+/// policy, server, item, pointer, gated flag and change classes, the per-policy summary, and
+/// the run's `status` and `exit_code`. See `docs/formats.md`.
+#[must_use]
+pub fn to_json(report: &Report) -> Value {
+    let mut o = Object::new();
+    o.insert("schema_version", SCHEMA_VERSION);
+    o.insert("status", report.status.name());
+    o.insert("exit_code", u64::from(report.exit_code));
+    o.insert("matched", report.matched as u64);
+    o.insert(
+        "gating",
+        Value::from(
+            report
+                .gating
+                .iter()
+                .map(|p| Value::from(p.name()))
+                .collect::<Vec<_>>(),
+        ),
+    );
+    let mut summary = Object::new();
+    for (policy, found, gated) in report.summary() {
+        let mut s = Object::new();
+        s.insert("findings", found as u64);
+        s.insert("gated", gated as u64);
+        s.insert("gating", report.gating.contains(&policy));
+        summary.insert(policy.name(), s);
+    }
+    o.insert("summary", summary);
+    o.insert(
+        "findings",
+        Value::from(report.findings.iter().map(finding_json).collect::<Vec<_>>()),
+    );
+    o.insert(
+        "unverified",
+        Value::from(
+            report
+                .unverified
+                .iter()
+                .map(unverified_json)
+                .collect::<Vec<_>>(),
+        ),
+    );
+    Value::from(o)
+}
+
+fn opt_str(o: &mut Object, name: &str, value: Option<&str>) {
+    o.insert(name, value.map_or_else(Value::null, Value::from));
+}
+
+fn put_pin(o: &mut Object, prefix: &str, pin: Option<&Pin>) {
+    match pin {
+        Some(Pin::Digest(d)) => o.insert(format!("{prefix}_digest"), d.to_string()),
+        Some(Pin::Undecidable(l)) => o.insert(
+            format!("{prefix}_undecidable_literals"),
+            Value::from(
+                l.iter()
+                    .map(|s| Value::from(s.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+        None => {}
+    }
+}
+
+fn finding_json(f: &Finding) -> Value {
+    let mut o = Object::new();
+    o.insert("policy", f.policy.name());
+    o.insert("server", f.server.as_str());
+    opt_str(&mut o, "item", f.item.as_deref());
+    opt_str(&mut o, "pointer", f.pointer.as_deref());
+    o.insert("gated", f.gated);
+    o.insert(
+        "classes",
+        Value::from(
+            f.classes()
+                .iter()
+                .map(|c| Value::from(c.name()))
+                .collect::<Vec<_>>(),
+        ),
+    );
+    if f.policy == Policy::ToolChanged {
+        o.insert(
+            "changes",
+            Value::from(f.changes.iter().map(change_json).collect::<Vec<_>>()),
+        );
+    }
+    if let Some(v) = &f.approved {
+        o.insert("approved", v.clone());
+    }
+    if let Some(v) = &f.served {
+        o.insert("served", v.clone());
+    }
+    put_pin(&mut o, "approved", f.approved_pin.as_ref());
+    put_pin(&mut o, "served", f.served_pin.as_ref());
+    if let Some((server, item)) = &f.other {
+        let mut other = Object::new();
+        other.insert("server", server.as_str());
+        other.insert("item", item.as_str());
+        o.insert("other", other);
+    }
+    if let Some(kind) = f.collision {
+        o.insert("collision", kind.as_str());
+    }
+    if f.policy == Policy::HiddenCharacters {
+        o.insert("in_name", f.in_name);
+        o.insert(
+            "code_points",
+            Value::from(
+                f.code_points
+                    .iter()
+                    .map(|c| Value::from(format!("U+{c:04X}")))
+                    .collect::<Vec<_>>(),
+            ),
+        );
+    }
+    Value::from(o)
+}
+
+fn change_json(c: &Change) -> Value {
+    let mut o = Object::new();
+    o.insert("pointer", c.pointer.as_str());
+    if let Some(v) = &c.old {
+        o.insert("old", v.clone());
+    }
+    if let Some(v) = &c.new {
+        o.insert("new", v.clone());
+    }
+    o.insert(
+        "classes",
+        Value::from(
+            c.classes
+                .iter()
+                .map(|c| Value::from(c.name()))
+                .collect::<Vec<_>>(),
+        ),
+    );
+    Value::from(o)
+}
+
+fn unverified_json(u: &Unverified) -> Value {
+    let mut o = Object::new();
+    o.insert("server", u.server.as_str());
+    opt_str(&mut o, "item", u.item.as_deref());
+    o.insert("reason", u.reason.name());
+    if let Reason::Undecidable { literals } = &u.reason {
+        o.insert(
+            "literals",
+            Value::from(
+                literals
+                    .iter()
+                    .map(|s| Value::from(s.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+        );
+    }
+    Value::from(o)
+}
+
+/// Reads a JSON report back into a [`Report`].
+///
+/// # Errors
+///
+/// [`Error::UnsupportedVersion`] is not used here: a report of another `schema_version`, an
+/// unknown member, policy, class or reason, or a `status`/`exit_code` that disagrees with
+/// the findings is [`Error::Invalid`], [`Error::UnknownMember`] or [`Error::MissingMember`]
+/// with its pointer.
+pub fn from_json(value: &Value) -> Result<Report, Error> {
+    let f = Fields::new(
+        value,
+        "",
+        &[
+            "schema_version",
+            "status",
+            "exit_code",
+            "matched",
+            "gating",
+            "summary",
+            "findings",
+            "unverified",
+        ],
+    )?;
+    if count(f.required("schema_version")?, "/schema_version")? != SCHEMA_VERSION {
+        return Err(invalid("/schema_version", "schema_version 1"));
+    }
+    let gating = strings(f.required("gating")?, "/gating")?
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.parse::<Policy>()
+                .map_err(|_| invalid(&element("/gating", i), "a policy name"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let findings = array(f.required("findings")?, "/findings")?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| finding_from(v, &element("/findings", i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let unverified = array(f.required("unverified")?, "/unverified")?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| unverified_from(v, &element("/unverified", i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let matched = usize::try_from(count(f.required("matched")?, "/matched")?)
+        .map_err(|_| invalid("/matched", "a count"))?;
+    let report = Report::new(gating, findings, unverified, matched);
+    if string(f.required("status")?, "/status")? != report.status.name() {
+        return Err(invalid("/status", "the status the findings give"));
+    }
+    if count(f.required("exit_code")?, "/exit_code")? != u64::from(report.exit_code) {
+        return Err(invalid("/exit_code", "the exit code the findings give"));
+    }
+    object(f.required("summary")?, "/summary")?;
+    Ok(report)
+}
+
+fn invalid(pointer: &str, expected: &'static str) -> Error {
+    Error::Invalid {
+        pointer: pointer.to_owned(),
+        expected,
+    }
+}
+
+fn opt_string_or_null(f: &Fields<'_>, name: &'static str) -> Result<Option<String>, Error> {
+    match f.required(name)? {
+        v if v.is_null() => Ok(None),
+        v => Ok(Some(string(v, &f.at(name))?.to_owned())),
+    }
+}
+
+fn pin_from(f: &Fields<'_>, prefix: &str) -> Result<Option<Pin>, Error> {
+    let digest_name = format!("{prefix}_digest");
+    let literals_name = format!("{prefix}_undecidable_literals");
+    if let Some(d) = f.optional(&digest_name) {
+        let at = f.at(&digest_name);
+        return string(d, &at)?
+            .parse()
+            .map(|d| Some(Pin::Digest(d)))
+            .map_err(|_| invalid(&at, "a digest"));
+    }
+    f.optional(&literals_name)
+        .map(|l| strings(l, &f.at(&literals_name)).map(Pin::Undecidable))
+        .transpose()
+}
+
+fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
+    let f = Fields::new(
+        value,
+        pointer,
+        &[
+            "policy",
+            "server",
+            "item",
+            "pointer",
+            "gated",
+            "classes",
+            "changes",
+            "approved",
+            "served",
+            "approved_digest",
+            "approved_undecidable_literals",
+            "served_digest",
+            "served_undecidable_literals",
+            "other",
+            "collision",
+            "in_name",
+            "code_points",
+        ],
+    )?;
+    let policy = string(f.required("policy")?, &f.at("policy"))?
+        .parse::<Policy>()
+        .map_err(|_| invalid(&f.at("policy"), "a policy name"))?;
+    let server = string(f.required("server")?, &f.at("server"))?;
+    let item = opt_string_or_null(&f, "item")?;
+    let gated = f
+        .required("gated")?
+        .as_bool()
+        .ok_or_else(|| invalid(&f.at("gated"), "true or false"))?;
+    let mut finding = Finding::new(policy, server, item.as_deref(), gated);
+    finding.pointer = opt_string_or_null(&f, "pointer")?;
+    if let Some(changes) = f.optional("changes") {
+        let at = f.at("changes");
+        finding.changes = array(changes, &at)?
+            .iter()
+            .enumerate()
+            .map(|(i, c)| change_from(c, &element(&at, i)))
+            .collect::<Result<_, _>>()?;
+    }
+    finding.approved = f.optional("approved").cloned();
+    finding.served = f.optional("served").cloned();
+    finding.approved_pin = pin_from(&f, "approved")?;
+    finding.served_pin = pin_from(&f, "served")?;
+    if let Some(other) = f.optional("other") {
+        let o = Fields::new(other, &f.at("other"), &["server", "item"])?;
+        finding.other = Some((
+            string(o.required("server")?, &o.at("server"))?.to_owned(),
+            string(o.required("item")?, &o.at("item"))?.to_owned(),
+        ));
+    }
+    if let Some(kind) = f.optional("collision") {
+        let at = f.at("collision");
+        finding.collision = Some(match string(kind, &at)? {
+            "exact" => CollisionKind::Exact,
+            "case-insensitive" => CollisionKind::CaseInsensitive,
+            "confusable" => CollisionKind::Confusable,
+            _ => return Err(invalid(&at, "exact, case-insensitive or confusable")),
+        });
+    }
+    if let Some(v) = f.optional("in_name") {
+        finding.in_name = v
+            .as_bool()
+            .ok_or_else(|| invalid(&f.at("in_name"), "true or false"))?;
+    }
+    if let Some(v) = f.optional("code_points") {
+        let at = f.at("code_points");
+        finding.code_points = strings(v, &at)?
+            .iter()
+            .map(|s| {
+                s.strip_prefix("U+")
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .ok_or_else(|| invalid(&at, "code points written U+XXXX"))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    let classes = strings(f.required("classes")?, &f.at("classes"))?;
+    let names: Vec<&str> = finding.classes().iter().map(|c| c.name()).collect();
+    if classes != names {
+        return Err(invalid(&f.at("classes"), "the classes of the changes"));
+    }
+    Ok(finding)
+}
+
+fn change_from(value: &Value, pointer: &str) -> Result<Change, Error> {
+    let f = Fields::new(value, pointer, &["pointer", "old", "new", "classes"])?;
+    let at = f.at("classes");
+    Ok(Change {
+        pointer: string(f.required("pointer")?, &f.at("pointer"))?.to_owned(),
+        old: f.optional("old").cloned(),
+        new: f.optional("new").cloned(),
+        classes: strings(f.required("classes")?, &at)?
+            .iter()
+            .map(|c| {
+                c.parse::<ChangeClass>()
+                    .map_err(|_| invalid(&at, "a change class"))
+            })
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+fn unverified_from(value: &Value, pointer: &str) -> Result<Unverified, Error> {
+    let f = Fields::new(value, pointer, &["server", "item", "reason", "literals"])?;
+    let at = f.at("reason");
+    let reason = match string(f.required("reason")?, &at)? {
+        "undecidable" => Reason::Undecidable {
+            literals: strings(f.required("literals")?, &f.at("literals"))?,
+        },
+        "unseen-in-incomplete-capture" => Reason::Unseen,
+        "outside-capture-scope" => Reason::OutsideScope,
+        _ => return Err(invalid(&at, "a reason")),
+    };
+    Ok(Unverified {
+        server: string(f.required("server")?, &f.at("server"))?.to_owned(),
+        item: opt_string_or_null(&f, "item")?,
+        reason,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// SARIF
+
+/// The report as a SARIF 2.1.0 log: one rule per policy (and one for what could not be
+/// compared), level `error` for gated findings and `warning` for reported ones, logical
+/// locations `server/tool`, every server string escaped as in [`to_text`].
+#[must_use]
+pub fn to_sarif(report: &Report, tool_version: &str) -> Value {
+    let mut rules = Vec::new();
+    for policy in Policy::ALL {
+        rules.push(sarif_rule(
+            policy.name(),
+            policy.summary(),
+            if report.gating.contains(&policy) {
+                "error"
+            } else {
+                "warning"
+            },
+        ));
+    }
+    rules.push(sarif_rule(
+        NOT_COMPARED,
+        "An approved item or server could not be compared and could hide a departure.",
+        "error",
+    ));
+    let mut results = Vec::new();
+    for f in &report.findings {
+        let index = Policy::ALL.iter().position(|p| *p == f.policy).unwrap_or(0);
+        let mut text = String::new();
+        finding_text(f, &mut text);
+        results.push(sarif_result(
+            f.policy.name(),
+            index,
+            if f.gated { "error" } else { "warning" },
+            text.trim_end(),
+            &f.server,
+            f.item.as_deref(),
+        ));
+    }
+    for u in &report.unverified {
+        let text = format!(
+            "not compared: {}: {}",
+            place(&u.server, u.item.as_deref()),
+            reason_text(&u.reason)
+        );
+        results.push(sarif_result(
+            NOT_COMPARED,
+            Policy::ALL.len(),
+            "error",
+            &text,
+            &u.server,
+            u.item.as_deref(),
+        ));
+    }
+    let mut driver = Object::new();
+    driver.insert("name", "mcppin");
+    driver.insert("version", tool_version);
+    driver.insert("semanticVersion", tool_version);
+    driver.insert(
+        "informationUri",
+        "https://example.invalid/mcppin/docs/cli.md",
+    );
+    driver.insert("rules", Value::from(rules));
+    let mut tool = Object::new();
+    tool.insert("driver", driver);
+    let mut invocation = Object::new();
+    invocation.insert("executionSuccessful", true);
+    invocation.insert("exitCode", u64::from(report.exit_code));
+    let mut run = Object::new();
+    run.insert("tool", tool);
+    run.insert("invocations", Value::from(vec![Value::from(invocation)]));
+    run.insert("results", Value::from(results));
+    let mut props = Object::new();
+    props.insert("status", report.status.name());
+    run.insert("properties", props);
+    let mut log = Object::new();
+    log.insert("$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    log.insert("version", "2.1.0");
+    log.insert("runs", Value::from(vec![Value::from(run)]));
+    Value::from(log)
+}
+
+fn message(text: &str) -> Object {
+    let mut m = Object::new();
+    m.insert("text", text);
+    m
+}
+
+fn sarif_rule(id: &str, summary: &str, level: &str) -> Value {
+    let mut rule = Object::new();
+    rule.insert("id", id);
+    rule.insert(
+        "name",
+        id.split('-')
+            .map(|w| {
+                let mut c = w.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect::<String>(),
+    );
+    rule.insert("shortDescription", message(summary));
+    rule.insert("fullDescription", message(summary));
+    rule.insert(
+        "helpUri",
+        format!("https://example.invalid/mcppin/docs/cli.md#{id}"),
+    );
+    rule.insert("help", message(summary));
+    let mut config = Object::new();
+    config.insert("level", level);
+    rule.insert("defaultConfiguration", config);
+    Value::from(rule)
+}
+
+fn sarif_result(
+    rule: &str,
+    index: usize,
+    level: &str,
+    text: &str,
+    server: &str,
+    item: Option<&str>,
+) -> Value {
+    let mut logical = Object::new();
+    logical.insert("fullyQualifiedName", place(server, item));
+    logical.insert("name", escape(item.unwrap_or(server)).into_owned());
+    logical.insert("kind", if item.is_some() { "function" } else { "module" });
+    let mut location = Object::new();
+    location.insert("logicalLocations", Value::from(vec![Value::from(logical)]));
+    let mut result = Object::new();
+    result.insert("ruleId", rule);
+    result.insert("ruleIndex", index as u64);
+    result.insert("level", level);
+    result.insert("message", message(&format!("{text}.")));
+    result.insert("locations", Value::from(vec![Value::from(location)]));
+    Value::from(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::lockfile::Lockfile;
+    use crate::manifest::Manifest;
+    use crate::policy::{FailOn, Options, verify};
+
+    fn report(approved: &str, served: &str) -> Report {
+        let a = Manifest::parse(approved.as_bytes()).unwrap();
+        let s = Manifest::parse(served.as_bytes()).unwrap();
+        verify(
+            &Lockfile::approve(None, &a, &[]).unwrap(),
+            &s,
+            &Options::new(BTreeSet::new(), FailOn::Default),
+        )
+    }
+
+    const HOSTILE: &str = r#"{"schema_version":2,"complete":true,"servers":[
+        {"id":"ev\u001b[2Kil\u202e","tools":[{"name":"t\u200bool","description":"x\u001b[2K\u202e\u200by"}]}]}"#;
+
+    #[test]
+    fn text_escapes_every_server_string() {
+        let r = report(HOSTILE, HOSTILE);
+        let text = to_text(&r);
+        assert!(text.is_ascii());
+        assert!(!text.contains('\u{1b}'));
+        assert!(
+            text.contains("ev<U+001B>[2Kil<U+202E>/t<U+200B>ool"),
+            "{text}"
+        );
+        assert!(
+            text.contains("text at /description: U+001B U+202E U+200B"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn json_round_trips_and_keeps_values_exact() {
+        let changed = HOSTILE.replace("x\\u001b", "z\\u001b").replace(
+            r#""description""#,
+            r#""default":9007199254740993.0,"description""#,
+        );
+        let r = report(HOSTILE, &changed);
+        assert_eq!(r.exit_code, 1);
+        let json = to_json(&r);
+        let bytes = crate::to_pretty(&json);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.contains("9007199254740993.0"), "{text}");
+        let back = from_json(&crate::parse(&bytes).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn json_refuses_a_status_the_findings_do_not_give() {
+        let r = report(HOSTILE, HOSTILE);
+        let text = String::from_utf8(crate::to_pretty(&to_json(&r))).unwrap();
+        let forged = text.replace("\"PASS\"", "\"FAIL\"");
+        assert!(matches!(
+            from_json(&crate::parse(forged.as_bytes()).unwrap()),
+            Err(Error::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn sarif_levels_follow_the_gate() {
+        let parcel = HOSTILE.replace(r#"]}]}"#, r#"]},{"id":"p","tools":[{"name":"new"}]}]}"#);
+        let r = report(HOSTILE, &parcel);
+        let sarif = to_sarif(&r, "0.1.0");
+        let results = sarif
+            .pointer("/runs/0/results")
+            .unwrap()
+            .as_array()
+            .unwrap();
+        let levels: Vec<_> = results
+            .iter()
+            .map(|r| {
+                (
+                    r.get("ruleId").unwrap().as_str().unwrap(),
+                    r.get("level").unwrap().as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert!(levels.contains(&("tool-added", "error")), "{levels:?}");
+        assert!(
+            levels.contains(&("hidden-characters", "warning")),
+            "{levels:?}"
+        );
+        assert!(sarif.to_string().is_ascii());
+    }
+}
