@@ -3,6 +3,8 @@
 use std::io;
 use std::time::Duration;
 
+use mcppin_core::Value;
+
 /// Everything that can go wrong while starting, speaking to or stopping an MCP server.
 ///
 /// Text that came from a server (an error message, a cursor, a tool name) is kept raw here:
@@ -67,6 +69,112 @@ pub enum Error {
         /// The timeout that passed.
         after: Duration,
     },
+    /// A protocol revision this build was not written against (on the command line or in
+    /// a configuration).
+    #[error(
+        "unknown protocol revision {revision:?}: this build speaks 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28"
+    )]
+    UnknownRevision {
+        /// The revision as given.
+        revision: String,
+    },
+    /// The server speaks none of the revisions this build knows (it answered `initialize`
+    /// with another revision, or `server/discover` without 2026-07-28).
+    #[error("the server offers no protocol revision this build knows (offered: {})", list(.offered))]
+    RevisionRefused {
+        /// The revisions the server named, raw.
+        offered: Vec<String>,
+    },
+    /// An answer the strict reader refuses (SPEC 2.1), or a line that is not JSON at all.
+    #[error("malformed answer to {method}: {source}")]
+    Malformed {
+        /// The request being answered.
+        method: String,
+        /// The reading error, with its position in the line.
+        source: Box<mcppin_core::Error>,
+    },
+    /// A well-formed answer that breaks the protocol (no result, a page without its list).
+    #[error("protocol violation in the answer to {method}: {problem}")]
+    Protocol {
+        /// The request being answered.
+        method: String,
+        /// What was wrong.
+        problem: &'static str,
+    },
+    /// The server answered a request with a JSON-RPC error.
+    #[error("the server answered {method} with error {code}: {message:?}")]
+    ServerError {
+        /// The request.
+        method: String,
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The error message, raw.
+        message: String,
+        /// The error's `data`, when present.
+        data: Option<Box<Value>>,
+    },
+    /// A response to an id that is not outstanding.
+    #[error("a response to id {id}, which was not asked, while waiting for {method}")]
+    UnexpectedResponse {
+        /// The request being awaited.
+        method: String,
+        /// The id literal in the response.
+        id: String,
+    },
+    /// A list returned a cursor it had returned before: following it would loop.
+    #[error("{method} returned cursor {cursor:?} a second time")]
+    RepeatedCursor {
+        /// The list method.
+        method: String,
+        /// The repeated cursor, raw.
+        cursor: String,
+    },
+    /// A list did not end within the page limit.
+    #[error("{method} did not end within {limit} pages")]
+    TooManyPages {
+        /// The list method.
+        method: String,
+        /// The page limit.
+        limit: usize,
+    },
+    /// Two tools of one server have the same name (SPEC 3.1).
+    #[error("the server lists tool {name:?} twice")]
+    DuplicateTool {
+        /// The duplicated name, raw.
+        name: String,
+    },
+    /// The client configuration is not JSON, even allowing comments and trailing commas.
+    #[error("the configuration is not JSON: {message}")]
+    ConfigSyntax {
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// The configuration holds no server table, or an entry is not a server a client runs.
+    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {s:?}: ")).unwrap_or_default())]
+    ConfigShape {
+        /// The server id, when the problem is in one entry.
+        server: Option<String>,
+        /// What is wrong.
+        problem: String,
+    },
+    /// `${input:...}` asks the user at start-up (VS Code); an exporter cannot.
+    #[error(
+        "server {server:?}: ${{input:{name}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})"
+    )]
+    InputVariable {
+        /// The server id.
+        server: String,
+        /// The input id.
+        name: String,
+    },
+    /// `${VAR}` names a variable the environment does not have.
+    #[error("server {server:?}: environment variable {name} is not set")]
+    UndefinedVariable {
+        /// The server id.
+        server: String,
+        /// The variable.
+        name: String,
+    },
 }
 
 /// Formats a duration for a message (`30s`, `250ms`).
@@ -75,5 +183,18 @@ fn humanize(duration: Duration) -> String {
         format!("{}s", duration.as_secs())
     } else {
         format!("{}ms", duration.as_millis())
+    }
+}
+
+/// Formats a list of raw strings for a message.
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items
+            .iter()
+            .map(|i| format!("{i:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }

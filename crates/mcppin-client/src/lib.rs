@@ -31,10 +31,16 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod capture;
+pub mod config;
 mod error;
 pub mod frame;
 pub mod process;
+pub mod session;
 pub mod transport;
+
+pub use capture::{ServerCapture, capture};
+pub use config::{ClientConfig, ServerEntry, StdioServer};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
@@ -42,4 +48,5 @@ pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
     Shutdown, Stage, StderrMode, inherited_environment,
 };
+pub use session::{ClientInfo, MAX_PAGES, Protocol, Revision, Session, SessionOptions};
 pub use transport::{Channel, Connection, Received, Transport};
