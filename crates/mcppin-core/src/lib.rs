@@ -46,6 +46,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod admission;
 mod canon;
 pub mod diff;
 mod digest;
