@@ -48,14 +48,14 @@ pub struct StdioServer {
 }
 
 impl ClientConfig {
-    /// Reads a configuration, expanding `${VAR}` and `${env:VAR}` from `environment`.
+    /// Reads a configuration. Variables are left as written: [`StdioServer::expand`] resolves
+    /// them for the servers actually run, so a server that is not selected cannot fail the
+    /// others.
     ///
     /// # Errors
     ///
     /// [`Error::ConfigSyntax`] when the text is not JSON (with comments), [`Error::ConfigShape`]
-    /// when it holds no server table or a server entry is not what a client would run,
-    /// [`Error::InputVariable`] for `${input:...}`, [`Error::UndefinedVariable`] for a
-    /// variable missing from `environment`.
+    /// when it holds no server table or a server entry is not what a client would run.
     ///
     /// # Examples
     ///
@@ -69,13 +69,14 @@ impl ClientConfig {
     ///     "files": {"command": "npx", "args": ["-y", "server-filesystem", "${HOME}"],},
     ///   },
     /// }"#;
-    /// let env = BTreeMap::from([("HOME".to_owned(), "/home/me".to_owned())]);
-    /// let config = ClientConfig::parse(text, &env)?;
+    /// let config = ClientConfig::parse(text)?;
     /// let ServerEntry::Stdio(files) = &config.servers["files"] else { unreachable!() };
+    /// let env = BTreeMap::from([("HOME".to_owned(), "/home/me".to_owned())]);
+    /// let files = files.expand("files", &env)?;
     /// assert_eq!(files.args, ["-y", "server-filesystem", "/home/me"]);
     /// # Ok::<(), mcppin_client::Error>(())
     /// ```
-    pub fn parse(text: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
+    pub fn parse(text: &str) -> Result<Self, Error> {
         let root = jsonc_parser::parse_to_value(text, &ParseOptions::default())
             .map_err(|err| Error::ConfigSyntax {
                 message: err.to_string(),
@@ -106,18 +107,14 @@ impl ClientConfig {
             let JsonValue::Object(entry) = entry else {
                 return Err(shape(Some(&id), "the entry is not an object"));
             };
-            let server = read_entry(&id, entry, environment)?;
+            let server = read_entry(&id, entry)?;
             servers.insert(id, server);
         }
         Ok(Self { servers })
     }
 }
 
-fn read_entry(
-    id: &str,
-    mut entry: JsonObject<'_>,
-    environment: &BTreeMap<String, String>,
-) -> Result<ServerEntry, Error> {
+fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error> {
     let kind = entry.take_string("type").map(|t| t.into_owned());
     if let Some(url) = entry.take_string("url") {
         return Ok(ServerEntry::Remote {
@@ -133,9 +130,8 @@ fn read_entry(
             });
         }
     }
-    let expand = |text: &str| expand(id, text, environment);
     let command = match entry.take("command") {
-        Some(JsonValue::String(c)) => expand(&c)?,
+        Some(JsonValue::String(c)) => c.into_owned(),
         Some(_) => return Err(shape(Some(id), "\"command\" is not a string")),
         None => return Err(shape(Some(id), "neither \"command\" nor \"url\"")),
     };
@@ -147,7 +143,7 @@ fn read_entry(
                 let JsonValue::String(arg) = arg else {
                     return Err(shape(Some(id), "an argument is not a string"));
                 };
-                args.push(expand(&arg)?);
+                args.push(arg.into_owned());
             }
         }
         Some(_) => return Err(shape(Some(id), "\"args\" is not an array")),
@@ -158,7 +154,7 @@ fn read_entry(
         Some(JsonValue::Object(vars)) => {
             for (name, value) in vars {
                 let value = match value {
-                    JsonValue::String(v) => expand(&v)?,
+                    JsonValue::String(v) => v.into_owned(),
                     JsonValue::Number(n) => n.to_owned(),
                     JsonValue::Boolean(b) => b.to_string(),
                     _ => return Err(shape(Some(id), "an \"env\" value is not a string")),
@@ -170,7 +166,7 @@ fn read_entry(
     }
     let cwd = match entry.take("cwd") {
         None | Some(JsonValue::Null) => None,
-        Some(JsonValue::String(dir)) => Some(PathBuf::from(expand(&dir)?)),
+        Some(JsonValue::String(dir)) => Some(PathBuf::from(dir.into_owned())),
         Some(_) => return Err(shape(Some(id), "\"cwd\" is not a string")),
     };
     Ok(ServerEntry::Stdio(StdioServer {
@@ -179,6 +175,33 @@ fn read_entry(
         env,
         cwd,
     }))
+}
+
+impl StdioServer {
+    /// The server with `${VAR}`, `${env:VAR}` and `${VAR:-default}` expanded from
+    /// `environment` in its command, arguments, environment values and working directory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InputVariable`] for `${input:...}` (a VS Code prompt an exporter cannot
+    /// answer), [`Error::UndefinedVariable`] for a variable missing from `environment`; both
+    /// name `id`.
+    pub fn expand(&self, id: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
+        let x = |text: &str| expand(id, text, environment);
+        Ok(Self {
+            command: x(&self.command)?,
+            args: self.args.iter().map(|a| x(a)).collect::<Result<_, _>>()?,
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), x(v)?)))
+                .collect::<Result<_, Error>>()?,
+            cwd: match &self.cwd {
+                Some(dir) => Some(PathBuf::from(x(&dir.to_string_lossy())?)),
+                None => None,
+            },
+        })
+    }
 }
 
 /// Expands `${VAR}`, `${env:VAR}` and `${VAR:-default}`; refuses `${input:...}`.
@@ -268,8 +291,10 @@ mod tests {
           },
           "globalShortcut": "x",
         }"#;
-        let config = ClientConfig::parse(text, &env(&[("TOKEN", "t0k")])).unwrap();
-        let billing = stdio(&config, "billing");
+        let config = ClientConfig::parse(text).unwrap();
+        let billing = stdio(&config, "billing")
+            .expand("billing", &env(&[("TOKEN", "t0k")]))
+            .unwrap();
         assert_eq!(billing.command, "node");
         assert_eq!(billing.args, ["server.js", "--port", "0"]);
         assert_eq!(billing.env, env(&[("LEVEL", "3"), ("TOKEN", "t0k")]));
@@ -285,7 +310,7 @@ mod tests {
             "remote": {"type": "http", "url": "https://example.invalid/mcp"}
           }
         }"#;
-        let config = ClientConfig::parse(text, &env(&[])).unwrap();
+        let config = ClientConfig::parse(text).unwrap();
         assert_eq!(stdio(&config, "files").command, "npx");
         assert_eq!(
             config.servers["remote"],
@@ -298,7 +323,7 @@ mod tests {
     #[test]
     fn reads_servers_inside_vs_code_settings() {
         let text = r#"{"editor.fontSize": 14, "mcp": {"servers": {"a": {"command": "a"}}}}"#;
-        let config = ClientConfig::parse(text, &env(&[])).unwrap();
+        let config = ClientConfig::parse(text).unwrap();
         assert_eq!(stdio(&config, "a").command, "a");
     }
 
@@ -322,27 +347,27 @@ mod tests {
     #[test]
     fn refuses_input_variables() {
         let text = r#"{"servers": {"gh": {"command": "gh", "env": {"T": "${input:token}"}}}}"#;
-        let err = ClientConfig::parse(text, &env(&[])).unwrap_err();
+        let config = ClientConfig::parse(text).unwrap();
+        let err = stdio(&config, "gh").expand("gh", &env(&[])).unwrap_err();
         assert!(matches!(err, Error::InputVariable { ref server, ref name }
             if server == "gh" && name == "token"));
     }
 
     #[test]
     fn refuses_a_file_without_a_server_table() {
-        let err = ClientConfig::parse(r#"{"servers2": {}}"#, &env(&[])).unwrap_err();
+        let err = ClientConfig::parse(r#"{"servers2": {}}"#).unwrap_err();
         assert!(matches!(err, Error::ConfigShape { server: None, .. }));
     }
 
     #[test]
     fn refuses_an_entry_with_neither_command_nor_url() {
-        let err =
-            ClientConfig::parse(r#"{"mcpServers": {"x": {"args": []}}}"#, &env(&[])).unwrap_err();
+        let err = ClientConfig::parse(r#"{"mcpServers": {"x": {"args": []}}}"#).unwrap_err();
         assert!(matches!(err, Error::ConfigShape { server: Some(ref s), .. } if s == "x"));
     }
 
     #[test]
     fn refuses_text_that_is_not_json() {
-        let err = ClientConfig::parse("{\"mcpServers\": ", &env(&[])).unwrap_err();
+        let err = ClientConfig::parse("{\"mcpServers\": ").unwrap_err();
         assert!(matches!(err, Error::ConfigSyntax { .. }));
     }
 }

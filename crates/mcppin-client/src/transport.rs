@@ -41,6 +41,16 @@ pub trait Transport {
     fn receive(&mut self, timeout: Duration) -> Result<Received, Error>;
 }
 
+impl<T: Transport + ?Sized> Transport for &mut T {
+    fn send(&mut self, message: &[u8]) -> Result<(), Error> {
+        (**self).send(message)
+    }
+
+    fn receive(&mut self, timeout: Duration) -> Result<Received, Error> {
+        (**self).receive(timeout)
+    }
+}
+
 /// A [`Transport`] over any reader and writer: a thread reads bounded lines from `reader`.
 ///
 /// The thread hands over one line at a time (a rendezvous channel), so at most two lines are

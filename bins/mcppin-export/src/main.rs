@@ -1,0 +1,359 @@
+//! `mcppin-export`: run the MCP servers of a client configuration and write the manifest of
+//! their tool surface (SPEC 5).
+//!
+//! A capture is only worth pinning if it is complete: a server that cannot be captured fails
+//! the whole export (exit 3) and nothing is written, because an absent server is not a smaller
+//! surface but an unknown one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context;
+use clap::Parser;
+use mcppin_client::{
+    CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
+    ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
+    StdioServer, capture, inherited_environment,
+};
+use mcppin_core::escape;
+use mcppin_core::manifest::{Manifest, ServerSurface};
+use mcppin_core::surface::ItemKind;
+
+mod exit;
+
+use exit::{Exit, Fail};
+
+const NAME: &str = "mcppin-export";
+
+const EXIT_CODES: &str = "\
+Exit codes (a public contract):
+  0  the manifest was written
+  2  the command line is wrong
+  3  a server could not be captured (nothing written)
+  4  the configuration could not be read, or the manifest not written (nothing written)";
+
+/// How much of a server's stderr is kept (the most recent bytes).
+const STDERR_LIMIT: usize = 64 * 1024;
+
+/// Run the MCP servers of a client configuration and write the manifest of their tool surface.
+///
+/// Every selected server is started, read to the last page of `tools/list` as many times as
+/// `--passes` says, and stopped. The manifest says `complete: true` only when at least two
+/// readings of every server agree.
+#[derive(Debug, Parser)]
+#[command(name = NAME, version, about, after_help = EXIT_CODES)]
+struct Cli {
+    /// The client configuration: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
+    /// VS Code `servers`, or VS Code settings with `mcp.servers`.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+
+    /// Capture only this server (repeatable); the manifest then lists its scope.
+    #[arg(long = "server", value_name = "ID")]
+    servers: Vec<String>,
+
+    /// The protocol revision to speak, or `auto` (probe server/discover, fall back to
+    /// initialize).
+    #[arg(long, value_name = "REV|auto", default_value = "2025-11-25", value_parser = parse_protocol)]
+    protocol: Protocol,
+
+    /// How many times to read each server's surface; complete needs two readings that agree.
+    #[arg(long, value_name = "N", default_value = "2")]
+    passes: NonZeroU32,
+
+    /// How long to wait for each answer (`30s`, `500ms`, `2m`).
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+
+    /// Give servers the whole environment instead of only HOME LOGNAME PATH SHELL TERM USER
+    /// LANG TMPDIR (and their configured `env`).
+    #[arg(long)]
+    inherit_env: bool,
+
+    /// Show each server's stderr (escaped, prefixed with its id) and a summary per server.
+    #[arg(short, long)]
+    verbose: bool,
+
+    /// Where to write the manifest; `-` for stdout.
+    #[arg(short, long, value_name = "FILE|-")]
+    output: PathBuf,
+
+    /// Fixes the capture time (RFC 3339), for tests.
+    #[arg(long, hide = true, value_parser = humantime::parse_rfc3339)]
+    now: Option<SystemTime>,
+
+    /// The wait between the steps of stopping a server, for tests.
+    #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
+    grace: Duration,
+}
+
+fn parse_protocol(text: &str) -> Result<Protocol, String> {
+    text.parse()
+        .map_err(|e: mcppin_client::Error| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(exit) => exit.into(),
+        Err(err) => {
+            if exit::is_broken_pipe(&err) {
+                return Exit::Written.into();
+            }
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{NAME}: {}",
+                escape(&format!("{err:#}"))
+            );
+            exit::code_of(&err).into()
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<Exit> {
+    let config = read_config(&cli.config)?;
+    let ids = select(cli, &config)?;
+    let environment: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    // Every selected entry is resolved before any server starts: a configuration error is
+    // found without running anything.
+    let mut servers = Vec::new();
+    for id in &ids {
+        match &config.servers[id.as_str()] {
+            ServerEntry::Stdio(server) => {
+                let server = server.expand(id, &environment).map_err(|e| {
+                    Fail::new(Exit::Unreadable, format!("{}: {e}", cli.config.display()))
+                })?;
+                servers.push((id.as_str(), server));
+            }
+            ServerEntry::Remote { .. } => {
+                return Err(Fail::new(
+                    Exit::Uncaptured,
+                    format!(
+                        "server {id:?} could not be captured: it is a remote server (url); \
+                         this version captures stdio servers only, and an export without it \
+                         would not be the surface the agent sees"
+                    ),
+                )
+                .into());
+            }
+        }
+    }
+
+    let mut manifest = Manifest::new(true);
+    manifest.protocol_version = match cli.protocol {
+        Protocol::Exact(revision) => Some(revision.as_str().to_owned()),
+        Protocol::Auto => None,
+    };
+    manifest.captured_by = Some(format!("{NAME}/{}", env!("CARGO_PKG_VERSION")));
+    manifest.captured_at = Some(
+        humantime::format_rfc3339_seconds(cli.now.unwrap_or_else(SystemTime::now)).to_string(),
+    );
+    if !cli.servers.is_empty() {
+        manifest.scope = Some(ids.iter().cloned().collect());
+    }
+    for (id, server) in &servers {
+        let captured = capture_server(cli, id, server)?;
+        let agreed = captured.agreed && captured.passes >= 2;
+        if !agreed {
+            manifest.complete = false;
+            let why = if captured.agreed {
+                "a single reading cannot show that the list held still"
+            } else {
+                "its readings disagreed (the list changed while it was read)"
+            };
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{NAME}: warning: server {}: {why}; the manifest says complete: false",
+                escape(&format!("{id:?}"))
+            );
+        }
+        manifest
+            .servers
+            .insert((*id).to_owned(), surface_of(id, captured)?);
+    }
+    write_manifest(&cli.output, &manifest.to_bytes())?;
+    Ok(Exit::Written)
+}
+
+fn read_config(path: &Path) -> anyhow::Result<ClientConfig> {
+    let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
+    let bytes = std::fs::read(path)
+        .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| unreadable(format!("{}: not UTF-8 text", path.display())))?;
+    ClientConfig::parse(&text).map_err(|e| unreadable(format!("{}: {e}", path.display())).into())
+}
+
+/// The ids to capture: every configured server, or the `--server` ones, each checked.
+fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
+    if cli.servers.is_empty() {
+        return Ok(config.servers.keys().cloned().collect());
+    }
+    let mut ids = BTreeSet::new();
+    for id in &cli.servers {
+        if !config.servers.contains_key(id) {
+            let known: Vec<_> = config.servers.keys().map(|k| format!("{k:?}")).collect();
+            return Err(Fail::new(
+                Exit::Usage,
+                format!(
+                    "--server {id:?}: no such server in {} (it has {})",
+                    cli.config.display(),
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            )
+            .into());
+        }
+        ids.insert(id.clone());
+    }
+    Ok(ids.into_iter().collect())
+}
+
+/// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
+/// exit 3.
+fn capture_server(cli: &Cli, id: &str, server: &StdioServer) -> anyhow::Result<ServerCapture> {
+    let inherit = if cli.inherit_env {
+        Inherit::All
+    } else {
+        Inherit::Minimal
+    };
+    let mut command = ServerCommand::new(&server.command)
+        .args(&server.args)
+        .envs(inherited_environment(std::env::vars_os(), inherit))
+        .envs(&server.env)
+        .stderr(StderrMode::Capture {
+            limit: STDERR_LIMIT,
+        })
+        .grace(cli.grace);
+    if let Some(dir) = &server.cwd {
+        command = command.current_dir(dir);
+    }
+    let failed = |cause: String| -> anyhow::Error {
+        Fail::new(
+            Exit::Uncaptured,
+            format!("server {id:?} could not be captured: {cause}"),
+        )
+        .into()
+    };
+    let mut connection =
+        Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
+    let options = SessionOptions {
+        protocol: cli.protocol,
+        timeout: cli.timeout,
+        client: ClientInfo {
+            name: NAME.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+    };
+    let result = Session::open(&mut connection, &options)
+        .and_then(|mut session| capture(&mut session, cli.passes));
+    let stopped = connection.shutdown();
+    let stderr = connection.stderr().unwrap_or_default();
+    if cli.verbose || result.is_err() {
+        show_stderr(id, &stderr);
+    }
+    let captured = match result {
+        Ok(captured) => captured,
+        Err(err) => {
+            let mut cause = err.to_string();
+            // A server that died on its own (before, or as, its stdin was closed) says so
+            // through its status; one stopped by a signal from us was alive and is not.
+            if let Ok(done) = &stopped
+                && done.stage <= Stage::ClosedStdin
+                && !done.status.success()
+            {
+                cause.push_str(&format!(" (the server exited: {})", done.status));
+            }
+            return Err(failed(cause));
+        }
+    };
+    stopped.map_err(|e| failed(format!("it could not be stopped: {e}")))?;
+    if cli.verbose {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{NAME}: server {}: {} tools over {}, {} readings{}",
+            escape(&format!("{id:?}")),
+            captured.tools.len(),
+            captured.protocol_version,
+            captured.passes,
+            if captured.agreed {
+                " agree"
+            } else {
+                " disagree"
+            },
+        );
+    }
+    Ok(captured)
+}
+
+/// Writes a server's captured stderr, each line escaped and prefixed with the server id.
+fn show_stderr(id: &str, stderr: &CapturedStderr) {
+    let mut out = std::io::stderr().lock();
+    let prefix = escape(id);
+    if stderr.dropped > 0 {
+        let _ = writeln!(
+            out,
+            "[{prefix}] ({} earlier bytes of stderr dropped)",
+            stderr.dropped
+        );
+    }
+    for line in stderr.escaped_lines() {
+        let _ = writeln!(out, "[{prefix}] {line}");
+    }
+}
+
+fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface> {
+    let mut surface = ServerSurface::new();
+    surface.reported_name = captured.reported_name;
+    surface.protocol_version = Some(captured.protocol_version.as_str().to_owned());
+    surface.passes = Some(u64::from(captured.passes));
+    for (i, tool) in captured.tools.into_iter().enumerate() {
+        // Names were checked unique by the session; this is the manifest's own guard.
+        surface
+            .tools
+            .insert(ItemKind::Tool, tool, &format!("/tools/{i}"))
+            .map_err(|e| {
+                Fail::new(
+                    Exit::Uncaptured,
+                    format!("server {id:?} could not be captured: {e}"),
+                )
+            })?;
+    }
+    Ok(surface)
+}
+
+/// Writes the manifest to stdout, or to a file through a temporary file and a rename.
+fn write_manifest(output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if output == Path::new("-") {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(bytes)?;
+        stdout.flush()?;
+        return Ok(());
+    }
+    let dir = match output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".mcppin-export-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    temp.as_file_mut()
+        .write_all(bytes)
+        .and_then(|()| temp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    temp.persist(output)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    Ok(())
+}

@@ -1,0 +1,558 @@
+//! `mcppin-export` on the real binary against the fixture server as a real process: what is
+//! written, every exit code, every failure mode (message naming the server and the cause, no
+//! manifest, no process left behind).
+
+mod util;
+
+use mcppin_core::manifest::Manifest;
+use util::{Dir, Run, fixture, json_string};
+
+const HONEST: [&str; 4] = [
+    "list_directory",
+    "read_text_file",
+    "search_files",
+    "write_note",
+];
+
+fn manifest(dir: &Dir, name: &str) -> Manifest {
+    Manifest::parse(&dir.read(name)).expect("a manifest mcppin reads")
+}
+
+fn tool_names(manifest: &Manifest, id: &str) -> Vec<String> {
+    manifest.servers[id]
+        .tools
+        .names()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Asserts the common outcome of a failed export: the exit code, the message naming the
+/// server and the cause, no manifest, and the server gone.
+#[track_caller]
+fn assert_failed(dir: &Dir, run: &Run, code: i32, id: &str, cause: &str) {
+    run.code(code)
+        .stderr_has(&format!(
+            "mcppin-export: server \"{id}\" could not be captured"
+        ))
+        .stderr_has(cause);
+    assert!(!dir.exists("manifest.json"), "a manifest was written");
+    dir.assert_gone(id);
+}
+
+#[test]
+fn exports_an_honest_server() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "-o",
+        "manifest.json",
+        "--now",
+        "2026-08-01T09:12:00Z",
+    ]);
+    run.code(0);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, "", "a quiet run prints nothing");
+    let m = manifest(&dir, "manifest.json");
+    assert!(m.complete);
+    assert_eq!(m.scope, None);
+    assert_eq!(m.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(m.captured_at.as_deref(), Some("2026-08-01T09:12:00Z"));
+    assert_eq!(
+        m.captured_by.as_deref(),
+        Some(concat!("mcppin-export/", env!("CARGO_PKG_VERSION")))
+    );
+    let server = &m.servers["demo"];
+    assert_eq!(server.reported_name.as_deref(), Some("mcppin-fixture"));
+    assert_eq!(server.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(server.passes, Some(2));
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    dir.assert_gone("demo");
+}
+
+#[test]
+fn keeps_tools_exactly_as_served() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
+        .code(0);
+    let m = manifest(&dir, "manifest.json");
+    for served in mcppin_fixture::surface(false) {
+        let name = served["name"].as_str().unwrap();
+        let served = mcppin_core::parse(&serde_json::to_vec(&served).unwrap()).unwrap();
+        let kept = m.servers["demo"].tools.get(name).unwrap();
+        assert_eq!(
+            mcppin_core::canonicalize(kept).unwrap(),
+            mcppin_core::canonicalize(&served).unwrap()
+        );
+    }
+}
+
+#[test]
+fn writes_the_manifest_to_stdout_with_a_dash() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "-o",
+        "-",
+        "--now",
+        "2026-08-01T09:12:00Z",
+    ]);
+    run.code(0).stdout_has("\"schema_version\": 2");
+    let m = Manifest::parse(run.stdout.as_bytes()).unwrap();
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    // One byte form: what was written is what the writer writes.
+    assert_eq!(m.to_bytes(), run.stdout.as_bytes());
+}
+
+#[test]
+fn speaks_every_protocol_revision() {
+    for revision in [
+        "2024-11-05",
+        "2025-03-26",
+        "2025-06-18",
+        "2025-11-25",
+        "2026-07-28",
+    ] {
+        let dir = Dir::new();
+        dir.config(&[("demo", &[])]);
+        dir.export(&[
+            "--config",
+            "mcp.json",
+            "--protocol",
+            revision,
+            "-o",
+            "m.json",
+        ])
+        .code(0);
+        let m = manifest(&dir, "m.json");
+        assert_eq!(m.protocol_version.as_deref(), Some(revision));
+        assert_eq!(
+            m.servers["demo"].protocol_version.as_deref(),
+            Some(revision)
+        );
+        assert_eq!(tool_names(&m, "demo"), HONEST);
+        dir.assert_gone("demo");
+    }
+}
+
+#[test]
+fn auto_uses_2026_07_28_when_offered_and_initialize_otherwise() {
+    let dir = Dir::new();
+    dir.config(&[
+        ("modern", &["--era", "modern"]),
+        ("legacy", &["--era", "legacy"]),
+    ]);
+    dir.export(&["--config", "mcp.json", "--protocol", "auto", "-o", "m.json"])
+        .code(0);
+    let m = manifest(&dir, "m.json");
+    assert_eq!(m.protocol_version, None);
+    assert_eq!(
+        m.servers["modern"].protocol_version.as_deref(),
+        Some("2026-07-28")
+    );
+    assert_eq!(
+        m.servers["legacy"].protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    assert_eq!(tool_names(&m, "modern"), HONEST);
+    assert_eq!(tool_names(&m, "legacy"), HONEST);
+}
+
+#[test]
+fn a_modern_only_server_fails_a_legacy_export() {
+    let dir = Dir::new();
+    dir.config(&[("modern", &["--era", "modern"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "modern",
+        "answered initialize with error -32601",
+    );
+}
+
+#[test]
+fn a_legacy_only_server_fails_a_2026_export() {
+    let dir = Dir::new();
+    dir.config(&[("legacy", &["--era", "legacy"])]);
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--protocol",
+        "2026-07-28",
+        "-o",
+        "manifest.json",
+    ]);
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "legacy",
+        "answered server/discover with error -32601",
+    );
+}
+
+#[test]
+fn follows_every_page() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "paginated"])]);
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(0);
+    let m = manifest(&dir, "m.json");
+    assert!(m.complete);
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+}
+
+#[test]
+fn readings_that_disagree_make_an_incomplete_manifest() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "shifting"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
+    run.code(0)
+        .stderr_has("warning: server \"demo\": its readings disagreed")
+        .stderr_has("complete: false");
+    let m = manifest(&dir, "m.json");
+    assert!(!m.complete);
+    assert_eq!(m.servers["demo"].passes, Some(2));
+    dir.assert_gone("demo");
+}
+
+#[test]
+fn a_single_reading_is_never_complete() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    let run = dir.export(&["--config", "mcp.json", "--passes", "1", "-o", "m.json"]);
+    run.code(0)
+        .stderr_has("a single reading cannot show that the list held still");
+    let m = manifest(&dir, "m.json");
+    assert!(!m.complete);
+    assert_eq!(m.servers["demo"].passes, Some(1));
+}
+
+#[test]
+fn three_readings_that_agree_are_complete() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "paginated"])]);
+    dir.export(&["--config", "mcp.json", "--passes", "3", "-o", "m.json"])
+        .code(0);
+    let m = manifest(&dir, "m.json");
+    assert!(m.complete);
+    assert_eq!(m.servers["demo"].passes, Some(3));
+}
+
+#[test]
+fn narrowing_with_server_sets_the_scope() {
+    let dir = Dir::new();
+    dir.config(&[("a", &[]), ("b", &["--mode", "crash"])]);
+    dir.export(&["--config", "mcp.json", "--server", "a", "-o", "m.json"])
+        .code(0);
+    let m = manifest(&dir, "m.json");
+    assert_eq!(
+        m.scope.map(|s| s.into_iter().collect::<Vec<_>>()),
+        Some(vec!["a".to_owned()])
+    );
+    assert_eq!(m.servers.keys().collect::<Vec<_>>(), ["a"]);
+    // The server outside the scope was never started.
+    assert!(!dir.exists("b.pid"));
+}
+
+#[test]
+fn an_unknown_server_id_is_a_usage_error() {
+    let dir = Dir::new();
+    dir.config(&[("a", &[])]);
+    dir.export(&["--config", "mcp.json", "--server", "nope", "-o", "m.json"])
+        .code(2)
+        .stderr_has("--server \"nope\": no such server in mcp.json (it has \"a\")");
+    assert!(!dir.exists("m.json"));
+    assert!(!dir.exists("a.pid"));
+}
+
+#[test]
+fn a_duplicate_tool_name_fails_the_export() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "duplicate"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "demo",
+        "the server lists tool \"read_text_file\" twice",
+    );
+}
+
+#[test]
+fn malformed_json_fails_the_export() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "malformed"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(&dir, &run, 3, "demo", "malformed answer to tools/list");
+}
+
+#[test]
+fn a_silent_server_times_out_and_is_stopped() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "silent"])]);
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--timeout",
+        "1s",
+        "-o",
+        "manifest.json",
+    ]);
+    assert_failed(&dir, &run, 3, "demo", "no answer to tools/list within 1s");
+}
+
+#[test]
+fn a_crash_mid_list_fails_the_export_and_shows_stderr() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "crash"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "demo",
+        "the server closed its output while waiting for the answer to tools/list",
+    );
+    run.stderr_has("[demo] fixture: crashing while the tool list is read")
+        .stderr_has("(the server exited: exit status: 101)");
+}
+
+#[test]
+fn hostile_stderr_is_shown_escaped() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "hostile-stderr", "--mode", "crash"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(&dir, &run, 3, "demo", "closed its output");
+    run.stderr_has("[demo] <U+001B>[2J<U+001B>[31mfixture: starting<U+001B>[0m")
+        .stderr_has("<U+001B>]0;owned<U+0007> <U+202E>txt.exe");
+    assert!(
+        !run.stderr.contains('\u{1b}') && !run.stderr.contains('\u{202e}'),
+        "raw escapes reached the terminal: {:?}",
+        run.stderr
+    );
+}
+
+#[test]
+fn verbose_shows_the_stderr_of_servers_that_succeed() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "hostile-stderr"])]);
+    let run = dir.export(&["--config", "mcp.json", "-v", "-o", "m.json"]);
+    run.code(0)
+        .stderr_has("[demo] <U+001B>[2J")
+        .stderr_has("[demo] fixture: ready")
+        .stderr_has("server \"demo\": 4 tools over 2025-11-25, 2 readings agree");
+    assert!(!run.stderr.contains('\u{1b}'));
+    // Without -v, a successful server's stderr is not shown.
+    let quiet = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
+    quiet.code(0).stderr_lacks("[demo]");
+}
+
+#[test]
+fn a_server_that_cannot_start_fails_the_export() {
+    let dir = Dir::new();
+    dir.write(
+        "mcp.json",
+        r#"{"mcpServers": {"ghost": {"command": "/nonexistent/mcp-server"}}}"#,
+    );
+    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
+        .code(3)
+        .stderr_has("server \"ghost\" could not be captured: cannot start /nonexistent/mcp-server");
+    assert!(!dir.exists("manifest.json"));
+}
+
+#[test]
+fn one_failing_server_fails_the_whole_export() {
+    let dir = Dir::new();
+    dir.config(&[("a-good", &[]), ("b-bad", &["--mode", "crash"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(&dir, &run, 3, "b-bad", "closed its output");
+    dir.assert_gone("a-good");
+}
+
+#[test]
+fn a_failed_export_leaves_an_existing_manifest_untouched() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "malformed"])]);
+    dir.write("manifest.json", "previous\n");
+    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
+        .code(3);
+    assert_eq!(dir.read("manifest.json"), b"previous\n");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_remote_server_is_refused_with_a_message() {
+    let dir = Dir::new();
+    dir.write(
+        "mcp.json",
+        r#"{"servers": {"web": {"type": "http", "url": "https://example.invalid/mcp"}}}"#,
+    );
+    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
+        .code(3)
+        .stderr_has("server \"web\" could not be captured: it is a remote server (url)");
+    assert!(!dir.exists("manifest.json"));
+}
+
+#[test]
+fn reads_vs_code_files_with_comments_and_expands_variables() {
+    let dir = Dir::new();
+    let pid = dir.path().join("demo.pid");
+    dir.write(
+        ".vscode/mcp.json",
+        format!(
+            "// workspace servers\n{{\n  \"inputs\": [],\n  \"servers\": {{\n    \"demo\": {{\n      \
+             \"type\": \"stdio\",\n      \"command\": \"${{FIXTURE}}\",\n      \
+             \"args\": [\"--pid-file\", {}, \"--mode\", \"${{env:MODE}}\",],\n    }},\n  }},\n}}\n",
+            json_string(&pid.to_string_lossy())
+        ),
+    );
+    let fixture = fixture();
+    let env = [
+        ("FIXTURE", fixture.to_str().unwrap()),
+        ("MODE", "paginated"),
+    ];
+    dir.export_env(&["--config", ".vscode/mcp.json", "-o", "m.json"], &env)
+        .code(0);
+    assert_eq!(tool_names(&manifest(&dir, "m.json"), "demo"), HONEST);
+    dir.assert_gone("demo");
+}
+
+#[test]
+fn reads_servers_inside_vs_code_settings() {
+    let dir = Dir::new();
+    let fixture = fixture();
+    dir.write(
+        "settings.json",
+        format!(
+            "{{\"editor.tabSize\": 2, \"mcp\": {{\"servers\": {{\"demo\": {{\"command\": {}}}}}}}}}",
+            json_string(&fixture.to_string_lossy())
+        ),
+    );
+    dir.export(&["--config", "settings.json", "-o", "m.json"])
+        .code(0);
+    assert_eq!(tool_names(&manifest(&dir, "m.json"), "demo"), HONEST);
+}
+
+#[test]
+fn servers_get_only_the_minimal_environment_unless_told() {
+    let dir = Dir::new();
+    let fixture = fixture();
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"demo\": {{\"command\": \"/bin/sh\", \"args\": [\"-c\", \
+             \"env | sort >&2; exec {}\"], \"env\": {{\"GIVEN\": \"yes\"}}}}}}}}",
+            fixture.to_string_lossy()
+        ),
+    );
+    let env = [
+        ("HOME", "/home/tester"),
+        ("PATH", "/usr/bin:/bin"),
+        ("API_SECRET", "hunter2"),
+    ];
+    let run = dir.export_env(&["--config", "mcp.json", "-v", "-o", "m.json"], &env);
+    run.code(0)
+        .stderr_has("[demo] HOME=/home/tester")
+        .stderr_has("[demo] GIVEN=yes")
+        .stderr_lacks("API_SECRET");
+    let run = dir.export_env(
+        &[
+            "--config",
+            "mcp.json",
+            "-v",
+            "--inherit-env",
+            "-o",
+            "m.json",
+        ],
+        &env,
+    );
+    run.code(0).stderr_has("[demo] API_SECRET=hunter2");
+}
+
+#[test]
+fn an_unreadable_configuration_exits_4() {
+    let dir = Dir::new();
+    dir.export(&["--config", "missing.json", "-o", "m.json"])
+        .code(4)
+        .stderr_has("mcppin-export: cannot read missing.json");
+    dir.write("broken.json", "{\"mcpServers\": ");
+    dir.export(&["--config", "broken.json", "-o", "m.json"])
+        .code(4)
+        .stderr_has("broken.json: the configuration is not JSON");
+    dir.write("other.json", "{\"editor.tabSize\": 2}");
+    dir.export(&["--config", "other.json", "-o", "m.json"])
+        .code(4)
+        .stderr_has("no \"mcpServers\", \"servers\" or \"mcp\": {\"servers\"} object");
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn an_input_variable_is_refused_with_a_message() {
+    let dir = Dir::new();
+    dir.write(
+        "mcp.json",
+        r#"{"servers": {"gh": {"command": "gh-mcp", "env": {"TOKEN": "${input:token}"}}}}"#,
+    );
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(4)
+        .stderr_has("server \"gh\": ${input:token} prompts the user");
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn an_undefined_variable_is_refused_with_a_message() {
+    let dir = Dir::new();
+    dir.write(
+        "mcp.json",
+        r#"{"mcpServers": {"db": {"command": "${DB_SERVER}"}}}"#,
+    );
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(4)
+        .stderr_has("server \"db\": environment variable DB_SERVER is not set");
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "--passes", "0", "-o", "m.json"])
+        .code(2);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--protocol",
+        "2099-01-01",
+        "-o",
+        "m.json",
+    ])
+    .code(2)
+    .stderr_has("unknown protocol revision \"2099-01-01\"");
+    dir.export(&["--config", "mcp.json", "--timeout", "soon", "-o", "m.json"])
+        .code(2);
+    dir.export(&["--config", "mcp.json"]).code(2);
+    assert!(!dir.exists("m.json"));
+    assert!(!dir.exists("demo.pid"));
+}
+
+#[test]
+fn help_states_the_exit_codes() {
+    let dir = Dir::new();
+    dir.export(&["--help"])
+        .code(0)
+        .stdout_has("3  a server could not be captured (nothing written)")
+        .stdout_has("--inherit-env");
+}

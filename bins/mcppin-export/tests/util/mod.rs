@@ -1,0 +1,207 @@
+//! Shared helpers for the binary's integration tests: a fresh temp dir per test, the real
+//! binary with a cleared environment, the fixture server as a real process, and checks that
+//! no server process outlives the export.
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The outcome of one run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts the exit code, printing everything on failure.
+    #[track_caller]
+    pub fn code(&self, expected: i32) -> &Self {
+        assert_eq!(
+            self.code, expected,
+            "exit code {} (expected {expected})\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Asserts that stdout contains `needle`.
+    #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Asserts that stderr contains `needle`.
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Asserts that stderr does not contain `needle`.
+    #[track_caller]
+    pub fn stderr_lacks(&self, needle: &str) -> &Self {
+        assert!(
+            !self.stderr.contains(needle),
+            "stderr has {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// The fixture server binary (built as an example of this package).
+pub fn fixture() -> PathBuf {
+    mcppin_fixture::locate_example("mcppin-fixture")
+}
+
+/// A fresh temporary directory for one test.
+pub struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `contents` to `name` in the directory and returns its path.
+    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, contents).expect("write");
+        path
+    }
+
+    pub fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.dir.path().join(name)).expect("read")
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        self.dir.path().join(name).exists()
+    }
+
+    /// Writes `mcp.json` with one fixture server per `(id, fixture args)`, each recording its
+    /// pid in `<id>.pid`.
+    pub fn config(&self, servers: &[(&str, &[&str])]) -> PathBuf {
+        let entries: Vec<String> = servers
+            .iter()
+            .map(|(id, args)| {
+                let pid = self.path().join(format!("{id}.pid"));
+                let mut all: Vec<String> = args.iter().map(|a| json_string(a)).collect();
+                all.push(json_string("--pid-file"));
+                all.push(json_string(&pid.to_string_lossy()));
+                format!(
+                    "    {}: {{\"command\": {}, \"args\": [{}]}}",
+                    json_string(id),
+                    json_string(&fixture().to_string_lossy()),
+                    all.join(", ")
+                )
+            })
+            .collect();
+        let text = format!(
+            "{{\n  \"mcpServers\": {{\n{}\n  }}\n}}\n",
+            entries.join(",\n")
+        );
+        self.write("mcp.json", text)
+    }
+
+    /// The pid a fixture server recorded.
+    pub fn pid(&self, id: &str) -> i32 {
+        let text = std::fs::read_to_string(self.path().join(format!("{id}.pid")))
+            .unwrap_or_else(|e| panic!("server {id} recorded no pid: {e}"));
+        text.trim().parse().expect("pid")
+    }
+
+    /// Asserts that the server `id` and every process of its group are gone.
+    #[track_caller]
+    pub fn assert_gone(&self, id: &str) {
+        let pid = self.pid(id);
+        let left = group_members(pid);
+        assert!(
+            left.is_empty(),
+            "server {id} (pid {pid}) left {left:?} running"
+        );
+    }
+
+    /// Runs `mcppin-export` with `args` in this directory, with a cleared environment.
+    pub fn export(&self, args: &[&str]) -> Run {
+        self.export_env(args, &[])
+    }
+
+    /// Runs `mcppin-export` with `args` and exactly the environment `env`.
+    pub fn export_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+            .args(args)
+            .args(["--grace", "300ms"])
+            .current_dir(self.dir.path())
+            .env_clear()
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run mcppin-export");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// Live (not zombie) processes whose process group is `pgid`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+/// A JSON string literal for `text`.
+pub fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
