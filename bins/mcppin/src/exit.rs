@@ -8,7 +8,6 @@ pub(crate) enum Exit {
     /// 0: every gated policy holds.
     Holds = 0,
     /// 1: a departure from the approved surface was proven.
-    #[allow(dead_code, reason = "returned by verify")]
     Departure = 1,
     /// 2: the command line is wrong (clap exits 2 itself for what it can see).
     Usage = 2,

@@ -34,10 +34,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Canon(cmd::canon::Args),
-    Digest(cmd::digest::Args),
+    Lock(cmd::lock::Args),
+    Verify(cmd::verify::Args),
     Key(cmd::key::Args),
     Sign(cmd::sign::Args),
+    Canon(cmd::canon::Args),
+    Digest(cmd::digest::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +64,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
+        Command::Lock(args) => cmd::lock::run(&args),
+        Command::Verify(args) => cmd::verify::run(&args),
         Command::Canon(args) => cmd::canon::run(&args),
         Command::Digest(args) => cmd::digest::run(&args),
         Command::Key(args) => cmd::key::run(&args),

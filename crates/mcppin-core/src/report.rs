@@ -46,6 +46,15 @@ pub const NOT_COMPARED: &str = "not-compared";
 /// Pure ASCII: every server string is escaped.
 #[must_use]
 pub fn to_text(report: &Report) -> String {
+    let mut out = findings_text(report);
+    summary_text(report, &mut out);
+    out
+}
+
+/// The finding blocks and the not-compared entries of the text report, without summary
+/// and verdict (for `mcppin lock`, which shows what it approves).
+#[must_use]
+pub fn findings_text(report: &Report) -> String {
     let mut out = String::new();
     for f in &report.findings {
         finding_text(f, &mut out);
@@ -59,6 +68,10 @@ pub fn to_text(report: &Report) -> String {
             reason_text(&u.reason)
         );
     }
+    out
+}
+
+fn summary_text(report: &Report, out: &mut String) {
     out.push_str("summary:\n");
     for (policy, found, gated) in report.summary() {
         let mode = if report.gating.contains(&policy) {
@@ -102,7 +115,6 @@ pub fn to_text(report: &Report) -> String {
             report.unverified.len()
         ),
     };
-    out
 }
 
 fn place(server: &str, item: Option<&str>) -> String {

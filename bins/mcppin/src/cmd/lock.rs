@@ -1,0 +1,186 @@
+//! `mcppin lock`: approve a captured surface into a lockfile.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use mcppin_core::lockfile::{Lockfile, Selection};
+use mcppin_core::manifest::{Manifest, ServerSurface};
+use mcppin_core::policy::{FailOn, Options, verify};
+use mcppin_core::surface::ItemKind;
+use mcppin_core::{Error, escape, report};
+
+use crate::cmd::sign::sig_path;
+use crate::exit::{Exit, Fail};
+use crate::{input, output};
+
+/// Approve a captured surface: write the lockfile.
+///
+/// With an existing lockfile at -o, shows the diff it approves against it and moves
+/// approval_serial by one only when the approved surface moved; an unchanged surface writes
+/// identical bytes. Reports hidden characters and name collisions but still writes (you cannot
+/// fix what you have not pinned). Never deletes LOCK.sig; says when it no longer matches what
+/// was written. Exits 0 when written, 2 for a wrong command line (an --approve naming nothing
+/// in the manifest), 4 when the manifest or the existing lockfile cannot be read.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The lockfile to write; an existing one is the starting point of the approval.
+    #[arg(short = 'o', long = "output", value_name = "LOCK")]
+    output: PathBuf,
+    /// Approve only this server, or one item as SERVER/TOOL (repeatable); everything else
+    /// keeps its existing approval. Approving a tool a complete capture no longer has approves
+    /// its removal.
+    #[arg(long, value_name = "SERVER[/TOOL]", value_parser = parse_selection)]
+    approve: Vec<Selection>,
+    /// The captured surface (manifest).
+    manifest: PathBuf,
+}
+
+fn parse_selection(text: &str) -> Result<Selection, String> {
+    text.parse().map_err(|e: Error| e.to_string())
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let (_, manifest_value) = input::json(&args.manifest)?;
+    let manifest = Manifest::from_value(&manifest_value)
+        .map_err(|e| input::strict_error(&args.manifest, &e))?;
+    let existing = read_existing(&args.output)?;
+    let previous = existing.as_ref().map(|(_, lock)| lock);
+    let next = Lockfile::approve(previous, &manifest, &args.approve).map_err(|e| match e {
+        Error::UnknownSelection { .. } => Fail::new(Exit::Usage, format!("--approve: {e}")).into(),
+        other => anyhow::Error::new(other),
+    })?;
+    let bytes = next.to_bytes();
+
+    let mut stdout = std::io::stdout().lock();
+    let shown = verify(
+        previous.unwrap_or(&Lockfile::new()),
+        &approved_surface(&next),
+        &Options::new(BTreeSet::new(), FailOn::None),
+    );
+    if previous.is_some() {
+        if !shown.findings.is_empty() {
+            writeln!(stdout, "approving, against the existing lockfile:\n")?;
+        }
+        stdout.write_all(report::findings_text(&shown).as_bytes())?;
+    } else {
+        // A first lock approves everything: list only what deserves a look.
+        let mut notable = shown.clone();
+        notable.findings.retain(|f| !f.policy.is_departure());
+        stdout.write_all(report::findings_text(&notable).as_bytes())?;
+    }
+    let name = input::name(&args.output);
+    let unchanged = existing.as_ref().is_some_and(|(old, _)| *old == bytes);
+    if unchanged {
+        writeln!(
+            stdout,
+            "{name} unchanged (approval_serial {})",
+            next.approval_serial
+        )?;
+    } else {
+        output::write_atomic(&args.output, &bytes)?;
+        let items: usize = next
+            .servers
+            .values()
+            .map(|s| {
+                ItemKind::ALL
+                    .iter()
+                    .map(|k| s.items(*k).len())
+                    .sum::<usize>()
+            })
+            .sum();
+        writeln!(
+            stdout,
+            "wrote {name}: {} server(s), {items} item(s), approval_serial {}",
+            next.servers.len(),
+            next.approval_serial
+        )?;
+    }
+    stdout.flush()?;
+    check_signature(&args.output, &bytes);
+    Ok(Exit::Holds)
+}
+
+/// The lockfile at `path` with its bytes, when there is one.
+fn read_existing(path: &Path) -> anyhow::Result<Option<(Vec<u8>, Lockfile)>> {
+    if path.symlink_metadata().is_err() {
+        return Ok(None);
+    }
+    let (bytes, value) = input::json(path)?;
+    let lock = Lockfile::from_value(&value).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {e} [{}]; not overwriting a lockfile that cannot be read",
+            input::name(path),
+            e.rule()
+        )
+    })?;
+    Ok(Some((bytes, lock)))
+}
+
+/// The approved surface of a lockfile, as a complete capture, to diff against the old one.
+fn approved_surface(lock: &Lockfile) -> Manifest {
+    let mut manifest = Manifest::new(true);
+    for (id, server) in &lock.servers {
+        let mut surface = ServerSurface::new();
+        surface.reported_name.clone_from(&server.reported_name);
+        surface
+            .protocol_version
+            .clone_from(&server.protocol_version);
+        for kind in ItemKind::ALL {
+            for item in server.items(kind).values() {
+                if let Some(approved) = item.approved() {
+                    // Keys are unique in a lockfile, so inserting cannot fail.
+                    let _ = surface.items_mut(kind).insert(kind, approved.clone(), "");
+                }
+            }
+        }
+        manifest.servers.insert(id.clone(), surface);
+    }
+    manifest
+}
+
+/// Says on stderr when the signature beside the lockfile no longer matches it. Never
+/// deletes it: a stale signature fails verify loudly, a missing one might go unnoticed.
+fn check_signature(lock: &Path, written: &[u8]) {
+    let sig = sig_path(lock);
+    let Ok(envelope) = std::fs::read(&sig) else {
+        return;
+    };
+    let mut stderr = std::io::stderr().lock();
+    let digest = match mcppin_sign::lock_digest(written) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = writeln!(
+                stderr,
+                "mcppin: {}: {}",
+                input::name(lock),
+                escape(&e.to_string())
+            );
+            return;
+        }
+    };
+    match mcppin_sign::Envelope::parse(&envelope) {
+        Ok(env) if env.lock_digest() == digest => {}
+        Ok(env) => {
+            let _ = writeln!(
+                stderr,
+                "mcppin: {} no longer matches {}: it signs {}, the lockfile is now {}; \
+                 sign it again with mcppin sign --lock {} --key KEY",
+                input::name(&sig),
+                input::name(lock),
+                env.lock_digest(),
+                digest,
+                input::name(lock)
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(
+                stderr,
+                "mcppin: {} cannot be read ({}); it does not sign {} ({digest})",
+                input::name(&sig),
+                escape(&e.to_string()),
+                input::name(lock)
+            );
+        }
+    }
+}

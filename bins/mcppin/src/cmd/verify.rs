@@ -1,0 +1,107 @@
+//! `mcppin verify`: compare a captured surface with its approval and exit by the contract.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::PathBuf;
+
+use mcppin_core::lockfile::Lockfile;
+use mcppin_core::manifest::Manifest;
+use mcppin_core::policy::{FailOn, Options, Policy};
+use mcppin_core::{report, to_pretty};
+
+use crate::exit::{Exit, Fail};
+use crate::input;
+
+/// Verify a captured surface (a manifest) against the approved one (a lockfile).
+///
+/// Compares every approved server and item with what was captured, evaluates every policy and
+/// prints the report. Exits 0 when every gated policy holds, 1 when a departure from the
+/// approved surface was proven, 3 when something could not be compared (an undecidable
+/// number literal, an approved tool an incomplete capture did not show, an approved server
+/// outside a scoped capture), 4 when the lockfile or the manifest cannot be read. 1 wins over
+/// 3; the report lists both.
+///
+/// Policies gated by default: tool-changed, tool-added, tool-removed, server-renamed.
+/// Reported only: protocol-changed, name-collision, hidden-characters, mixed-script-name,
+/// invalid-tool-name.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The lockfile holding the approved surface.
+    #[arg(long, value_name = "LOCK")]
+    pub(crate) lock: PathBuf,
+    /// Compare only this server (repeatable); matches a capture scoped to it.
+    #[arg(long = "server", value_name = "ID")]
+    pub(crate) servers: Vec<String>,
+    /// Which policies fail the run: default, all, none, or a comma list of policy names.
+    #[arg(long, value_name = "LIST", default_value = "default", value_parser = parse_fail_on)]
+    pub(crate) fail_on: FailOn,
+    /// The report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+    /// The captured surface (manifest, from mcppin-export or a gateway).
+    pub(crate) manifest: PathBuf,
+}
+
+/// How the report is written to standard output.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// For a person: every server string escaped to printable ASCII.
+    Text,
+    /// The JSON report, schema_version 1 (docs/formats.md).
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+}
+
+fn parse_fail_on(text: &str) -> Result<FailOn, String> {
+    text.parse().map_err(|e| {
+        let names: Vec<&str> = Policy::ALL.iter().map(|p| p.name()).collect();
+        format!(
+            "{e}; expected default, all, none or a comma list of: {}",
+            names.join(", ")
+        )
+    })
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let (_, lock_value) = input::json(&args.lock)?;
+    let lock =
+        Lockfile::from_value(&lock_value).map_err(|e| input::strict_error(&args.lock, &e))?;
+    // The signature check (--pubkey, --min-serial, --max-signature-age) is its own step and
+    // goes here: after the lockfile is read, before anything is compared. A lockfile whose
+    // signature does not hold is unreadable as an approval (exit 4).
+    let (_, manifest_value) = input::json(&args.manifest)?;
+    let manifest = Manifest::from_value(&manifest_value)
+        .map_err(|e| input::strict_error(&args.manifest, &e))?;
+
+    let servers: BTreeSet<String> = args.servers.iter().cloned().collect();
+    if let Some(unknown) = servers
+        .iter()
+        .find(|id| !lock.servers.contains_key(*id) && !manifest.servers.contains_key(*id))
+    {
+        return Err(Fail::new(
+            Exit::Usage,
+            format!(
+                "--server {}: neither the lockfile nor the manifest has this server",
+                mcppin_core::escape(unknown)
+            ),
+        )
+        .into());
+    }
+    let options = Options::new(servers, args.fail_on.clone());
+    let verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
+
+    let rendered = match args.format {
+        Format::Text => report::to_text(&verdict).into_bytes(),
+        Format::Json => to_pretty(&report::to_json(&verdict)),
+        Format::Sarif => to_pretty(&report::to_sarif(&verdict, env!("CARGO_PKG_VERSION"))),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&rendered)?;
+    stdout.flush()?;
+    Ok(match verdict.exit_code {
+        0 => Exit::Holds,
+        1 => Exit::Departure,
+        _ => Exit::Incomparable,
+    })
+}
