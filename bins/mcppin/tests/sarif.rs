@@ -81,7 +81,8 @@ fn assert_clean(dir: &Dir, file: &str) {
 fn sarif_reports_validate_without_errors_or_warnings() {
     let dir = Dir::new();
     dir.write("approved.json", BASE);
-    dir.mcppin(&["lock", "-o", "lock.json", "approved.json"]).code(0);
+    dir.mcppin(&["lock", "-o", "lock.json", "approved.json"])
+        .code(0);
     let scenarios = [
         ("pass.sarif", BASE.to_owned(), 0),
         (
@@ -103,7 +104,14 @@ fn sarif_reports_validate_without_errors_or_warnings() {
     ];
     for (file, served, code) in scenarios {
         dir.write("served.json", served);
-        let run = dir.mcppin(&["verify", "--format", "sarif", "--lock", "lock.json", "served.json"]);
+        let run = dir.mcppin(&[
+            "verify",
+            "--format",
+            "sarif",
+            "--lock",
+            "lock.json",
+            "served.json",
+        ]);
         run.code(code);
         dir.write(file, &run.stdout);
         assert_clean(&dir, file);
