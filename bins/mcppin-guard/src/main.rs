@@ -1,0 +1,213 @@
+//! `mcppin-guard`: the checkpoint on the wire (SPEC 6).
+//!
+//! Goes into a client configuration where a stdio server command was, starts the server
+//! behind it, forwards every message both ways byte for byte, and checks every answer that
+//! carries text for the model against the lockfile before the client sees it.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use anyhow::Context;
+use clap::{Parser, ValueEnum};
+use mcppin_client::DEFAULT_MAX_LINE;
+use mcppin_core::lockfile::{LockedServer, Lockfile};
+
+mod log;
+mod proxy;
+
+const EXIT_CODES: &str = "\
+Exit codes (a public contract):
+  0  the session ended cleanly (the client closed its input)
+  1  drift was refused (refuse mode): the server was stopped
+  2  the command line is wrong
+  3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
+     message over --max-message, an answer that breaks strict reading)
+  4  the lockfile or its signature could not be read, or it has no entry for --server (the
+     server was never started)";
+
+/// A stdio proxy that refuses MCP tool-surface drift on the wire, mid-session.
+#[derive(Debug, Parser)]
+#[command(name = "mcppin-guard", version, about, after_help = EXIT_CODES)]
+struct Cli {
+    /// The lockfile holding the approved surface.
+    #[arg(long, value_name = "FILE")]
+    lock: PathBuf,
+    /// The server's id in the lockfile (the key of its entry in the client configuration).
+    #[arg(long, value_name = "ID")]
+    server: String,
+    /// Require a valid signature (`<lock>.sig`) by one of these public keys (SPKI PEM).
+    #[arg(long, value_name = "FILE")]
+    pubkey: Vec<PathBuf>,
+    /// What to do with drift: stop the session, or filter drifted items and go on.
+    #[arg(long, value_enum, default_value_t = Mode::Refuse)]
+    mode: Mode,
+    /// Append one JSON line per admission decision to this file.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// The longest message accepted from the server, in bytes; a longer one fails closed.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
+    max_message: usize,
+    /// Fix the clock of the admission log (RFC 3339), for tests.
+    #[arg(long, hide = true, value_name = "RFC3339")]
+    now: Option<String>,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// What happens when an answer drifts.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, ValueEnum)]
+pub(crate) enum Mode {
+    /// Answer the drifted request with an error, stop the server, exit 1.
+    Refuse,
+    /// Filter drifted items out, refuse calls to them, keep the session going.
+    Quarantine,
+}
+
+/// How a run ended; the numbers are a public contract.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum Exit {
+    /// 0: the session ended cleanly.
+    Clean = 0,
+    /// 1: drift was refused.
+    Drift = 1,
+    /// 3: the server died or misbehaved.
+    Server = 3,
+    /// 4: the lockfile or its signature could not be read, or no entry.
+    Unreadable = 4,
+}
+
+/// An error that ends the run with a given exit code.
+#[derive(Debug)]
+pub(crate) struct Fail {
+    pub(crate) exit: Exit,
+    pub(crate) message: String,
+}
+
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Fail {}
+
+impl Fail {
+    pub(crate) fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Self {
+            exit,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(exit) => ExitCode::from(exit as u8),
+        Err(err) => {
+            let exit = err
+                .chain()
+                .find_map(|e| e.downcast_ref::<Fail>())
+                .map_or(Exit::Unreadable, |f| f.exit);
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "mcppin-guard: {}",
+                mcppin_core::escape(&format!("{err:#}"))
+            );
+            ExitCode::from(exit as u8)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Exit> {
+    let approved = load(&cli.lock, &cli.server, &cli.pubkey)?;
+    let clock = match &cli.now {
+        Some(text) => {
+            let fixed = humantime::parse_rfc3339(text)
+                .map_err(|e| Fail::new(Exit::Unreadable, format!("--now {text}: {e}")))?;
+            log::Clock::Fixed(fixed)
+        }
+        None => log::Clock::System,
+    };
+    let log = match &cli.log {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the log {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let started = clock.now();
+    let session_id = session_id(started);
+    let log = log::Log::new(log, clock, session_id, cli.server.clone());
+    let (program, args) = cli
+        .command
+        .split_first()
+        .context("no server command after --")?;
+    let config = proxy::Config {
+        mode: cli.mode,
+        max_message: cli.max_message,
+        program: program.clone(),
+        args: args.to_vec(),
+    };
+    proxy::run(&config, approved, log)
+}
+
+/// Reads the lockfile, checks its signature when keys are given, and finds the server's entry.
+fn load(lock: &Path, server: &str, pubkeys: &[PathBuf]) -> anyhow::Result<LockedServer> {
+    let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
+    let bytes = std::fs::read(lock)
+        .map_err(|e| unreadable(format!("cannot read the lockfile {}: {e}", lock.display())))?;
+    let lockfile = Lockfile::parse(&bytes)
+        .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
+    if !pubkeys.is_empty() {
+        let mut keys = Vec::new();
+        for path in pubkeys {
+            let pem = std::fs::read_to_string(path).map_err(|e| {
+                unreadable(format!(
+                    "cannot read the public key {}: {e}",
+                    path.display()
+                ))
+            })?;
+            keys.push(
+                mcppin_sign::PublicKey::from_pem(&pem)
+                    .map_err(|e| unreadable(format!("the public key {}: {e}", path.display())))?,
+            );
+        }
+        let mut sig_path = lock.as_os_str().to_owned();
+        sig_path.push(".sig");
+        let sig_path = PathBuf::from(sig_path);
+        let envelope = match std::fs::read(&sig_path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(unreadable(format!("cannot read {}: {e}", sig_path.display())).into());
+            }
+        };
+        let digest = mcppin_sign::lock_digest(&bytes)
+            .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
+        mcppin_sign::verify(envelope.as_deref(), digest, &keys, None)
+            .map_err(|e| unreadable(format!("the signature {}: {e}", sig_path.display())))?;
+    }
+    lockfile.servers.get(server).cloned().ok_or_else(|| {
+        unreadable(format!(
+            "the lockfile {} has no entry for server {server}; the server was not started",
+            lock.display()
+        ))
+        .into()
+    })
+}
+
+/// A session id unique enough to join log lines of one run: process id and start time.
+fn session_id(started: SystemTime) -> String {
+    let nanos = started
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", std::process::id(), nanos)
+}

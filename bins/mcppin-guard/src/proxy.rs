@@ -1,0 +1,820 @@
+//! The proxy: two forwarding threads (client to server, server to client) around one shared
+//! admission state, and the main thread that ends the session.
+//!
+//! Ordinary traffic is routed by the relaxed reader (SPEC 2.1) and forwarded as the bytes it
+//! came in. Answers that carry text for the model are read again, strictly, and judged by
+//! [`mcppin_core::admission::Gate`] before anything of them is written to the client.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::process::ChildStdin;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::Instant;
+
+use anyhow::Context;
+use mcppin_client::{
+    DEFAULT_GRACE, Inherit, LineReader, ServerCommand, StderrMode, inherited_environment,
+    write_line,
+};
+use mcppin_core::admission::{Decision, Gate, PageReport, Reason};
+use mcppin_core::lockfile::{LockedServer, Pin};
+use mcppin_core::{Kind, Strictness, Value, escape, parse, parse_with};
+use serde_json::json;
+
+use crate::log::Log;
+use crate::{Exit, Fail, Mode};
+
+/// The JSON-RPC error code of a refusal (SPEC 6).
+const REFUSED: i64 = -32001;
+
+/// How much of the server's stderr is kept to show when it fails.
+const STDERR_KEPT: usize = 64 * 1024;
+
+/// Methods whose answers the session pin covers (the lock does not pin them yet).
+const SESSION_PINNED: [&str; 4] = [
+    "prompts/get",
+    "prompts/list",
+    "resources/templates/list",
+    "server/discover",
+];
+
+/// What the proxy runs and how.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) mode: Mode,
+    pub(crate) max_message: usize,
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+}
+
+/// A client request waiting for its answer.
+#[derive(Debug)]
+struct Pending {
+    method: String,
+    /// The params, kept for the methods whose answers are judged.
+    params: Option<Value>,
+    /// For `tools/call`: the tool.
+    tool: Option<String>,
+    /// The id as the client wrote it.
+    id: Vec<u8>,
+    started: Instant,
+}
+
+/// The state both forwarding threads share.
+#[derive(Debug)]
+struct Shared {
+    gate: Gate,
+    mode: Mode,
+    pending: HashMap<Vec<u8>, Pending>,
+    /// Set once the session is refused or failed: nothing more is forwarded either way.
+    stopped: bool,
+    /// Set once the client closed its input: the server's end of output is then clean.
+    client_done: bool,
+    /// The latest served digest of each tool, for call decisions in the log.
+    observed: HashMap<String, Pin>,
+    log: Log,
+    log_failed: bool,
+}
+
+/// How the server side ended.
+#[derive(Debug)]
+enum Outcome {
+    /// The server closed its output.
+    Eof,
+    /// Drift was refused.
+    Drift,
+    /// The server misbehaved or died; nothing of the offending message was forwarded.
+    Fatal(String),
+    /// The client stopped reading.
+    ClientGone,
+}
+
+/// What the main thread hears.
+#[derive(Debug)]
+enum End {
+    ClientEof,
+    ClientFailed(String),
+    Server(Outcome),
+}
+
+type Out = Arc<Mutex<io::Stdout>>;
+type ServerIn = Arc<Mutex<Option<ChildStdin>>>;
+
+/// Runs the session to its end and says how it ended.
+pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+    let command = ServerCommand::new(&config.program)
+        .args(&config.args)
+        .envs(inherited_environment(std::env::vars_os(), Inherit::All))
+        .stderr(StderrMode::Capture { limit: STDERR_KEPT })
+        .grace(DEFAULT_GRACE);
+    let mut server = command
+        .spawn()
+        .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
+    let server_in: ServerIn = Arc::new(Mutex::new(server.take_stdin()));
+    let server_out = server.take_stdout().context("the server has no stdout")?;
+    let shared = Arc::new(Mutex::new(Shared {
+        gate: Gate::new(approved),
+        mode: config.mode,
+        pending: HashMap::new(),
+        stopped: false,
+        client_done: false,
+        observed: HashMap::new(),
+        log,
+        log_failed: false,
+    }));
+    let out: Out = Arc::new(Mutex::new(io::stdout()));
+    let (tx, rx) = mpsc::channel();
+
+    {
+        let (shared, out, server_in, tx) = (
+            Arc::clone(&shared),
+            Arc::clone(&out),
+            Arc::clone(&server_in),
+            tx.clone(),
+        );
+        let limit = config.max_message;
+        thread::spawn(move || client_to_server(limit, &shared, &out, &server_in, &tx));
+    }
+    {
+        let (shared, out) = (Arc::clone(&shared), Arc::clone(&out));
+        let limit = config.max_message;
+        thread::spawn(move || {
+            let outcome = server_to_client(server_out, limit, &shared, &out);
+            let _ = tx.send(End::Server(outcome));
+        });
+    }
+
+    let mut stderr_lines = Vec::new();
+    let mut client_eof = false;
+    let exit = loop {
+        let Ok(end) = rx.recv() else {
+            break Exit::Server;
+        };
+        match end {
+            End::ClientEof => {
+                // SPEC 6 shutdown: the client's end of input closes the server's stdin (done by
+                // the client thread), then 2 s, SIGTERM, SIGKILL; answers keep flowing meanwhile.
+                client_eof = true;
+                server.shutdown().context("stopping the server")?;
+            }
+            End::ClientFailed(message) => {
+                stop(&shared, &server_in);
+                stderr_lines.push(format!("mcppin-guard: {}", escape(&message)));
+                break Exit::Server;
+            }
+            End::Server(Outcome::Eof) if client_eof || lock(&shared).client_done => {
+                break Exit::Clean;
+            }
+            End::Server(Outcome::Eof) => {
+                stderr_lines.push(
+                    "mcppin-guard: the server closed its output while the session was open"
+                        .to_owned(),
+                );
+                break Exit::Server;
+            }
+            End::Server(Outcome::ClientGone) => break Exit::Clean,
+            End::Server(Outcome::Drift) => break Exit::Drift,
+            End::Server(Outcome::Fatal(message)) => {
+                stderr_lines.push(format!("mcppin-guard: {}", escape(&message)));
+                break Exit::Server;
+            }
+        }
+    };
+    stop(&shared, &server_in);
+    let _ = server.shutdown();
+    no_answers(&shared);
+    let mut stderr = io::stderr().lock();
+    for line in &stderr_lines {
+        let _ = writeln!(stderr, "{line}");
+    }
+    if exit == Exit::Server
+        && let Some(captured) = server.stderr()
+    {
+        for line in captured.escaped_lines() {
+            let _ = writeln!(stderr, "mcppin-guard: server stderr: {line}");
+        }
+    }
+    if exit == Exit::Drift {
+        let _ = writeln!(
+            stderr,
+            "mcppin-guard: the server was stopped; nothing after the refused answer was forwarded"
+        );
+    }
+    Ok(exit)
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Stops forwarding and closes the server's stdin (the first step of the shutdown order).
+fn stop(shared: &Mutex<Shared>, server_in: &Mutex<Option<ChildStdin>>) {
+    lock(shared).stopped = true;
+    if let Ok(mut stdin) = server_in.try_lock() {
+        stdin.take();
+    }
+}
+
+/// Logs the calls that never got an answer.
+fn no_answers(shared: &Mutex<Shared>) {
+    let mut state = lock(shared);
+    let calls: Vec<Pending> = state
+        .pending
+        .drain()
+        .map(|(_, p)| p)
+        .filter(|p| p.method == "tools/call")
+        .collect();
+    for call in calls {
+        state.completion(&call, "no_answer");
+    }
+}
+
+fn emit(out: &Mutex<io::Stdout>, message: &[u8]) -> io::Result<()> {
+    let mut out = out
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    out.write_all(message)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// The client-to-server direction.
+fn client_to_server(
+    limit: usize,
+    shared: &Mutex<Shared>,
+    out: &Out,
+    server_in: &ServerIn,
+    tx: &Sender<End>,
+) {
+    let mut reader = LineReader::new(io::stdin().lock(), limit);
+    loop {
+        let line = match reader.read_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(err) => {
+                let _ = tx.send(End::ClientFailed(format!("reading from the client: {err}")));
+                return;
+            }
+        };
+        let (forward, answers) = {
+            let mut state = lock(shared);
+            if state.stopped {
+                return;
+            }
+            state.route_client(&line)
+        };
+        for answer in answers {
+            if emit(out, &answer).is_err() {
+                break;
+            }
+        }
+        if let Some(message) = forward {
+            let mut stdin = server_in
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(pipe) = stdin.as_mut()
+                && write_line(pipe, &message).is_err()
+            {
+                // The server is gone; its end of output tells the main thread.
+                stdin.take();
+            }
+        }
+    }
+    lock(shared).client_done = true;
+    server_in
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    let _ = tx.send(End::ClientEof);
+}
+
+/// The server-to-client direction; returns how it ended.
+fn server_to_client(
+    pipe: impl io::Read,
+    limit: usize,
+    shared: &Mutex<Shared>,
+    out: &Out,
+) -> Outcome {
+    let mut reader = LineReader::new(pipe, limit);
+    loop {
+        let line = match reader.read_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => return Outcome::Eof,
+            Err(mcppin_client::Error::LineTooLong { limit }) => {
+                lock(shared).stopped = true;
+                return Outcome::Fatal(format!(
+                    "a message from the server exceeds --max-message ({limit} bytes); \
+                     nothing of it was forwarded"
+                ));
+            }
+            Err(err) => {
+                lock(shared).stopped = true;
+                return Outcome::Fatal(format!("{err}; nothing of it was forwarded"));
+            }
+        };
+        let action = {
+            let mut state = lock(shared);
+            if state.stopped {
+                return Outcome::Drift;
+            }
+            let action = state.route_server(&line);
+            if action.end.is_some() {
+                state.stopped = true;
+            }
+            action
+        };
+        let mut stderr = io::stderr().lock();
+        for note in &action.notes {
+            // Continuation lines (a diff under its heading) are indented, without the prefix.
+            let prefix = if note.starts_with(' ') {
+                ""
+            } else {
+                "mcppin-guard: "
+            };
+            let _ = writeln!(stderr, "{prefix}{note}");
+        }
+        drop(stderr);
+        if let Some(message) = &action.send
+            && emit(out, message).is_err()
+        {
+            return Outcome::ClientGone;
+        }
+        if let Some(end) = action.end {
+            return end;
+        }
+    }
+}
+
+/// What to do with one line from the server.
+#[derive(Debug, Default)]
+struct Action {
+    /// Bytes to write to the client.
+    send: Option<Vec<u8>>,
+    /// Lines for stderr (already escaped).
+    notes: Vec<String>,
+    /// The session ends after `send`.
+    end: Option<Outcome>,
+}
+
+/// What became of one message (or batch element) from the server.
+#[derive(Debug)]
+enum Element {
+    Forward,
+    Replace(Vec<u8>),
+    Refuse(Vec<u8>),
+    Fatal(String),
+}
+
+impl Shared {
+    /// Routes one client line: which bytes go to the server, which answers go straight back.
+    fn route_client(&mut self, line: &[u8]) -> (Option<Vec<u8>>, Vec<Vec<u8>>) {
+        let Ok(value) = parse_with(line, Strictness::Relaxed) else {
+            // Not ours to judge: the server answers a malformed request itself.
+            return (Some(line.to_vec()), Vec::new());
+        };
+        match value.kind() {
+            Kind::Array(elements) => {
+                let mut kept = Vec::new();
+                let mut answers = Vec::new();
+                for element in elements {
+                    match self.client_message(line, element) {
+                        Some(answer) => answers.push(answer),
+                        None => kept.push(element.span()),
+                    }
+                }
+                let forward = if kept.len() == elements.len() {
+                    Some(line.to_vec())
+                } else if kept.is_empty() {
+                    None
+                } else {
+                    Some(join(line, kept.iter().map(|s| s.range())))
+                };
+                (forward, answers)
+            }
+            _ => match self.client_message(line, &value) {
+                Some(answer) => (None, vec![answer]),
+                None => (Some(line.to_vec()), Vec::new()),
+            },
+        }
+    }
+
+    /// Records one client request; `Some(answer)` when it is answered here instead of being
+    /// forwarded (a call to a quarantined or unknown tool).
+    fn client_message(&mut self, line: &[u8], message: &Value) -> Option<Vec<u8>> {
+        let method = message.get("method").and_then(Value::as_str)?;
+        let id = message.get("id")?;
+        let raw_id = line.get(id.span().range())?.to_vec();
+        let params = message.get("params");
+        let mut pending = Pending {
+            method: method.to_owned(),
+            params: None,
+            tool: None,
+            id: raw_id.clone(),
+            started: Instant::now(),
+        };
+        if method == "tools/call" {
+            let tool = params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let decision = self.gate.call(&tool);
+            let approved = self
+                .gate
+                .server()
+                .tools
+                .get(&tool)
+                .map(|item| item.pin().clone());
+            let observed = self.observed.get(&tool).cloned();
+            self.admission(
+                &raw_id,
+                "tools/call",
+                &tool,
+                approved.as_ref(),
+                observed.as_ref(),
+                &decision,
+            );
+            if let Decision::Deny(reason) = decision {
+                return Some(refusal(
+                    &raw_id,
+                    &format!(
+                        "mcppin-guard refused tools/call: {reason}: {}",
+                        escape(&tool)
+                    ),
+                ));
+            }
+            pending.tool = Some(tool);
+        } else if method == "tools/list" || SESSION_PINNED.contains(&method) {
+            pending.params = params.cloned();
+        }
+        self.pending.insert(id_key(id, &raw_id), pending);
+        None
+    }
+
+    /// Judges one server line.
+    fn route_server(&mut self, line: &[u8]) -> Action {
+        let mut action = Action::default();
+        let value = match parse_with(line, Strictness::Relaxed) {
+            Ok(value) => value,
+            Err(err) => {
+                action.end = Some(Outcome::Fatal(format!(
+                    "the server sent a line that is not JSON ({err}); nothing of it was forwarded"
+                )));
+                return action;
+            }
+        };
+        let results: Vec<(Element, &[u8])> = match value.kind() {
+            Kind::Array(elements) if !elements.is_empty() => elements
+                .iter()
+                .map(|e| {
+                    let bytes = line.get(e.span().range()).unwrap_or_default();
+                    (self.server_message(bytes, e, &mut action.notes), bytes)
+                })
+                .collect(),
+            Kind::Object(_) => vec![(self.server_message(line, &value, &mut action.notes), line)],
+            _ => {
+                action.end = Some(Outcome::Fatal(
+                    "the server sent a line that is not a JSON object; nothing of it was forwarded"
+                        .to_owned(),
+                ));
+                return action;
+            }
+        };
+        let mut parts: Vec<Vec<u8>> = Vec::new();
+        let mut changed = false;
+        for (element, bytes) in results {
+            match element {
+                Element::Forward => parts.push(bytes.to_vec()),
+                Element::Replace(new) => {
+                    changed = true;
+                    parts.push(new);
+                }
+                Element::Refuse(reply) => {
+                    action.send = Some(reply);
+                    action.end = Some(Outcome::Drift);
+                    return action;
+                }
+                Element::Fatal(message) => {
+                    action.end = Some(Outcome::Fatal(format!(
+                        "{message}; nothing of it was forwarded"
+                    )));
+                    return action;
+                }
+            }
+        }
+        action.send = Some(match (value.kind(), changed) {
+            (_, false) => line.to_vec(),
+            (Kind::Array(_), true) => {
+                let mut out = vec![b'['];
+                out.extend(parts.join(&b","[..]));
+                out.push(b']');
+                out
+            }
+            (_, true) => parts.pop().unwrap_or_default(),
+        });
+        action
+    }
+
+    /// Judges one server message (`bytes` are its own bytes, `message` its relaxed reading).
+    fn server_message(
+        &mut self,
+        bytes: &[u8],
+        message: &Value,
+        notes: &mut Vec<String>,
+    ) -> Element {
+        let Some(object) = message.as_object() else {
+            return Element::Fatal("the server sent a batch element that is not an object".into());
+        };
+        if object.contains("method") {
+            // A server request (sampling, elicitation, roots, ping) or a notification
+            // (notifications/tools/list_changed among them): passes; the re-read it triggers is
+            // what gets checked.
+            return Element::Forward;
+        }
+        let Some(id) = object.get("id") else {
+            return Element::Fatal(
+                "the server sent a message that is neither request, notification nor response"
+                    .into(),
+            );
+        };
+        let id_bytes = id_key(id, b"?");
+        let Some(pending) = self.pending.remove(&id_bytes) else {
+            return Element::Fatal(format!(
+                "the server answered id {} which is not outstanding (never asked or already \
+                 answered)",
+                escape(&String::from_utf8_lossy(&id_bytes))
+            ));
+        };
+        if object.contains("error") {
+            if pending.method == "tools/call" {
+                self.completion(&pending, "protocol_error");
+            }
+            return Element::Forward;
+        }
+        let Some(result) = object.get("result") else {
+            return Element::Fatal(format!(
+                "the server's answer to {} has neither result nor error",
+                escape(&pending.method)
+            ));
+        };
+        match pending.method.as_str() {
+            "tools/call" => {
+                let outcome = if result.get("isError").and_then(Value::as_bool) == Some(true) {
+                    "is_error"
+                } else {
+                    "result"
+                };
+                self.completion(&pending, outcome);
+                Element::Forward
+            }
+            "tools/list" | "initialize" => self.surface(bytes, &pending, notes),
+            method if SESSION_PINNED.contains(&method) => self.surface(bytes, &pending, notes),
+            _ => Element::Forward,
+        }
+    }
+
+    /// Reads a surface answer strictly and judges it.
+    fn surface(&mut self, bytes: &[u8], pending: &Pending, notes: &mut Vec<String>) -> Element {
+        let strict = match parse(bytes) {
+            Ok(value) => value,
+            Err(err) => {
+                return Element::Fatal(format!(
+                    "the server's answer to {} breaks strict reading: {err}",
+                    escape(&pending.method)
+                ));
+            }
+        };
+        let Some(result) = strict.get("result") else {
+            return Element::Fatal("a surface answer without result".into());
+        };
+        if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+            // 2026-07-28: the server asks the client for input; nothing to compare yet.
+            return Element::Forward;
+        }
+        let method = pending.method.as_str();
+        if method == "initialize" || method == "server/discover" {
+            if let Some(renamed) = self.gate.identity(result) {
+                let show = |name: &Option<String>| {
+                    name.as_deref()
+                        .map_or_else(|| "(none)".to_owned(), |n| escape(n).into_owned())
+                };
+                notes.push(format!(
+                    "server-renamed: approved as {}, calls itself {} (reported, not refused)",
+                    show(&renamed.approved),
+                    show(&renamed.observed)
+                ));
+                self.write_log(
+                    "server_renamed",
+                    json!({"request_id": id_json(&pending.id),
+                           "approved_name": renamed.approved, "observed_name": renamed.observed}),
+                );
+            }
+            if method == "initialize" {
+                return Element::Forward;
+            }
+        }
+        if method == "tools/list" {
+            let report = self.gate.tools_page(pending.params.as_ref(), result);
+            return self.tools_page(bytes, pending, &report, notes);
+        }
+        let decision = self
+            .gate
+            .session_answer(method, pending.params.as_ref(), result);
+        let name = pending
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.write_log(
+            "answer_admission",
+            json!({"request_id": id_json(&pending.id), "method": method, "name": name,
+                   "decision": decision_name(&decision),
+                   "reason": decision.reason().map(Reason::policy)}),
+        );
+        let Decision::Deny(reason) = decision else {
+            return Element::Forward;
+        };
+        let what = match &name {
+            Some(n) => format!("{} {}", escape(method), escape(n)),
+            None => escape(method).into_owned(),
+        };
+        notes.push(format!(
+            "{}: the answer to {what} differs from the first answer to the same request in this \
+             session",
+            reason.policy()
+        ));
+        let reply = refusal(
+            &pending.id,
+            &format!("mcppin-guard refused {what}: {}", reason.policy()),
+        );
+        match self.mode {
+            Mode::Refuse => Element::Refuse(reply),
+            Mode::Quarantine => Element::Replace(reply),
+        }
+    }
+
+    fn tools_page(
+        &mut self,
+        bytes: &[u8],
+        pending: &Pending,
+        report: &PageReport,
+        notes: &mut Vec<String>,
+    ) -> Element {
+        for tool in &report.tools {
+            self.observed
+                .insert(tool.name.clone(), tool.observed.clone());
+            self.admission(
+                &pending.id,
+                "tools/list",
+                &tool.name,
+                tool.approved.as_ref(),
+                Some(&tool.observed),
+                &tool.decision,
+            );
+        }
+        for name in &report.removed {
+            notes.push(format!(
+                "tool-removed: {} is approved but was not served (reported, not refused)",
+                escape(name)
+            ));
+            self.write_log(
+                "tool_removed",
+                json!({"request_id": id_json(&pending.id), "tool": name,
+                       "catalog_generation": report.generation}),
+            );
+        }
+        if !report.drift() {
+            return Element::Forward;
+        }
+        let mut refused = Vec::new();
+        if let Some(reason) = &report.malformed {
+            notes.push(format!("refused tools/list: {reason}"));
+            refused.push(reason.to_string());
+        }
+        for tool in report.tools.iter().filter(|t| !t.decision.is_allow()) {
+            let reason = tool
+                .decision
+                .reason()
+                .map_or_else(String::new, ToString::to_string);
+            notes.push(format!("{reason}: {}", escape(&tool.name)));
+            for change in tool.changes() {
+                notes.push(format!("  {}", escape(&change.pointer)));
+                notes.push(format!("    approved: {}", shown(change.approved.as_ref())));
+                notes.push(format!("    served:   {}", shown(change.observed.as_ref())));
+            }
+            refused.push(format!("{reason}: {}", escape(&tool.name)));
+        }
+        let reply = refusal(
+            &pending.id,
+            &format!("mcppin-guard refused tools/list: {}", refused.join(", ")),
+        );
+        match self.mode {
+            Mode::Refuse => Element::Refuse(reply),
+            Mode::Quarantine => {
+                notes
+                    .push("quarantined: the client sees only the approved, unchanged tools".into());
+                match report.rebuild(bytes) {
+                    Some(filtered) => Element::Replace(filtered),
+                    None => Element::Replace(reply),
+                }
+            }
+        }
+    }
+
+    fn admission(
+        &mut self,
+        id: &[u8],
+        method: &str,
+        tool: &str,
+        approved: Option<&Pin>,
+        observed: Option<&Pin>,
+        decision: &Decision,
+    ) {
+        let generation = self.gate.generation();
+        self.write_log(
+            "tool_admission",
+            json!({"request_id": id_json(id), "request_method": method, "tool": tool,
+                   "catalog_generation": generation,
+                   "approved_digest": approved.map(ToString::to_string),
+                   "observed_digest": observed.map(ToString::to_string),
+                   "decision": decision_name(decision),
+                   "reason": decision.reason().map(Reason::policy)}),
+        );
+    }
+
+    fn completion(&mut self, call: &Pending, outcome: &str) {
+        let duration = self.log.clock.elapsed(call.started);
+        self.write_log(
+            "tool_completion",
+            json!({"request_id": id_json(&call.id), "tool": call.tool, "outcome": outcome,
+                   "duration_ms": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)}),
+        );
+    }
+
+    fn write_log(&mut self, event: &str, fields: serde_json::Value) {
+        if let Err(err) = self.log.event(event, fields)
+            && !self.log_failed
+        {
+            self.log_failed = true;
+            let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err}");
+        }
+    }
+}
+
+fn decision_name(decision: &Decision) -> &'static str {
+    if decision.is_allow() { "allow" } else { "deny" }
+}
+
+/// The key an id is matched by: its canonical form (so `1` and `1.0` are one id), or its
+/// bytes when it has none.
+fn id_key(id: &Value, raw: &[u8]) -> Vec<u8> {
+    mcppin_core::canonicalize(id).unwrap_or_else(|_| raw.to_vec())
+}
+
+/// The id for the log, as JSON.
+fn id_json(raw: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(raw)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(raw).into_owned()))
+}
+
+/// A JSON-RPC error answer with the client's id, code -32001.
+fn refusal(id: &[u8], message: &str) -> Vec<u8> {
+    let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
+    out.extend_from_slice(id);
+    out.extend_from_slice(br#","error":{"code":"#);
+    out.extend_from_slice(REFUSED.to_string().as_bytes());
+    out.extend_from_slice(br#","message":"#);
+    out.extend(serde_json::to_vec(message).unwrap_or_default());
+    out.extend_from_slice(b"}}");
+    out
+}
+
+/// A value for stderr: its canonical form, escaped.
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None => "(absent)".to_owned(),
+        Some(value) => {
+            let canonical = mcppin_core::canonicalize(value).unwrap_or_default();
+            escape(&String::from_utf8_lossy(&canonical)).into_owned()
+        }
+    }
+}
+
+/// `[` + the given ranges of `line` joined by `,` + `]`.
+fn join(line: &[u8], ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Vec<u8> {
+    let mut out = vec![b'['];
+    for (i, range) in ranges.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(line.get(range).unwrap_or_default());
+    }
+    out.push(b']');
+    out
+}
