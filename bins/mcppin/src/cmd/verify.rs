@@ -21,6 +21,10 @@ use crate::input;
 /// outside a scoped capture), 4 when the lockfile or the manifest cannot be read. 1 wins over
 /// 3; the report lists both.
 ///
+/// With --pubkey, the lockfile must carry a valid signature (LOCK.sig) by one of the keys,
+/// else exit 4 naming why (missing, malformed, foreign key, invalid, for another lockfile,
+/// stale); without it, a signature beside the lockfile is reported as not checked.
+///
 /// Policies gated by default: tool-changed, tool-added, tool-removed, server-renamed.
 /// Reported only: protocol-changed, name-collision, hidden-characters, mixed-script-name,
 /// invalid-tool-name.
@@ -40,6 +44,8 @@ pub(crate) struct Args {
     pub(crate) format: Format,
     /// The captured surface (manifest, from mcppin-export or a gateway).
     pub(crate) manifest: PathBuf,
+    #[command(flatten)]
+    pub(crate) signature: crate::signature::Flags,
 }
 
 /// How the report is written to standard output.
@@ -67,9 +73,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let (_, lock_value) = input::json(&args.lock)?;
     let lock =
         Lockfile::from_value(&lock_value).map_err(|e| input::strict_error(&args.lock, &e))?;
-    // The signature check (--pubkey, --min-serial, --max-signature-age) is its own step and
-    // goes here: after the lockfile is read, before anything is compared. A lockfile whose
-    // signature does not hold is unreadable as an approval (exit 4).
+    // After the lockfile is read, before anything is compared: a lockfile whose signature
+    // does not hold is unreadable as an approval (exit 4).
+    let signature = crate::signature::check(&args.signature, &args.lock, &lock)?;
+    if let Some(note) = signature.note(&args.lock) {
+        let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
+    }
     let (_, manifest_value) = input::json(&args.manifest)?;
     let manifest = Manifest::from_value(&manifest_value)
         .map_err(|e| input::strict_error(&args.manifest, &e))?;
