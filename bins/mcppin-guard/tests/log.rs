@@ -194,7 +194,7 @@ fn completions_record_tool_errors_protocol_errors_and_missing_answers() {
         call(2, "summarize"),
         call(3, "summarize"),
     ];
-    let run = dir.run_guard(&args, &input);
+    let run = dir.run_guard_held(&args, &input);
     run.code(3)
         .stderr_has("the server closed its output while the session was open");
     let outcomes: BTreeMap<u64, String> = read_log(&dir)

@@ -239,6 +239,39 @@ impl Dir {
         }
     }
 
+    /// Runs the guard with the full command line `args`, writes `input` and keeps the client's
+    /// input open until the guard closes its output: the server, not the client, ends the
+    /// session.
+    pub fn run_guard_held(&self, args: &[String], input: &[Value]) -> Run {
+        use std::io::Read;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcppin-guard");
+        let mut pipe = child.stdin.take().expect("stdin");
+        for message in input {
+            let _ = writeln!(pipe, "{message}");
+        }
+        let mut stdout = String::new();
+        let _ = child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut stdout);
+        drop(pipe);
+        let out = child.wait_with_output().expect("wait");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     /// Runs the fixture directly (no guard) with `input`: what a client sees without the guard.
     pub fn direct(&self, fixture_args: &[&str], input: &[Value]) -> String {
         let mut child = Command::new(mcppin_fixture::locate_example("mcppin-fixture"))
