@@ -22,8 +22,9 @@ pub struct Number {
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 #[non_exhaustive]
 pub enum Undecidable {
-    /// An integral value of magnitude above 2^53, in any notation: some clients read it
-    /// exactly (as a big integer), others round it.
+    /// A value of magnitude above 2^53, in any notation: some clients read an integer there
+    /// exactly (as a big integer), others round it, and every float64 there is an integer, so
+    /// the canonical form of a fraction there is such an integer too.
     BeyondSafeInteger,
     /// The magnitude overflows float64 (it would be read as infinity).
     Overflow,
@@ -139,7 +140,12 @@ impl From<i64> for Number {
 
 /// Decides undecidability of a grammatical literal whose correctly rounded value is `value`.
 ///
-/// Only the rare cases (zero, or a magnitude of 2^53 and above) look at the digits again.
+/// Every float64 of magnitude above 2^53 is an integer, and the canonical form writes it as
+/// one: so a literal that reads above 2^53 is undecidable whatever its notation, a fraction
+/// such as `9007199254740993.5` included (its canonical form `9007199254740994` is an integer
+/// above 2^53; found by fuzzing, issue 2). At exactly 2^53 only an integral literal above
+/// 2^53 that rounded down (`9007199254740993`) is undecidable. Only the rare cases (zero, or a
+/// magnitude of exactly 2^53) look at the digits again.
 fn classify(literal: &str, value: f64) -> Option<Undecidable> {
     if value.is_infinite() {
         return Some(Undecidable::Overflow);
@@ -151,16 +157,12 @@ fn classify(literal: &str, value: f64) -> Option<Undecidable> {
     if magnitude < SAFE_LIMIT {
         return None;
     }
+    if magnitude > SAFE_LIMIT {
+        return Some(Undecidable::BeyondSafeInteger);
+    }
     let decimal = Decimal::parse(literal);
-    if !decimal.is_integral() {
-        // Every reader reads a fraction as a float64, and rounds it the same way.
-        return None;
-    }
-    if magnitude > SAFE_LIMIT || decimal.exceeds_safe_limit() {
-        Some(Undecidable::BeyondSafeInteger)
-    } else {
-        None
-    }
+    (decimal.is_integral() && decimal.exceeds_safe_limit())
+        .then_some(Undecidable::BeyondSafeInteger)
 }
 
 /// The exact value of a literal: the significant digits `int` followed by `frac` (no leading
@@ -270,6 +272,11 @@ mod tests {
             "18446744073709551616",
             "9007199254740994",
             "1.5e300",
+            // Fractions above 2^53: their canonical form is an integer above 2^53. Found by
+            // fuzzing the canonical round trip (issue 2).
+            "9007199254740993.5",
+            "123456789012345678.25",
+            "44444444444444445444444.4400",
         ] {
             assert_eq!(
                 num(lit).undecidable(),
@@ -289,8 +296,8 @@ mod tests {
             "9007199254740991",
             "0.1",
             "1e-300",
-            "9007199254740993.5",
-            "123456789012345678.25",
+            "9007199254740992.4",
+            "-9007199254740991.5",
             "0",
             "-0",
             "0e400",

@@ -585,6 +585,13 @@ fn undecidable_literals_read_but_have_no_digest() {
         ("1e30", Undecidable::BeyondSafeInteger),
         ("1E30", Undecidable::BeyondSafeInteger),
         ("-1.5e300", Undecidable::BeyondSafeInteger),
+        // A fraction above 2^53 canonicalises to an integer above 2^53 (issue 2, found by
+        // fuzzing the canonical round trip).
+        ("9007199254740993.5", Undecidable::BeyondSafeInteger),
+        (
+            "44444444444444445444444.4400",
+            Undecidable::BeyondSafeInteger,
+        ),
         ("1e400", Undecidable::Overflow),
         ("-1e400", Undecidable::Overflow),
         ("1e-400", Undecidable::Underflow),
@@ -615,7 +622,7 @@ fn decidable_literals_have_a_digest() {
         "9007199254740992e0",
         "0.9007199254740992e16",
         "9007199254740991",
-        "9007199254740993.5",
+        "9007199254740992.4",
         "0.1",
         "0.30000000000000004",
         "1e-300",
@@ -638,6 +645,26 @@ fn decidable_literals_have_a_digest() {
         "90071992547409920e-1",
     ] {
         assert_eq!(digest_of(same), Ok(pinned), "{same}");
+    }
+}
+
+#[test]
+fn the_canonical_form_of_a_decidable_value_has_the_same_digest() {
+    // Regression (issue 2): `44444444444444445444444.4400` was decidable while its canonical
+    // form `4.4444444444444445e+22` was not, so a stored approval could not be re-digested.
+    for literal in [
+        "9007199254740992.4",
+        "-9007199254740991.5",
+        "0.1",
+        "5e-324",
+        "1e-7",
+        "123.456e-7",
+    ] {
+        let value = parse(format!("[{literal}]").as_bytes()).expect("reads");
+        let pinned = digest(&value);
+        let canonical = canonicalize(&value).expect("canonical");
+        let again = parse(&canonical).expect("reads back");
+        assert_eq!(digest(&again), pinned, "{literal}");
     }
 }
 
