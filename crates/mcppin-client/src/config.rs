@@ -116,7 +116,11 @@ impl ClientConfig {
 
 fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error> {
     let kind = entry.take_string("type").map(|t| t.into_owned());
-    if let Some(url) = entry.take_string("url") {
+    // Windsurf spells it `serverUrl`.
+    if let Some(url) = entry
+        .take_string("url")
+        .or_else(|| entry.take_string("serverUrl"))
+    {
         return Ok(ServerEntry::Remote {
             url: url.into_owned(),
         });
@@ -318,6 +322,13 @@ mod tests {
                 url: "https://example.invalid/mcp".to_owned()
             }
         );
+    }
+
+    #[test]
+    fn reads_windsurf_remote_servers_as_remote() {
+        let text = r#"{"mcpServers": {"r": {"serverUrl": "https://example.invalid/sse"}}}"#;
+        let config = ClientConfig::parse(text).unwrap();
+        assert!(matches!(config.servers["r"], ServerEntry::Remote { .. }));
     }
 
     #[test]
