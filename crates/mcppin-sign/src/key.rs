@@ -17,7 +17,18 @@ use crate::time::Timestamp;
 /// # Security
 ///
 /// It has no `Debug`, `Display` or serialisation: the only way out is [`SigningKey::to_pem`],
-/// which returns a buffer that is wiped when dropped. The key itself is wiped when dropped.
+/// which returns a buffer that is wiped when dropped. The key itself, and the PKCS#8 buffers it
+/// passes through, are wiped when dropped.
+///
+/// ```compile_fail
+/// fn printable<T: std::fmt::Debug>() {}
+/// printable::<mcppin_sign::SigningKey>();
+/// ```
+///
+/// ```compile_fail
+/// fn printable<T: std::fmt::Display>() {}
+/// printable::<mcppin_sign::SigningKey>();
+/// ```
 pub struct SigningKey {
     inner: ed25519_dalek::SigningKey,
 }
