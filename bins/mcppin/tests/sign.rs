@@ -576,3 +576,32 @@ fn verify_refuses_a_private_key_given_as_pubkey() {
         .code(4)
         .stderr_has("public key alice.pem: this is a private key; give the public key");
 }
+
+#[test]
+fn verify_refuses_every_one_character_change_of_the_public_key() {
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+    let body = ALICE_PUB.lines().nth(1).unwrap();
+    let (mut foreign, mut malformed) = (0, 0);
+    // Every character of the base64 body but the padding: the SPKI header and the key bytes.
+    for (i, c) in body.char_indices().filter(|&(_, c)| c != '=') {
+        let other = if c == 'A' { 'B' } else { 'A' };
+        let changed = format!("{}{other}{}", &body[..i], &body[i + 1..]);
+        dir.write("alice.pem.pub", ALICE_PUB.replace(body, &changed));
+        let run = verify(&dir, &["--pubkey", "alice.pem.pub"]);
+        run.code(4);
+        if run.stderr.contains("signature by a foreign key") {
+            run.stderr_has(&format!("signed by key {ALICE_ID}"));
+            foreign += 1;
+        } else {
+            run.stderr_has("public key alice.pem.pub: not an Ed25519 public key in SPKI PEM");
+            malformed += 1;
+        }
+    }
+    // Both refusals occur: a changed key byte that is still a curve point is another key.
+    assert!(
+        foreign > 0 && malformed > 0,
+        "{foreign} foreign, {malformed} malformed"
+    );
+}
