@@ -374,6 +374,11 @@ fn verify_holds_with_a_valid_signature_and_names_the_key() {
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(0)
         .stderr_has(&format!("verified: key {ALICE_ID}, signed at {NOW}"));
+    // The single-dash spelling of the reference Go tool.
+    verify(&dir, &["-pubkey", "alice.pem.pub", "-min-serial=1"])
+        .code(0)
+        .stderr_has("verified");
+    verify(&dir, &["-pubkey", "bob.pem.pub"]).code(4);
 }
 
 #[test]
