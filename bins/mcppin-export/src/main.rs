@@ -24,8 +24,10 @@ use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
 
 mod exit;
+mod interrupt;
 
 use exit::{Exit, Fail};
+use interrupt::Running;
 
 const NAME: &str = "mcppin-export";
 
@@ -98,7 +100,12 @@ fn parse_protocol(text: &str) -> Result<Protocol, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
+    let outcome = run(&cli);
+    if interrupt::interrupted() {
+        // The handler stops the servers and exits with 128 + the signal.
+        interrupt::wait_for_exit();
+    }
+    match outcome {
         Ok(exit) => exit.into(),
         Err(err) => {
             if exit::is_broken_pipe(&err) {
@@ -145,6 +152,9 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         }
     }
 
+    let running = Running::default();
+    interrupt::install(&running, cli.grace).context("cannot install the signal handler")?;
+
     let mut manifest = Manifest::new(true);
     manifest.protocol_version = match cli.protocol {
         Protocol::Exact(revision) => Some(revision.as_str().to_owned()),
@@ -158,7 +168,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         manifest.scope = Some(ids.iter().cloned().collect());
     }
     for (id, server) in &servers {
-        let captured = capture_server(cli, id, server)?;
+        let captured = capture_server(cli, id, server, &running)?;
         let agreed = captured.agreed && captured.passes >= 2;
         if !agreed {
             manifest.complete = false;
@@ -176,6 +186,10 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         manifest
             .servers
             .insert((*id).to_owned(), surface_of(id, captured)?);
+    }
+    if interrupt::interrupted() {
+        // Whatever was read while the servers were being stopped is not a capture.
+        interrupt::wait_for_exit();
     }
     write_manifest(&cli.output, &manifest.to_bytes())?;
     Ok(Exit::Written)
@@ -220,7 +234,12 @@ fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
 
 /// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
 /// exit 3.
-fn capture_server(cli: &Cli, id: &str, server: &StdioServer) -> anyhow::Result<ServerCapture> {
+fn capture_server(
+    cli: &Cli,
+    id: &str,
+    server: &StdioServer,
+    running: &Running,
+) -> anyhow::Result<ServerCapture> {
     let inherit = if cli.inherit_env {
         Inherit::All
     } else {
@@ -246,6 +265,7 @@ fn capture_server(cli: &Cli, id: &str, server: &StdioServer) -> anyhow::Result<S
     };
     let mut connection =
         Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
+    running.add(connection.id());
     let options = SessionOptions {
         protocol: cli.protocol,
         timeout: cli.timeout,
@@ -257,6 +277,7 @@ fn capture_server(cli: &Cli, id: &str, server: &StdioServer) -> anyhow::Result<S
     let result = Session::open(&mut connection, &options)
         .and_then(|mut session| capture(&mut session, cli.passes));
     let stopped = connection.shutdown();
+    running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
     if cli.verbose || result.is_err() {
         show_stderr(id, &stderr);

@@ -310,6 +310,48 @@ fn a_silent_server_times_out_and_is_stopped() {
 }
 
 #[test]
+fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = Dir::new();
+    // A silent server also ignores the end of its input: only a signal stops it.
+    dir.config(&[("demo", &["--mode", "silent"])]);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+        .args([
+            "--config",
+            "mcp.json",
+            "--timeout",
+            "60s",
+            "--grace",
+            "300ms",
+        ])
+        .args(["-o", "manifest.json"])
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !dir.exists("demo.pid") {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Let the export reach its wait for tools/list.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    kill_process(pid, Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    run.code(130)
+        .stderr_has("interrupted; the servers were stopped and nothing was written");
+    assert!(!dir.exists("manifest.json"));
+    dir.assert_gone("demo");
+}
+
+#[test]
 fn a_crash_mid_list_fails_the_export_and_shows_stderr() {
     let dir = Dir::new();
     dir.config(&[("demo", &["--mode", "crash"])]);

@@ -406,6 +406,28 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Stops the process group `id` from outside its owner: SIGTERM, a wait of up to `grace` for
+/// the group to empty, then SIGKILL.
+///
+/// This is for a signal handler of the caller (the user pressed Ctrl-C while servers run):
+/// the [`ServerProcess`] values are owned elsewhere and cannot run their own order. Closing
+/// stdin, the first step, happens anyway when the caller exits.
+///
+/// # Errors
+///
+/// [`Error::Signal`] when `id` is not a valid process group id or a signal cannot be sent for
+/// another reason than the group being gone.
+pub fn stop_group(id: u32, grace: Duration) -> Result<(), Error> {
+    let pgid = i32::try_from(id)
+        .ok()
+        .and_then(Pid::from_raw)
+        .ok_or_else(|| Error::Signal {
+            pgid: i32::try_from(id).unwrap_or(-1),
+            source: io::ErrorKind::InvalidInput.into(),
+        })?;
+    sweep_group(pgid, grace)
+}
+
 /// Polls `child` until it exits or `grace` passes.
 fn wait_for(child: &mut Child, grace: Duration) -> io::Result<Option<ExitStatus>> {
     let deadline = Instant::now() + grace;
@@ -713,6 +735,21 @@ mod tests {
         let captured = server.stderr().unwrap();
         assert_eq!(captured.bytes, b"89\nlast\n");
         assert_eq!(captured.dropped, 8);
+    }
+
+    #[test]
+    fn stop_group_stops_a_group_from_outside() {
+        let server = sh("trap '' TERM; while :; do sleep 0.05; done")
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(server.id()).unwrap();
+        thread::sleep(Duration::from_millis(200));
+        stop_group(server.id(), Duration::from_millis(200)).unwrap();
+        assert!(!alive(pid));
+        assert!(stop_group(0, Duration::ZERO).is_err());
+        // The owner's own shutdown still completes on a group that is already gone.
+        let mut server = server;
+        assert_eq!(server.shutdown().unwrap().stage, Stage::AlreadyExited);
     }
 
     #[test]
