@@ -29,6 +29,7 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory};
 use icu_properties::{CodePointMapData, CodePointSetData};
@@ -211,31 +212,40 @@ pub fn name_collisions<'a>(names: impl IntoIterator<Item = (&'a str, &'a str)>) 
     tools.dedup();
 
     let folded: Vec<String> = tools.iter().map(|(_, name)| fold_case(name)).collect();
+    let skeletons: Vec<String> = tools.iter().map(|(_, name)| skeleton(name)).collect();
+    // Most names are already case-folded: their folded skeleton is the one just computed.
+    let folded_skeletons: Vec<Option<String>> = tools
+        .iter()
+        .zip(&folded)
+        .map(|((_, name), folded)| (folded != name).then(|| skeleton(folded)))
+        .collect();
+
     // Strongest kind first: a pair already found keeps the kind it was found with.
     let mut found: BTreeMap<(usize, usize), CollisionKind> = BTreeMap::new();
+    let indexed = || tools.iter().enumerate();
     record_groups(
         &mut found,
         CollisionKind::Exact,
-        |i| tools[i].1.to_owned(),
-        tools.len(),
+        indexed().map(|(i, (_, name))| (*name, i)),
     );
     record_groups(
         &mut found,
         CollisionKind::CaseInsensitive,
-        |i| folded[i].clone(),
-        tools.len(),
+        folded.iter().enumerate().map(|(i, f)| (f.as_str(), i)),
     );
     record_groups(
         &mut found,
         CollisionKind::Confusable,
-        |i| skeleton(tools[i].1),
-        tools.len(),
+        skeletons.iter().enumerate().map(|(i, k)| (k.as_str(), i)),
     );
     record_groups(
         &mut found,
         CollisionKind::Confusable,
-        |i| skeleton(&folded[i]),
-        tools.len(),
+        folded_skeletons
+            .iter()
+            .zip(&skeletons)
+            .enumerate()
+            .map(|(i, (folded, raw))| (folded.as_deref().unwrap_or(raw), i)),
     );
 
     let owned = |i: usize| (tools[i].0.to_owned(), tools[i].1.to_owned());
@@ -265,7 +275,8 @@ pub fn name_collisions<'a>(names: impl IntoIterator<Item = (&'a str, &'a str)>) 
 /// ```
 #[must_use]
 pub fn is_mixed_script(name: &str) -> bool {
-    !name.is_single_script()
+    // ASCII holds Latin letters and Common characters only: one writing system at most.
+    !name.is_ascii() && !name.is_single_script()
 }
 
 /// Whether `name` is a tool name SPEC 4.1 accepts: 1 to 128 characters from `[A-Za-z0-9._-]`
@@ -340,16 +351,16 @@ fn pointer(path: &[Token<'_>]) -> String {
     out
 }
 
-/// Groups the tools `0..len` by `key` and records every pair in a group not recorded yet.
-fn record_groups(
+/// Groups tool indices (given in ascending order) by key and records every pair in a group not
+/// recorded yet.
+fn record_groups<'k>(
     found: &mut BTreeMap<(usize, usize), CollisionKind>,
     kind: CollisionKind,
-    key: impl Fn(usize) -> String,
-    len: usize,
+    keyed: impl Iterator<Item = (&'k str, usize)>,
 ) {
-    let mut groups: HashMap<String, Vec<usize>> = HashMap::with_capacity(len);
-    for i in 0..len {
-        groups.entry(key(i)).or_default().push(i);
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (key, i) in keyed {
+        groups.entry(key).or_default().push(i);
     }
     for members in groups.values().filter(|m| m.len() > 1) {
         // Indices were pushed in ascending order, so `a < b` below.
@@ -373,7 +384,30 @@ fn fold_case(name: &str) -> String {
 /// The UTS #39 section 4 skeleton: NFD, default-ignorables removed, each character replaced
 /// by its confusable prototype, NFD again.
 fn skeleton(name: &str) -> String {
+    // Tool names are nearly always ASCII. NFD leaves ASCII alone and no ASCII character is
+    // default-ignorable, so an ASCII name whose characters all have ASCII prototypes has the
+    // concatenation of their one-character skeletons as its skeleton.
+    if name.is_ascii() {
+        let table = ascii_skeletons();
+        if name.bytes().all(|b| table[usize::from(b)].is_ascii()) {
+            return name
+                .bytes()
+                .map(|b| table[usize::from(b)].as_str())
+                .collect();
+        }
+    }
     unicode_security::skeleton(name).collect()
+}
+
+/// The skeleton of each ASCII character, from the UTS #39 tables.
+fn ascii_skeletons() -> &'static [String; 128] {
+    static TABLE: OnceLock<[String; 128]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        std::array::from_fn(|b| {
+            let c = char::from(u8::try_from(b).unwrap_or(0));
+            unicode_security::skeleton(c.encode_utf8(&mut [0; 4])).collect()
+        })
+    })
 }
 
 #[cfg(test)]
@@ -711,6 +745,30 @@ mod tests {
             "a:b",
         ] {
             assert!(!is_valid_tool_name(name), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn ascii_shortcuts_agree_with_the_full_algorithms() {
+        let all: String = (0..128u8).map(char::from).collect();
+        let names = [
+            all.as_str(),
+            "get_artic1e",
+            "rn_m_0O_Il1|",
+            "100%_sure",
+            "a\"b`c",
+            "Stripe.Refund-2",
+        ];
+        for name in names {
+            let full: String = unicode_security::skeleton(name).collect();
+            assert_eq!(skeleton(name), full, "{name:?}");
+            assert_eq!(is_mixed_script(name), !name.is_single_script(), "{name:?}");
+        }
+        for b in 0..128u8 {
+            let c = char::from(b).to_string();
+            let full: String = unicode_security::skeleton(&c).collect();
+            assert_eq!(skeleton(&c), full, "{b:#x}");
+            assert!(!is_mixed_script(&c));
         }
     }
 
