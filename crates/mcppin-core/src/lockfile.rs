@@ -30,7 +30,7 @@ use crate::manifest::{Manifest, ServerSurface};
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,
-    strings,
+    strings, take_list, take_member,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -236,7 +236,7 @@ impl Lockfile {
     ///
     /// A strict-reading error of [`crate::parse`], or what [`Lockfile::from_value`] refuses.
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
-        Self::from_value(&parse(bytes)?)
+        Self::read(parse(bytes)?)
     }
 
     /// Reads a lockfile (version 1 or 2) from a value already read strictly.
@@ -250,6 +250,13 @@ impl Lockfile {
     /// - [`Error::UnknownMember`], [`Error::MissingMember`], [`Error::Invalid`] for members of
     ///   the format; [`Error::DuplicateServer`], [`Error::DuplicateItem`].
     pub fn from_value(value: &Value) -> Result<Self, Error> {
+        Self::read(value.clone())
+    }
+
+    /// Reads the lockfile, moving the approved objects out of `value` instead of copying them.
+    fn read(mut value: Value) -> Result<Self, Error> {
+        let mut entries = take_list(&mut value, "servers");
+        let value = &value;
         let version = object(value, "")?
             .get("schema_version")
             .map(|v| count(v, "/schema_version"))
@@ -271,10 +278,8 @@ impl Lockfile {
         )?;
         let mut servers = BTreeMap::new();
         let list_pointer = fields.at("servers");
-        for (i, entry) in array(fields.required("servers")?, &list_pointer)?
-            .iter()
-            .enumerate()
-        {
+        array(fields.required("servers")?, &list_pointer)?;
+        for (i, entry) in entries.iter_mut().enumerate() {
             let pointer = element(&list_pointer, i);
             let (id, server) = read_server(entry, &pointer, version)?;
             if servers.contains_key(&id) {
@@ -428,6 +433,16 @@ impl Lockfile {
     }
 }
 
+impl TryFrom<Value> for Lockfile {
+    type Error = Error;
+
+    /// Reads a lockfile from a value already read strictly, as [`Lockfile::from_value`] does,
+    /// moving the approved objects out of it instead of copying them.
+    fn try_from(value: Value) -> Result<Self, Error> {
+        Self::read(value)
+    }
+}
+
 fn same_items(a: &BTreeMap<String, LockedItem>, b: &BTreeMap<String, LockedItem>) -> bool {
     a.len() == b.len()
         && a.iter().all(|(name, x)| {
@@ -536,10 +551,12 @@ fn item_value(name: &str, item: &LockedItem) -> Value {
 }
 
 fn read_server(
-    value: &Value,
+    value: &mut Value,
     pointer: &str,
     version: u64,
 ) -> Result<(String, LockedServer), Error> {
+    let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
+    let value = &*value;
     let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
     let mut server = LockedServer {
@@ -547,10 +564,10 @@ fn read_server(
         protocol_version: fields.optional_string("protocol_version")?,
         tools: BTreeMap::new(),
     };
-    for kind in ItemKind::ALL {
+    for (kind, mut entries) in ItemKind::ALL.into_iter().zip(lists) {
         let list_pointer = fields.at(kind.list_member());
-        let list = fields.required(kind.list_member())?;
-        for (i, entry) in array(list, &list_pointer)?.iter().enumerate() {
+        array(fields.required(kind.list_member())?, &list_pointer)?;
+        for (i, entry) in entries.iter_mut().enumerate() {
             let pointer = element(&list_pointer, i);
             let (name, item) = read_item(entry, &pointer, kind, version)?;
             if server.items(kind).contains_key(&name) {
@@ -567,11 +584,14 @@ fn read_server(
 }
 
 fn read_item(
-    value: &Value,
+    value: &mut Value,
     pointer: &str,
     kind: ItemKind,
     version: u64,
 ) -> Result<(String, LockedItem), Error> {
+    // Moved out first and checked in its turn below; `null` stands in its place meanwhile.
+    let approved = take_member(value, "approved");
+    let value = &*value;
     let known = if version == 1 {
         ITEM_MEMBERS_V1
     } else {
@@ -610,9 +630,14 @@ fn read_item(
             });
         }
     };
-    let approved = fields.required("approved")?;
+    let Some(approved) = approved else {
+        return Err(Error::MissingMember {
+            pointer: pointer.to_owned(),
+            name: "approved",
+        });
+    };
     let approved_pointer = fields.at("approved");
-    let approved_name = item_key(kind, approved, &approved_pointer)?;
+    let approved_name = item_key(kind, &approved, &approved_pointer)?;
     if approved_name != name {
         return Err(Error::NameMismatch {
             pointer: approved_pointer,
@@ -620,7 +645,7 @@ fn read_item(
             approved: approved_name.to_owned(),
         });
     }
-    let computed = Pin::of(approved);
+    let computed = Pin::of(&approved);
     if computed != recorded {
         return Err(Error::PinMismatch {
             pointer: pointer.to_owned(),
@@ -632,7 +657,7 @@ fn read_item(
         name,
         LockedItem {
             pin: recorded,
-            approved: Some(approved.clone()),
+            approved: Some(approved),
         },
     ))
 }
@@ -799,6 +824,48 @@ mod tests {
             Lockfile::parse(renamed.as_bytes()),
             Err(Error::NameMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn reading_an_owned_value_agrees_with_reading_a_borrowed_one() {
+        let text = String::from_utf8(
+            Lockfile::approve(None, &manifest(v1()), &[])
+                .unwrap()
+                .to_bytes(),
+        )
+        .unwrap();
+        let zero = format!("sha256:{}", "0".repeat(64));
+        let item = |members: &str| {
+            format!(
+                r#"{{"schema_version":2,"approval_serial":1,"servers":[{{"id":"a","tools":[{members}]}}]}}"#
+            )
+        };
+        let variants = [
+            text,
+            item(&format!(
+                r#"{{"name":"x","digest":"{zero}","approved":{{"name":"x"}}}}"#
+            )),
+            item(&format!(
+                r#"{{"name":"x","digest":"{zero}","approved":[1]}}"#
+            )),
+            item(&format!(r#"{{"name":"x","digest":"{zero}"}}"#)),
+            item(&format!(
+                r#"{{"name":"x","digest":"{zero}","approved":{{}},"x":1}}"#
+            )),
+            item(&format!(
+                r#"{{"name":"y","digest":"{zero}","approved":{{"name":"x"}}}}"#
+            )),
+            r#"{"schema_version":2,"approval_serial":1,"servers":[{"id":"a","tools":{}}]}"#.into(),
+            r#"{"schema_version":2,"approval_serial":1,"servers":{}}"#.into(),
+        ];
+        let mut refusals = 0;
+        for variant in &variants {
+            let value = parse(variant.as_bytes()).unwrap();
+            let borrowed = Lockfile::from_value(&value);
+            refusals += usize::from(borrowed.is_err());
+            assert_eq!(Lockfile::try_from(value), borrowed, "{variant}");
+        }
+        assert_eq!(refusals, variants.len() - 1);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::canon::to_pretty;
 use crate::error::{Document, Error};
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array,
+    Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array, take_list,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -119,7 +119,7 @@ impl Manifest {
     /// A strict-reading error of [`crate::parse`], or the first rule of the format the
     /// document breaks (see [`Manifest::from_value`]).
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
-        Self::from_value(&parse(bytes)?)
+        Self::read(parse(bytes)?)
     }
 
     /// Reads a manifest from a value already read strictly.
@@ -134,6 +134,13 @@ impl Manifest {
     /// - [`Error::DuplicateServer`], [`Error::DuplicateItem`];
     /// - [`Error::OutOfScope`] when `scope` and the servers listed disagree.
     pub fn from_value(value: &Value) -> Result<Self, Error> {
+        Self::read(value.clone())
+    }
+
+    /// Reads the manifest, moving the served items out of `value` instead of copying them.
+    fn read(mut value: Value) -> Result<Self, Error> {
+        let mut entries = take_list(&mut value, "servers");
+        let value = &value;
         // The version decides which members exist, so it is read before anything else.
         let version = crate::surface::object(value, "")?
             .get("schema_version")
@@ -169,10 +176,8 @@ impl Manifest {
             .transpose()?;
         let mut servers = BTreeMap::new();
         let list_pointer = fields.at("servers");
-        for (i, entry) in array(fields.required("servers")?, &list_pointer)?
-            .iter()
-            .enumerate()
-        {
+        array(fields.required("servers")?, &list_pointer)?;
+        for (i, entry) in entries.iter_mut().enumerate() {
             let pointer = element(&list_pointer, i);
             let (id, server) = read_server(entry, &pointer)?;
             if let Some(scope) = &scope
@@ -255,6 +260,16 @@ impl Manifest {
     }
 }
 
+impl TryFrom<Value> for Manifest {
+    type Error = Error;
+
+    /// Reads a manifest from a value already read strictly, as [`Manifest::from_value`] does,
+    /// moving the served items out of it instead of copying them.
+    fn try_from(value: Value) -> Result<Self, Error> {
+        Self::read(value)
+    }
+}
+
 fn read_scope(value: &Value, pointer: &str) -> Result<BTreeSet<String>, Error> {
     let mut scope = BTreeSet::new();
     for (i, v) in array(value, pointer)?.iter().enumerate() {
@@ -270,7 +285,9 @@ fn read_scope(value: &Value, pointer: &str) -> Result<BTreeSet<String>, Error> {
     Ok(scope)
 }
 
-fn read_server(value: &Value, pointer: &str) -> Result<(String, ServerSurface), Error> {
+fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurface), Error> {
+    let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
+    let value = &*value;
     let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
     let mut server = ServerSurface {
@@ -282,13 +299,13 @@ fn read_server(value: &Value, pointer: &str) -> Result<(String, ServerSurface), 
             .transpose()?,
         tools: Items::new(),
     };
-    for kind in ItemKind::ALL {
+    for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
         let list_pointer = fields.at(kind.list_member());
-        let list = fields.required(kind.list_member())?;
-        for (i, item) in array(list, &list_pointer)?.iter().enumerate() {
+        array(fields.required(kind.list_member())?, &list_pointer)?;
+        for (i, item) in items.into_iter().enumerate() {
             server
                 .items_mut(kind)
-                .insert(kind, item.clone(), &element(&list_pointer, i))?;
+                .insert(kind, item, &element(&list_pointer, i))?;
         }
     }
     Ok((id, server))
@@ -318,6 +335,27 @@ mod tests {
         assert_eq!(s.tools.names().collect::<Vec<_>>(), ["a", "z"]);
         let z = s.tools.get("z").unwrap();
         assert_eq!(z.to_string(), r#"{"name":"z","x-unknown":[1,2]}"#);
+    }
+
+    #[test]
+    fn reading_an_owned_value_agrees_with_reading_a_borrowed_one() {
+        let variants = [
+            GOOD,
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[{"name":"x"},{"name":"x"}]}]}"#,
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[{"title":"x"}]}]}"#,
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":{}}]}"#,
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[],"x":[]}]}"#,
+            r#"{"schema_version":2,"complete":true,"servers":[{"tools":[{"name":"x"}]}]}"#,
+            r#"{"schema_version":2,"complete":true,"servers":{}}"#,
+        ];
+        let mut refusals = 0;
+        for variant in variants {
+            let value = parse(variant.as_bytes()).unwrap();
+            let borrowed = Manifest::from_value(&value);
+            refusals += usize::from(borrowed.is_err());
+            assert_eq!(Manifest::try_from(value), borrowed, "{variant}");
+        }
+        assert_eq!(refusals, variants.len() - 1);
     }
 
     #[test]

@@ -155,6 +155,25 @@ pub(crate) fn element(pointer: &str, index: usize) -> String {
     format!("{pointer}/{index}")
 }
 
+/// Moves the elements of array member `name` out of an object, leaving an empty array; none
+/// when the member is absent or no array (the reader then refuses it where it looks).
+pub(crate) fn take_list(value: &mut Value, name: &str) -> Vec<Value> {
+    value
+        .as_object_mut()
+        .and_then(|o| o.get_mut(name))
+        .and_then(Value::as_array_mut)
+        .map(std::mem::take)
+        .unwrap_or_default()
+}
+
+/// Moves member `name` out of an object, leaving `null` in its place.
+pub(crate) fn take_member(value: &mut Value, name: &str) -> Option<Value> {
+    value
+        .as_object_mut()
+        .and_then(|o| o.get_mut(name))
+        .map(|v| std::mem::replace(v, Value::null()))
+}
+
 /// The value as an object.
 pub(crate) fn object<'v>(value: &'v Value, pointer: &str) -> Result<&'v Object, Error> {
     value.as_object().ok_or_else(|| Error::Invalid {

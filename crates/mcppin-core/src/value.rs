@@ -174,6 +174,22 @@ impl Value {
         }
     }
 
+    /// The object, mutably, if this is an object (for readers that move items out).
+    pub(crate) fn as_object_mut(&mut self) -> Option<&mut Object> {
+        match &mut self.kind {
+            Kind::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The elements, mutably, if this is an array (for readers that move items out).
+    pub(crate) fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match &mut self.kind {
+            Kind::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
     /// Whether this is `null`.
     #[must_use]
     pub fn is_null(&self) -> bool {
@@ -319,6 +335,11 @@ impl Object {
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.search(name).ok().map(|i| &self.members[i].value)
+    }
+
+    /// The value of member `name`, mutably.
+    pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+        self.search(name).ok().map(|i| &mut self.members[i].value)
     }
 
     /// The member `name` with its name span.

@@ -42,8 +42,8 @@ fn parse_selection(text: &str) -> Result<Selection, String> {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let (_, manifest_value) = input::json(&args.manifest)?;
-    let manifest = Manifest::from_value(&manifest_value)
-        .map_err(|e| input::strict_error(&args.manifest, &e))?;
+    let manifest =
+        Manifest::try_from(manifest_value).map_err(|e| input::strict_error(&args.manifest, &e))?;
     let existing = read_existing(&args.output)?;
     let previous = existing.as_ref().map(|(_, lock)| lock);
     let next = Lockfile::approve(previous, &manifest, &args.approve).map_err(|e| match e {
@@ -107,7 +107,7 @@ fn read_existing(path: &Path) -> anyhow::Result<Option<(Vec<u8>, Lockfile)>> {
         return Ok(None);
     }
     let (bytes, value) = input::json(path)?;
-    let lock = Lockfile::from_value(&value).map_err(|e| {
+    let lock = Lockfile::try_from(value).map_err(|e| {
         anyhow::anyhow!(
             "{}: {e} [{}]; not overwriting a lockfile that cannot be read",
             input::name(path),

@@ -71,8 +71,7 @@ fn parse_fail_on(text: &str) -> Result<FailOn, String> {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let (_, lock_value) = input::json(&args.lock)?;
-    let lock =
-        Lockfile::from_value(&lock_value).map_err(|e| input::strict_error(&args.lock, &e))?;
+    let lock = Lockfile::try_from(lock_value).map_err(|e| input::strict_error(&args.lock, &e))?;
     // After the lockfile is read, before anything is compared: a lockfile whose signature
     // does not hold is unreadable as an approval (exit 4).
     let signature = crate::signature::check(&args.signature, &args.lock, &lock)?;
@@ -80,8 +79,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
     }
     let (_, manifest_value) = input::json(&args.manifest)?;
-    let manifest = Manifest::from_value(&manifest_value)
-        .map_err(|e| input::strict_error(&args.manifest, &e))?;
+    let manifest =
+        Manifest::try_from(manifest_value).map_err(|e| input::strict_error(&args.manifest, &e))?;
 
     let servers: BTreeSet<String> = args.servers.iter().cloned().collect();
     if let Some(unknown) = servers
