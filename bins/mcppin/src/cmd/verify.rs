@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mcppin_core::lockfile::Lockfile;
 use mcppin_core::manifest::Manifest;
@@ -70,17 +70,24 @@ fn parse_fail_on(text: &str) -> Result<FailOn, String> {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
-    let (_, lock_value) = input::json(&args.lock)?;
-    let lock = Lockfile::try_from(lock_value).map_err(|e| input::strict_error(&args.lock, &e))?;
+    // The two files are independent until compared: read them side by side (SPEC 7 holds
+    // verify to a multiple of sha256sum over the same bytes).
+    let (lock, manifest) = std::thread::scope(|scope| {
+        let manifest = scope.spawn(|| read_manifest(&args.manifest));
+        let lock = read_lock(&args.lock);
+        let manifest = manifest
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the manifest failed")));
+        (lock, manifest)
+    });
+    let lock = lock?;
     // After the lockfile is read, before anything is compared: a lockfile whose signature
     // does not hold is unreadable as an approval (exit 4).
     let signature = crate::signature::check(&args.signature, &args.lock, &lock)?;
     if let Some(note) = signature.note(&args.lock) {
         let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
     }
-    let (_, manifest_value) = input::json(&args.manifest)?;
-    let manifest =
-        Manifest::try_from(manifest_value).map_err(|e| input::strict_error(&args.manifest, &e))?;
+    let manifest = manifest?;
 
     let servers: BTreeSet<String> = args.servers.iter().cloned().collect();
     if let Some(unknown) = servers
@@ -117,4 +124,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         1 => Exit::Departure,
         _ => Exit::Incomparable,
     })
+}
+
+fn read_lock(path: &Path) -> anyhow::Result<Lockfile> {
+    let (_, value) = input::json(path)?;
+    Lockfile::try_from(value).map_err(|e| input::strict_error(path, &e))
+}
+
+fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
+    let (_, value) = input::json(path)?;
+    Manifest::try_from(value).map_err(|e| input::strict_error(path, &e))
 }
