@@ -198,3 +198,52 @@ fn a_signature_beside_the_lockfile_is_kept_and_reported_when_stale() {
         .stderr_has("mcppin: lock.json.sig cannot be read");
     assert_eq!(dir.read("lock.json.sig"), b"not an envelope");
 }
+
+#[test]
+fn an_incomplete_capture_keeps_unseen_approvals_and_says_so() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    let first = dir.read("lock.json");
+    let partial = BASE
+        .replacen("\"complete\": true", "\"complete\": false", 1)
+        .replacen(
+            "\"name\": \"delivery_insights\",",
+            "\"name\": \"renamed\",",
+            1,
+        );
+    dir.write("partial.json", &partial);
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel",
+        "partial.json",
+    ])
+    .code(0)
+    .stdout_has("note: the capture is incomplete")
+    .stdout_has("tool-added [reported]: parcel/renamed");
+    let kept = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
+    assert!(
+        kept.servers["parcel"]
+            .tools
+            .contains_key("delivery_insights")
+    );
+    assert_ne!(dir.read("lock.json"), first);
+    // From a complete capture, the withdrawal is approved item by item.
+    let complete = partial.replacen("\"complete\": false", "\"complete\": true", 1);
+    dir.write("complete.json", complete);
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel/delivery_insights",
+        "complete.json",
+    ])
+    .code(0)
+    .stdout_has("tool-removed [reported]: parcel/delivery_insights");
+    dir.mcppin(&["verify", "--lock", "lock.json", "complete.json"])
+        .code(0);
+}

@@ -957,6 +957,16 @@ mod tests {
     }
 
     #[test]
+    fn nested_annotations_and_defaults_are_other() {
+        let a = deep(r#"{"type":"string","default":"a","examples":["x"],"$comment":"c"}"#);
+        let b = deep(r#"{"type":"string","default":"b","examples":["y"],"$comment":"d"}"#);
+        let changes = diff(&v(&a), &v(&b));
+        assert_eq!(changes.len(), 3, "{changes:#?}");
+        assert!(changes.iter().all(|c| c.classes == [Other]), "{changes:#?}");
+        assert_eq!(changes[0].pointer, format!("{X}/$comment"));
+    }
+
+    #[test]
     fn other_members_are_other() {
         for (a, b) in [
             (r#"{"_meta":{"a":1}}"#, r#"{"_meta":{"a":2}}"#),

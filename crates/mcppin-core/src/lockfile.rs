@@ -762,6 +762,32 @@ mod tests {
     }
 
     #[test]
+    fn approving_a_withdrawn_item_needs_a_complete_capture() {
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let without = v1().replace(r#"{"name":"delivery_insights"}"#, r#"{"name":"other"}"#);
+        let sel = [Selection::Item {
+            server: "parcel".into(),
+            name: "delivery_insights".into(),
+        }];
+        let next = Lockfile::approve(Some(&first), &manifest(&without), &sel).unwrap();
+        assert!(
+            !next.servers["parcel"]
+                .tools
+                .contains_key("delivery_insights")
+        );
+        assert!(!next.servers["parcel"].tools.contains_key("other"));
+        assert_eq!(next.approval_serial, 2);
+        let incomplete = without.replace("\"complete\":true", "\"complete\":false");
+        assert_ne!(incomplete, without);
+        assert_eq!(
+            Lockfile::approve(Some(&first), &manifest(&incomplete), &sel),
+            Err(Error::UnknownSelection {
+                selection: sel[0].clone()
+            })
+        );
+    }
+
+    #[test]
     fn an_incomplete_capture_keeps_unseen_approvals() {
         let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
         let partial = manifest(

@@ -69,6 +69,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         notable.findings.retain(|f| !f.policy.is_departure());
         stdout.write_all(report::findings_text(&notable).as_bytes())?;
     }
+    if !manifest.complete {
+        writeln!(
+            stdout,
+            "note: the capture is incomplete (\"complete\": false): approved items it did not \
+             show stay approved; a complete capture can approve their removal"
+        )?;
+    }
     let name = input::name(&args.output);
     let unchanged = existing.as_ref().is_some_and(|(old, _)| *old == bytes);
     if unchanged {
