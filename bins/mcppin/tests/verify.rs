@@ -58,6 +58,17 @@ const SEARCH_DESCRIPTION: &str =
     r#""description": "Search the course articles and return the closest matches.","#;
 const QUERY: &str = r#""query": {"type": "string", "description": "Words to look for."},"#;
 const DELIVERY: &str = r#""name": "delivery_insights","#;
+/// Removes the delivery server's only tool.
+const PARCEL_WITHOUT_TOOLS: (&str, &str) = (
+    r#"      "tools": [
+        {
+          "name": "delivery_insights",
+          "description": "Delivery performance figures for one region.",
+          "inputSchema": {"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}
+        }
+      ]"#,
+    r#"      "tools": []"#,
+);
 
 #[test]
 fn no_drift_passes() {
@@ -150,26 +161,18 @@ fn read_only_hint_true_to_false_and_to_absent_escalate() {
 
 #[test]
 fn tool_removed_from_a_complete_capture_fails() {
-    let served = variant(&[(DELIVERY, r#""name": "delivery_insights_v2","#)]);
+    let served = variant(&[PARCEL_WITHOUT_TOOLS]);
     let dir = locked(BASE);
-    scenario("tool_removed", &dir, &served, &[], 1)
-        .stdout_has("tool-removed [gated]: parcel/delivery_insights");
+    let run = scenario("tool_removed", &dir, &served, &[], 1);
+    run.stdout_has("tool-removed [gated]: parcel/delivery_insights");
+    assert!(!run.stdout.contains("tool-added ["), "{}", run.stdout);
 }
 
 #[test]
 fn tool_unseen_in_an_incomplete_capture_is_partial() {
     let served = variant(&[
         (r#""complete": true"#, r#""complete": false"#),
-        (
-            r#"      "tools": [
-        {
-          "name": "delivery_insights",
-          "description": "Delivery performance figures for one region.",
-          "inputSchema": {"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}
-        }
-      ]"#,
-            r#"      "tools": []"#,
-        ),
+        PARCEL_WITHOUT_TOOLS,
     ]);
     let dir = locked(BASE);
     let run = scenario("unseen_incomplete", &dir, &served, &[], 3);
