@@ -471,3 +471,99 @@ fn json_status_never_contradicts_the_exit_code() {
         assert_eq!(back.status, status);
     }
 }
+
+#[test]
+fn every_policy_fires_on_the_binary_and_gates_as_documented() {
+    let dir = locked(BASE);
+    let added = (
+        r#"          "name": "delivery_insights","#,
+        r#"          "name": "track",
+          "inputSchema": {"type": "object"}
+        },
+        {
+          "name": "delivery_insights","#,
+    );
+    // (policy, edits, exit by default, exit with --fail-on POLICY)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, i32, i32);
+    let cases: [Case<'_>; 9] = [
+        (
+            "tool-changed",
+            vec![("closest matches", "nearest matches")],
+            1,
+            1,
+        ),
+        ("tool-added", vec![added], 1, 1),
+        ("tool-removed", vec![PARCEL_WITHOUT_TOOLS], 1, 1),
+        (
+            "server-renamed",
+            vec![(r#""reported_name": "parcel-mcp","#, "")],
+            1,
+            1,
+        ),
+        (
+            "protocol-changed",
+            vec![(
+                r#""reported_name": "parcel-mcp",
+      "protocol_version": "2025-11-25","#,
+                r#""reported_name": "parcel-mcp",
+      "protocol_version": "2025-06-18","#,
+            )],
+            0,
+            1,
+        ),
+        (
+            "name-collision",
+            vec![(r#""name": "get_article","#, r#""name": "Search_Docs","#)],
+            0,
+            1,
+        ),
+        (
+            "hidden-characters",
+            vec![("Words to look for.", "Words to look for.\\u2060")],
+            0,
+            1,
+        ),
+        (
+            "mixed-script-name",
+            vec![(
+                r#""name": "get_article","#,
+                r#""name": "get_\u0430rticle","#,
+            )],
+            0,
+            1,
+        ),
+        (
+            "invalid-tool-name",
+            vec![(r#""name": "get_article","#, r#""name": "get article","#)],
+            0,
+            1,
+        ),
+    ];
+    for (policy, edits, default_code, gated_code) in &cases {
+        // A text policy holds whatever was approved: lock the edited surface first, so that
+        // no departure hides the policy under test.
+        let served = variant(edits);
+        let text_policy = matches!(
+            *policy,
+            "name-collision" | "hidden-characters" | "mixed-script-name" | "invalid-tool-name"
+        );
+        let lock = if text_policy {
+            dir.write("relock.json", &served);
+            dir.mcppin(&["lock", "-o", "relock.lock.json", "relock.json"])
+                .code(0);
+            "relock.lock.json"
+        } else {
+            "lock.json"
+        };
+        dir.write("served.json", &served);
+        dir.mcppin(&["verify", "--lock", lock, "served.json"])
+            .code(*default_code)
+            .stdout_has(&format!("{policy} ["));
+        dir.mcppin(&["verify", "--lock", lock, "--fail-on", policy, "served.json"])
+            .code(*gated_code)
+            .stdout_has(&format!("{policy} [gated]"));
+        dir.mcppin(&["verify", "--lock", lock, "--fail-on", "none", "served.json"])
+            .code(0);
+        let _ = std::fs::remove_file(dir.path().join("relock.lock.json"));
+    }
+}
