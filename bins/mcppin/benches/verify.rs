@@ -3,8 +3,9 @@
 //!
 //! Generates a deterministic, realistic manifest (schema_version 2, complete, eight servers,
 //! nested input and output schemas, annotations, some non-ASCII text), runs `mcppin lock` on it
-//! once, then times `mcppin verify` and `sha256sum MANIFEST LOCK` side by side, alternating, and
-//! prints the medians and their ratio.
+//! once, then times `sha256sum MANIFEST LOCK`, `mcppin verify` and `mcppin verify --pubkey` (the
+//! same lockfile, signed) side by side, alternating, and prints wall-time medians, CPU time and
+//! the ratios to sha256sum.
 //!
 //! ```text
 //! cargo bench -p mcppin --bench verify [-- --tools N --runs N --keep DIR]
@@ -163,83 +164,115 @@ fn run() -> Result<(), String> {
     }
 
     let mcppin = env!("CARGO_BIN_EXE_mcppin");
-    let lock_arg = lock.to_str().ok_or("temporary path is not UTF-8")?;
-    let manifest_arg = manifest.to_str().ok_or("temporary path is not UTF-8")?;
+    let lock_arg = utf8(&lock)?;
+    let manifest_arg = utf8(&manifest)?;
     let started = Instant::now();
     check(mcppin, &["lock", "-o", lock_arg, manifest_arg])?;
     let lock_time = started.elapsed();
 
-    let verify = [mcppin, "verify", "--lock", lock_arg, manifest_arg];
-    let sha256sum = ["sha256sum", manifest_arg, lock_arg];
-    // One untimed run of each warms the page cache and proves both succeed.
-    check(verify[0], &verify[1..])?;
-    check(sha256sum[0], &sha256sum[1..])?;
-    let mut verify_times = Vec::with_capacity(options.runs);
-    let mut sha_times = Vec::with_capacity(options.runs);
-    let (mut verify_cpu, mut sha_cpu) = (Some(Duration::ZERO), Some(Duration::ZERO));
+    // The same lockfile, signed, in a folder of its own (a signature beside the unsigned one
+    // would be reported by every plain verify).
+    let signed_dir = dir.join("signed");
+    std::fs::create_dir_all(&signed_dir).map_err(|e| format!("{}: {e}", signed_dir.display()))?;
+    let signed_lock = signed_dir.join("mcp.lock.json");
+    let key = signed_dir.join("signing-key.pem");
+    std::fs::copy(&lock, &signed_lock).map_err(|e| format!("{}: {e}", signed_lock.display()))?;
+    let (signed_arg, key_arg) = (utf8(&signed_lock)?, utf8(&key)?);
+    let public_key = format!("{key_arg}.pub");
+    check(mcppin, &["key", "--force", "-o", key_arg])?;
+    check(mcppin, &["sign", "--lock", signed_arg, "--key", key_arg])?;
+
+    let commands: [(&str, Vec<&str>); 3] = [
+        ("sha256sum", vec!["sha256sum", manifest_arg, lock_arg]),
+        (
+            "verify",
+            vec![mcppin, "verify", "--lock", lock_arg, manifest_arg],
+        ),
+        (
+            "verify --pubkey",
+            vec![
+                mcppin,
+                "verify",
+                "--lock",
+                signed_arg,
+                "--pubkey",
+                &public_key,
+                manifest_arg,
+            ],
+        ),
+    ];
+    // One untimed run of each warms the page cache and proves each succeeds.
+    for (_, command) in &commands {
+        check(command[0], &command[1..])?;
+    }
+    let mut walls = vec![Vec::with_capacity(options.runs); commands.len()];
+    let mut cpus = vec![Some(Duration::ZERO); commands.len()];
+    // Alternating runs share whatever else the machine is doing.
     for _ in 0..options.runs {
-        let (wall, cpu) = timed(&verify)?;
-        verify_times.push(wall);
-        verify_cpu = verify_cpu.zip(cpu).map(|(a, b)| a + b);
-        let (wall, cpu) = timed(&sha256sum)?;
-        sha_times.push(wall);
-        sha_cpu = sha_cpu.zip(cpu).map(|(a, b)| a + b);
+        for (i, (_, command)) in commands.iter().enumerate() {
+            let (wall, cpu) = timed(command)?;
+            walls[i].push(wall);
+            cpus[i] = cpus[i].zip(cpu).map(|(a, b)| a + b);
+        }
     }
 
     let manifest_len = file_len(&manifest)?;
     let lock_len = file_len(&lock)?;
-    let verify_median = median(&mut verify_times);
-    let sha_median = median(&mut sha_times);
     let total_mb = (manifest_len + lock_len) as f64 / 1e6;
+    let runs = u32::try_from(options.runs).unwrap_or(u32::MAX);
     let mut report = String::new();
     let _ = writeln!(
         report,
-        "surface: {} tools on {} servers",
+        "surface:   {} tools on {} servers",
         options.tools,
         SERVERS.len()
     );
     let _ = writeln!(
         report,
-        "files:   manifest {:.1} MB + lock {:.1} MB = {total_mb:.1} MB",
+        "files:     manifest {:.1} MB + lock {:.1} MB = {total_mb:.1} MB",
         manifest_len as f64 / 1e6,
         lock_len as f64 / 1e6
     );
-    let _ = writeln!(report, "lock:    {} (one run)", ms(lock_time));
+    let _ = writeln!(report, "lock:      {} (one run)", ms(lock_time));
     let _ = writeln!(
         report,
-        "verify:  median {} of {} runs (min {}, max {}), {:.0} MB/s",
-        ms(verify_median),
-        options.runs,
-        ms(verify_times[0]),
-        ms(verify_times[verify_times.len() - 1]),
-        total_mb / verify_median.as_secs_f64()
+        "{} runs each, alternating; wall: median (min-max); cpu: user+sys, mean per run",
+        options.runs
     );
-    let _ = writeln!(
-        report,
-        "sha256sum: median {} of {} runs (min {}, max {}), {:.0} MB/s",
-        ms(sha_median),
-        options.runs,
-        ms(sha_times[0]),
-        ms(sha_times[sha_times.len() - 1]),
-        total_mb / sha_median.as_secs_f64()
-    );
-    let ratio = verify_median.as_secs_f64() / sha_median.as_secs_f64();
-    let _ = writeln!(
-        report,
-        "ratio:   verify / sha256sum = {ratio:.2} (SPEC 7 asks <= 3)"
-    );
-    if let (Some(verify_cpu), Some(sha_cpu)) = (verify_cpu, sha_cpu) {
-        let runs = options.runs as u32;
-        let _ = writeln!(
-            report,
-            "cpu:     user+sys per run, mean of {runs}: verify {}, sha256sum {}, ratio {:.2}",
-            ms(verify_cpu / runs),
-            ms(sha_cpu / runs),
-            verify_cpu.as_secs_f64() / sha_cpu.as_secs_f64()
+    let base_wall = median(&mut walls[0]);
+    let base_cpu = cpus[0];
+    for (i, (name, _)) in commands.iter().enumerate() {
+        let wall = median(&mut walls[i]);
+        let mut line = format!(
+            "{name:<16} wall {} ({}-{}), {:.0} MB/s",
+            ms(wall),
+            ms(walls[i][0]),
+            ms(walls[i][walls[i].len() - 1]),
+            total_mb / wall.as_secs_f64()
         );
+        if let Some(cpu) = cpus[i] {
+            let _ = write!(line, "; cpu {}", ms(cpu / runs));
+        }
+        if i > 0 {
+            let _ = write!(
+                line,
+                "; ratio to sha256sum: wall {:.2}",
+                wall.as_secs_f64() / base_wall.as_secs_f64()
+            );
+            if let (Some(cpu), Some(base)) = (cpus[i], base_cpu) {
+                let _ = write!(line, ", cpu {:.2}", cpu.as_secs_f64() / base.as_secs_f64());
+            }
+        }
+        let _ = writeln!(report, "{line}");
     }
+    let _ = writeln!(report, "SPEC 7 asks verify / sha256sum <= 3");
     print!("{report}");
     Ok(())
+}
+
+fn utf8(path: &Path) -> Result<&str, String> {
+    path.to_str()
+        .ok_or_else(|| format!("{}: path is not UTF-8", path.display()))
 }
 
 fn options() -> Result<Options, String> {
