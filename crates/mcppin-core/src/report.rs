@@ -463,14 +463,14 @@ fn unverified_json(u: &Unverified) -> Value {
     Value::from(o)
 }
 
-/// Reads a JSON report back into a [`Report`].
+/// Reads a JSON report back into a [`Report`], checking that its `status`, `exit_code` and
+/// `summary` are the ones its findings give.
 ///
 /// # Errors
 ///
-/// [`Error::UnsupportedVersion`] is not used here: a report of another `schema_version`, an
-/// unknown member, policy, class or reason, or a `status`/`exit_code` that disagrees with
-/// the findings is [`Error::Invalid`], [`Error::UnknownMember`] or [`Error::MissingMember`]
-/// with its pointer.
+/// [`Error::Invalid`], [`Error::UnknownMember`] or [`Error::MissingMember`], with the JSON
+/// pointer, for another `schema_version`, an unknown member, policy, class or reason, or a
+/// verdict or summary that disagrees with the findings.
 pub fn from_json(value: &Value) -> Result<Report, Error> {
     let f = Fields::new(
         value,
@@ -517,6 +517,9 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
         return Err(invalid("/exit_code", "the exit code the findings give"));
     }
     object(f.required("summary")?, "/summary")?;
+    if f.required("summary")? != to_json(&report).get("summary").unwrap_or(&Value::null()) {
+        return Err(invalid("/summary", "the summary the findings give"));
+    }
     Ok(report)
 }
 
@@ -861,6 +864,18 @@ mod tests {
         assert!(text.contains("9007199254740993.0"), "{text}");
         let back = from_json(&crate::parse(&bytes).unwrap()).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn json_refuses_a_summary_the_findings_do_not_give() {
+        let r = report(HOSTILE, HOSTILE);
+        let text = String::from_utf8(crate::to_pretty(&to_json(&r))).unwrap();
+        let forged = text.replacen("\"findings\": 2", "\"findings\": 0", 1);
+        assert_ne!(forged, text);
+        assert!(matches!(
+            from_json(&crate::parse(forged.as_bytes()).unwrap()),
+            Err(Error::Invalid { pointer, .. }) if pointer == "/summary"
+        ));
     }
 
     #[test]
