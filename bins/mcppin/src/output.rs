@@ -10,9 +10,10 @@ use anyhow::Context;
 use crate::exit::{Exit, Fail};
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader sees the old file or the new one, never half of one.
+/// reader sees the old file or the new one, never half of one. The file gets the mode a plain
+/// create gives (0666 less the umask), not the temporary file's 0600.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let temp = temp_beside(path, None)?;
+    let temp = temp_beside(path, 0o666)?;
     finish(temp, bytes, path)?;
     Ok(())
 }
@@ -22,7 +23,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// replaces it atomically.
 pub(crate) fn write_secret(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
     if force {
-        let temp = temp_beside(path, Some(0o600))?;
+        let temp = temp_beside(path, 0o600)?;
         return finish(temp, bytes, path);
     }
     let mut options = OpenOptions::new();
@@ -61,16 +62,15 @@ fn exists(path: &Path) -> anyhow::Error {
     .into()
 }
 
-fn temp_beside(path: &Path, mode: Option<u32>) -> anyhow::Result<tempfile::NamedTempFile> {
+fn temp_beside(path: &Path, mode: u32) -> anyhow::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
     let mut builder = tempfile::Builder::new();
     builder.prefix(".mcppin-").suffix(".tmp");
-    if let Some(mode) = mode {
-        builder.permissions(std::fs::Permissions::from_mode(mode));
-    }
+    // The mode is given to open(2), so the umask applies as to any new file.
+    builder.permissions(std::fs::Permissions::from_mode(mode));
     builder
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))

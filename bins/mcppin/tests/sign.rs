@@ -610,3 +610,38 @@ fn verify_refuses_every_one_character_change_of_the_public_key() {
         "{foreign} foreign, {malformed} malformed"
     );
 }
+
+#[test]
+fn files_that_are_not_secret_get_the_mode_of_any_new_file() {
+    // Compared with a file created here the plain way, so the test holds under any umask.
+    let dir = Dir::new();
+    let plain = mode(&dir.write("plain", "x"));
+    dir.write("manifest.json", manifest("Search the docs"));
+    dir.mcppin(&["lock", "-o", "mcp.lock.json", "manifest.json"])
+        .code(0);
+    private_key(&dir, "alice.pem", ALICE);
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "alice.pem",
+        "--now",
+        NOW,
+    ])
+    .code(0);
+    dir.mcppin(&["key", "-o", "k.pem"]).code(0);
+    dir.mcppin(&["key", "-o", "f.pem"]).code(0);
+    dir.mcppin(&["key", "-o", "f.pem", "--force"]).code(0);
+    for name in [
+        "mcp.lock.json",
+        "mcp.lock.json.sig",
+        "k.pem.pub",
+        "f.pem.pub",
+    ] {
+        assert_eq!(mode(&dir.path().join(name)), plain, "{name}");
+    }
+    for name in ["k.pem", "f.pem"] {
+        assert_eq!(mode(&dir.path().join(name)), 0o600, "{name}");
+    }
+}
