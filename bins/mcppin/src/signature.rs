@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use mcppin_core::Digest;
 use mcppin_core::lockfile::Lockfile;
+use mcppin_core::{Digest, Value};
 use mcppin_sign::{Freshness, PublicKey, Refusal, Timestamp};
 
 use crate::exit::{Exit, Fail};
@@ -65,16 +65,34 @@ impl Outcome {
     }
 }
 
+/// The digest of a lockfile's canonical form, when a signature is to be checked.
+pub(crate) type LockDigest = Option<Result<Digest, mcppin_core::Error>>;
+
+impl Flags {
+    /// The digest of the lockfile's canonical form, which a signature names, taken from the
+    /// value as read (cheaper than rebuilding it from the [`Lockfile`]); `None` when no
+    /// signature is to be checked.
+    pub(crate) fn lock_digest(&self, lock: &Value) -> LockDigest {
+        (!self.pubkey.is_empty())
+            .then(|| mcppin_core::canonicalize(lock).map(|canonical| Digest::of_bytes(&canonical)))
+    }
+}
+
 /// Checks the signature beside the lockfile at `path` and the lockfile's serial by the flags.
-/// `lock` is the lockfile read from `path`; the signature is checked against the digest of its
-/// canonical form.
+/// `lock` is the lockfile read from `path` and `lock_digest` what [`Flags::lock_digest`] gave
+/// for the value it was read from (when `None`, the digest is rebuilt from `lock`).
 ///
 /// # Errors
 ///
 /// A [`Fail`] with exit 4 naming the refusal (missing, malformed, foreign key, invalid,
 /// another lockfile, stale, serial below the floor), or exit 4 when a public key or the
 /// signature file cannot be read.
-pub(crate) fn check(args: &Flags, path: &Path, lock: &Lockfile) -> anyhow::Result<Outcome> {
+pub(crate) fn check(
+    args: &Flags,
+    path: &Path,
+    lock: &Lockfile,
+    lock_digest: LockDigest,
+) -> anyhow::Result<Outcome> {
     let sig_path = sig_path(path);
     let envelope = read_optional(&sig_path)?;
     let outcome = if args.pubkey.is_empty() {
@@ -97,9 +115,11 @@ pub(crate) fn check(args: &Flags, path: &Path, lock: &Lockfile) -> anyhow::Resul
             .iter()
             .map(|path| read_public_key(path))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let lock_digest = lock.digest().map_err(|source| {
-            crate::cmd::sign::lock_error(path, mcppin_sign::Error::Lockfile { source })
-        })?;
+        let lock_digest = lock_digest
+            .unwrap_or_else(|| lock.digest())
+            .map_err(|source| {
+                crate::cmd::sign::lock_error(path, mcppin_sign::Error::Lockfile { source })
+            })?;
         let freshness = match args.max_signature_age {
             None => None,
             Some(max_age) => Some(Freshness {

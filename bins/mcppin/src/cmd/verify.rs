@@ -74,16 +74,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     // verify to a multiple of sha256sum over the same bytes).
     let (lock, manifest) = std::thread::scope(|scope| {
         let manifest = scope.spawn(|| read_manifest(&args.manifest));
-        let lock = read_lock(&args.lock);
+        let lock = read_lock(&args.lock, &args.signature);
         let manifest = manifest
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the manifest failed")));
         (lock, manifest)
     });
-    let lock = lock?;
+    let (lock, lock_digest) = lock?;
     // After the lockfile is read, before anything is compared: a lockfile whose signature
     // does not hold is unreadable as an approval (exit 4).
-    let signature = crate::signature::check(&args.signature, &args.lock, &lock)?;
+    let signature = crate::signature::check(&args.signature, &args.lock, &lock, lock_digest)?;
     if let Some(note) = signature.note(&args.lock) {
         let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
     }
@@ -126,9 +126,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     })
 }
 
-fn read_lock(path: &Path) -> anyhow::Result<Lockfile> {
+/// The lockfile, with the digest of its canonical form when a signature is to be checked
+/// (taken from the value as read, before the value becomes the [`Lockfile`]).
+fn read_lock(
+    path: &Path,
+    signature: &crate::signature::Flags,
+) -> anyhow::Result<(Lockfile, crate::signature::LockDigest)> {
     let (_, value) = input::json(path)?;
-    Lockfile::try_from(value).map_err(|e| input::strict_error(path, &e))
+    let digest = signature.lock_digest(&value);
+    let lock = Lockfile::try_from(value).map_err(|e| input::strict_error(path, &e))?;
+    Ok((lock, digest))
 }
 
 fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
