@@ -28,6 +28,7 @@
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
@@ -211,7 +212,7 @@ pub fn name_collisions<'a>(names: impl IntoIterator<Item = (&'a str, &'a str)>) 
     tools.sort_unstable();
     tools.dedup();
 
-    let folded: Vec<String> = tools.iter().map(|(_, name)| fold_case(name)).collect();
+    let folded: Vec<Cow<'_, str>> = tools.iter().map(|(_, name)| fold_case(name)).collect();
     let skeletons: Vec<String> = tools.iter().map(|(_, name)| skeleton(name)).collect();
     // Most names are already case-folded: their folded skeleton is the one just computed.
     let folded_skeletons: Vec<Option<String>> = tools
@@ -220,33 +221,36 @@ pub fn name_collisions<'a>(names: impl IntoIterator<Item = (&'a str, &'a str)>) 
         .map(|((_, name), folded)| (folded != name).then(|| skeleton(folded)))
         .collect();
 
-    // Strongest kind first: a pair already found keeps the kind it was found with.
+    // Strongest kind first: a pair already found keeps the kind it was found with. Equal
+    // names are equal folded, so one grouping finds both exact and case-insensitive pairs.
     let mut found: BTreeMap<(usize, usize), CollisionKind> = BTreeMap::new();
-    let indexed = || tools.iter().enumerate();
     record_groups(
         &mut found,
-        CollisionKind::Exact,
-        indexed().map(|(i, (_, name))| (*name, i)),
+        folded.iter().enumerate().map(|(i, f)| (f.as_ref(), i)),
+        |a, b| {
+            if tools[a].1 == tools[b].1 {
+                CollisionKind::Exact
+            } else {
+                CollisionKind::CaseInsensitive
+            }
+        },
     );
     record_groups(
         &mut found,
-        CollisionKind::CaseInsensitive,
-        folded.iter().enumerate().map(|(i, f)| (f.as_str(), i)),
-    );
-    record_groups(
-        &mut found,
-        CollisionKind::Confusable,
         skeletons.iter().enumerate().map(|(i, k)| (k.as_str(), i)),
+        |_, _| CollisionKind::Confusable,
     );
-    record_groups(
-        &mut found,
-        CollisionKind::Confusable,
-        folded_skeletons
-            .iter()
-            .zip(&skeletons)
-            .enumerate()
-            .map(|(i, (folded, raw))| (folded.as_deref().unwrap_or(raw), i)),
-    );
+    if folded_skeletons.iter().any(Option::is_some) {
+        record_groups(
+            &mut found,
+            folded_skeletons
+                .iter()
+                .zip(&skeletons)
+                .enumerate()
+                .map(|(i, (folded, raw))| (folded.as_deref().unwrap_or(raw), i)),
+            |_, _| CollisionKind::Confusable,
+        );
+    }
 
     let owned = |i: usize| (tools[i].0.to_owned(), tools[i].1.to_owned());
     found
@@ -352,13 +356,13 @@ fn pointer(path: &[Token<'_>]) -> String {
 }
 
 /// Groups tool indices (given in ascending order) by key and records every pair in a group not
-/// recorded yet.
+/// recorded yet, of the kind `kind` gives it.
 fn record_groups<'k>(
     found: &mut BTreeMap<(usize, usize), CollisionKind>,
-    kind: CollisionKind,
-    keyed: impl Iterator<Item = (&'k str, usize)>,
+    keyed: impl ExactSizeIterator<Item = (&'k str, usize)>,
+    kind: impl Fn(usize, usize) -> CollisionKind,
 ) {
-    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::with_capacity(keyed.len());
     for (key, i) in keyed {
         groups.entry(key).or_default().push(i);
     }
@@ -366,7 +370,7 @@ fn record_groups<'k>(
         // Indices were pushed in ascending order, so `a < b` below.
         for (n, &a) in members.iter().enumerate() {
             for &b in &members[n + 1..] {
-                found.entry((a, b)).or_insert(kind);
+                found.entry((a, b)).or_insert_with(|| kind(a, b));
             }
         }
     }
@@ -374,11 +378,14 @@ fn record_groups<'k>(
 
 /// Full case folding, approximated as upper case then lower case: `ß`, `SS` and `ss` all
 /// become `ss`, final and medial sigma become one.
-fn fold_case(name: &str) -> String {
+fn fold_case(name: &str) -> Cow<'_, str> {
     if name.is_ascii() {
-        return name.to_ascii_lowercase();
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Cow::Owned(name.to_ascii_lowercase());
+        }
+        return Cow::Borrowed(name);
     }
-    name.to_uppercase().to_lowercase()
+    Cow::Owned(name.to_uppercase().to_lowercase())
 }
 
 /// The UTS #39 section 4 skeleton: NFD, default-ignorables removed, each character replaced
