@@ -302,11 +302,11 @@ fn a_silent_server_times_out_and_is_stopped() {
         "--config",
         "mcp.json",
         "--timeout",
-        "1s",
+        "2s",
         "-o",
         "manifest.json",
     ]);
-    assert_failed(&dir, &run, 3, "demo", "no answer to tools/list within 1s");
+    assert_failed(&dir, &run, 3, "demo", "no answer to tools/list within 2s");
 }
 
 #[test]
@@ -434,6 +434,16 @@ fn a_failed_export_leaves_an_existing_manifest_untouched() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn an_output_that_cannot_be_written_exits_4_and_stops_the_server() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "-o", "no/such/dir/m.json"])
+        .code(4)
+        .stderr_has("cannot create a temporary file in no/such/dir");
+    dir.assert_gone("demo");
 }
 
 #[test]

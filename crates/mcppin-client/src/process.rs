@@ -662,11 +662,17 @@ mod tests {
 
     #[test]
     fn a_server_that_ignores_sigterm_gets_sigkill() {
-        let mut server = sh("trap '' TERM; while :; do sleep 0.05; done")
-            .spawn()
-            .unwrap();
-        // Let the shell install its trap before the order starts.
-        thread::sleep(Duration::from_millis(200));
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let script = format!(
+            "trap '' TERM; : > {}; while :; do sleep 0.05; done",
+            ready.display()
+        );
+        let mut server = sh(&script).spawn().unwrap();
+        // The order starts once the shell has installed its trap.
+        while !ready.exists() {
+            thread::sleep(POLL);
+        }
         let done = server.shutdown().unwrap();
         assert_eq!(done.stage, Stage::Killed);
         assert_eq!(done.status.signal(), Some(Signal::KILL.as_raw()));
@@ -675,7 +681,9 @@ mod tests {
     #[test]
     fn a_crashed_server_is_reported_as_already_exited() {
         let mut server = sh("exit 7").spawn().unwrap();
-        thread::sleep(Duration::from_millis(200));
+        while !server.has_exited().unwrap() {
+            thread::sleep(POLL);
+        }
         let done = server.shutdown().unwrap();
         assert_eq!(done.stage, Stage::AlreadyExited);
         assert_eq!(done.status.code(), Some(7));
