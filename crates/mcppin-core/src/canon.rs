@@ -36,11 +36,53 @@ pub fn canonicalize(value: &Value) -> Result<Vec<u8>, Error> {
 ///
 /// As [`canonicalize`]; on error `out` holds a partial form and must be discarded.
 pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), Error> {
+    emit(value, out)
+}
+
+/// Where canonical bytes go: a buffer, or (for a digest) a hash fed in chunks, so that a large
+/// document is never held twice in memory.
+pub(crate) trait Sink {
+    /// Whether writing stops with [`Error::Undecidable`] (its list left empty) at the first
+    /// undecidable literal: a digest must not exist for such a value, and checking while
+    /// writing saves a second walk over the value.
+    const REFUSES_UNDECIDABLE: bool = false;
+
+    /// Appends one byte.
+    fn push(&mut self, byte: u8);
+    /// Appends bytes.
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+    /// Announces that about `additional` bytes follow.
+    fn reserve(&mut self, additional: usize);
+}
+
+impl Sink for Vec<u8> {
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        Vec::reserve(self, additional);
+    }
+}
+
+/// Writes the canonical form of `value` to any sink (see [`write_canonical`]).
+pub(crate) fn emit<S: Sink>(value: &Value, out: &mut S) -> Result<(), Error> {
     match value.kind() {
         Kind::Null => out.extend_from_slice(b"null"),
         Kind::Bool(true) => out.extend_from_slice(b"true"),
         Kind::Bool(false) => out.extend_from_slice(b"false"),
-        Kind::Number(n) => write_number(n, out)?,
+        Kind::Number(n) => {
+            if S::REFUSES_UNDECIDABLE && n.is_undecidable() {
+                return Err(Error::Undecidable {
+                    literals: Vec::new(),
+                });
+            }
+            write_number(n, out)?;
+        }
         Kind::String(s) => write_string(s, out),
         Kind::Array(items) => {
             out.push(b'[');
@@ -48,7 +90,7 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), Error> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_canonical(item, out)?;
+                emit(item, out)?;
             }
             out.push(b']');
         }
@@ -60,7 +102,7 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), Error> {
                 }
                 write_string(&member.name, out);
                 out.push(b':');
-                write_canonical(&member.value, out)?;
+                emit(&member.value, out)?;
             }
             out.push(b'}');
         }
@@ -174,7 +216,7 @@ impl Pretty<'_> {
 
 /// Writes a number in the ECMAScript `Number.prototype.toString` form (RFC 8785 section
 /// 3.2.2.3).
-fn write_number(n: &Number, out: &mut Vec<u8>) -> Result<(), Error> {
+fn write_number<S: Sink>(n: &Number, out: &mut S) -> Result<(), Error> {
     let literal = n.literal().as_bytes();
     let digits = literal.strip_prefix(b"-").unwrap_or(literal);
     // A plain integer of at most 15 digits is already in its ECMAScript form, except -0.
@@ -211,7 +253,7 @@ static ESCAPE: [bool; 256] = {
 };
 
 /// Writes a string with the minimal JCS escaping (RFC 8785 section 3.2.2.2).
-fn write_string(s: &str, out: &mut Vec<u8>) {
+fn write_string<S: Sink>(s: &str, out: &mut S) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);

@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::canon::write_canonical;
+use crate::canon::{Sink, emit};
 use crate::error::Error;
 use crate::value::Value;
 
@@ -47,18 +47,62 @@ impl Digest {
 /// # Ok::<(), mcppin_core::Error>(())
 /// ```
 pub fn digest(value: &Value) -> Result<Digest, Error> {
-    let undecidable = value.undecidable_literals();
-    if !undecidable.is_empty() {
-        return Err(Error::Undecidable {
-            literals: undecidable
+    let mut sink = Hashing {
+        hasher: Sha256::new(),
+        buffer: Vec::with_capacity(CHUNK + 4096),
+    };
+    match emit(value, &mut sink) {
+        Ok(()) => {
+            sink.hasher.update(&sink.buffer);
+            Ok(Digest(sink.hasher.finalize().into()))
+        }
+        // The writer stopped at the first undecidable literal (see `Sink::REFUSES_UNDECIDABLE`):
+        // only now walk the whole value to list them all.
+        Err(Error::Undecidable { .. }) => Err(Error::Undecidable {
+            literals: value
+                .undecidable_literals()
                 .into_iter()
                 .map(|n| n.literal().to_owned())
                 .collect(),
-        });
+        }),
+        Err(e) => Err(e),
     }
-    let mut canonical = Vec::with_capacity(value.span().end - value.span().start + 64);
-    write_canonical(value, &mut canonical)?;
-    Ok(Digest::of_bytes(&canonical))
+}
+
+/// How many canonical bytes are buffered before they are hashed.
+const CHUNK: usize = 64 * 1024;
+
+/// Hashes canonical bytes as they are written, in chunks.
+struct Hashing {
+    hasher: Sha256,
+    buffer: Vec<u8>,
+}
+
+impl Hashing {
+    fn flush_if_full(&mut self) {
+        if self.buffer.len() >= CHUNK {
+            self.hasher.update(&self.buffer);
+            self.buffer.clear();
+        }
+    }
+}
+
+impl Sink for Hashing {
+    const REFUSES_UNDECIDABLE: bool = true;
+
+    fn push(&mut self, byte: u8) {
+        self.buffer.push(byte);
+        self.flush_if_full();
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+        self.flush_if_full();
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.buffer.reserve(additional);
+    }
 }
 
 impl fmt::Display for Digest {
@@ -129,6 +173,20 @@ mod tests {
         ] {
             assert_eq!(bad.parse::<Digest>(), Err(DigestSyntaxError), "{bad}");
         }
+    }
+
+    #[test]
+    fn digest_is_sha256_of_the_canonical_bytes_across_chunks() {
+        // Strings of many lengths around the chunk size, so writes straddle chunk boundaries.
+        let mut doc = String::from("[");
+        for i in 0..40 {
+            doc.push_str(&format!("\"{}\\n\",{i}.50,", "x\u{e9}".repeat(i * 997)));
+        }
+        doc.push_str(&format!("\"{}\"]", "y".repeat(CHUNK * 3 + 1)));
+        let value = crate::parse(doc.as_bytes()).unwrap();
+        let canonical = crate::canonicalize(&value).unwrap();
+        assert!(canonical.len() > CHUNK * 4);
+        assert_eq!(digest(&value), Ok(Digest::of_bytes(&canonical)));
     }
 
     #[test]

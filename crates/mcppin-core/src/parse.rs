@@ -66,15 +66,21 @@ pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> 
             at: Position::locate(input, 0),
         });
     }
-    if let Err(e) = std::str::from_utf8(input) {
-        return Err(Error::InvalidUtf8 {
-            at: Position::locate(input, e.valid_up_to()),
-        });
-    }
+    let text = match std::str::from_utf8(input) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(Error::InvalidUtf8 {
+                at: Position::locate(input, e.valid_up_to()),
+            });
+        }
+    };
     let mut parser = Parser {
         input,
+        text,
         pos: 0,
         strict: strictness == Strictness::Strict,
+        items: Vec::new(),
+        members: Vec::new(),
     };
     parser.skip_whitespace();
     if parser.pos == input.len() {
@@ -112,8 +118,15 @@ static STRING_STOP: [bool; 256] = {
 
 struct Parser<'a> {
     input: &'a [u8],
+    /// The same bytes as text (checked once up front, so slicing never revalidates).
+    text: &'a str,
     pos: usize,
     strict: bool,
+    /// Elements of the arrays being read, innermost last; each array takes its own off the
+    /// top when it closes, so every array is allocated once, at its final size.
+    items: Vec<Value>,
+    /// Members of the objects being read, the same way.
+    members: Vec<Member>,
 }
 
 impl<'a> Parser<'a> {
@@ -229,15 +242,16 @@ impl<'a> Parser<'a> {
 
     fn array(&mut self, depth: usize) -> Result<Vec<Value>, Error> {
         self.pos += 1; // '['
-        let mut items = Vec::new();
+        let base = self.items.len();
         self.skip_whitespace();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return Ok(items);
+            return Ok(Vec::new());
         }
         loop {
             self.skip_whitespace();
-            items.push(self.value(depth)?);
+            let item = self.value(depth)?;
+            self.items.push(item);
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -250,7 +264,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(items);
+                    return Ok(self.items.drain(base..).collect());
                 }
                 _ => return Err(self.expected_comma_or(']')),
             }
@@ -269,8 +283,10 @@ impl<'a> Parser<'a> {
 
     fn object(&mut self, depth: usize) -> Result<Object, Error> {
         self.pos += 1; // '{'
-        let mut members = Vec::new();
-        if let Err(e) = self.members(depth, &mut members) {
+        let base = self.members.len();
+        let read = self.read_members(depth);
+        let mut members: Vec<Member> = self.members.drain(base..).collect();
+        if let Err(e) = read {
             // Names are checked once the object is complete; when the object breaks off, a
             // name repeated before the break is the earlier violation and is reported instead.
             return Err(match self.order_members(&mut members) {
@@ -282,7 +298,8 @@ impl<'a> Parser<'a> {
         Ok(Object::from_sorted(members))
     }
 
-    fn members(&mut self, depth: usize, members: &mut Vec<Member>) -> Result<(), Error> {
+    /// Reads the members of an object onto `self.members`, up to and including the `}`.
+    fn read_members(&mut self, depth: usize) -> Result<(), Error> {
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -314,7 +331,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            members.push(Member {
+            self.members.push(Member {
                 name,
                 name_span,
                 value,
@@ -469,9 +486,9 @@ impl<'a> Parser<'a> {
     }
 
     fn text(&self, start: usize, end: usize) -> &'a str {
-        // The whole input was checked to be UTF-8, and start and end are character
-        // boundaries; the fallback is unreachable.
-        std::str::from_utf8(&self.input[start..end]).unwrap_or_default()
+        // Start and end are character boundaries of the checked text; the fallback is
+        // unreachable.
+        self.text.get(start..end).unwrap_or_default()
     }
 
     fn control_character(&self, b: u8) -> Error {
