@@ -49,6 +49,23 @@ impl<R: Read> LineReader<R> {
         self.limit
     }
 
+    /// Whether a complete line is already buffered, so that the next [`LineReader::read_line`]
+    /// returns without waiting on the stream. A proxy flushes what it forwarded when this is
+    /// false: it is about to wait, and nothing may sit in its buffers meanwhile.
+    ///
+    /// ```
+    /// let mut lines = mcppin_client::LineReader::new(&b"{}\n{}\n"[..], 64);
+    /// lines.read_line()?;
+    /// assert!(lines.has_line());
+    /// lines.read_line()?;
+    /// assert!(!lines.has_line());
+    /// # Ok::<(), mcppin_client::Error>(())
+    /// ```
+    #[must_use]
+    pub fn has_line(&self) -> bool {
+        self.inner.buffer().contains(&b'\n')
+    }
+
     /// Reads the next line, without its `\n`; `Ok(None)` at the end of the stream.
     ///
     /// A `\r` before the `\n` is kept: it is JSON whitespace, and a proxy forwards the bytes as
