@@ -56,6 +56,11 @@ impl Log {
         }
     }
 
+    /// Whether lines are written at all (callers skip building them otherwise).
+    pub(crate) fn enabled(&self) -> bool {
+        self.file.is_some()
+    }
+
     /// Writes one event with the common members (`event`, `session_id`, `server`,
     /// `observed_at`) and `fields`. A failing write ends nothing: the session goes on, and the
     /// failure is returned for the caller to report once.

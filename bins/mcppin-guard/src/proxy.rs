@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::fd::AsFd;
 use std::process::ChildStdin;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,7 +19,6 @@ use std::time::Instant;
 use anyhow::Context;
 use mcppin_client::{
     DEFAULT_GRACE, Inherit, LineReader, ServerCommand, StderrMode, inherited_environment,
-    write_line,
 };
 use mcppin_core::admission::{Decision, Gate, PageReport, Reason};
 use mcppin_core::lockfile::{LockedServer, Pin};
@@ -29,6 +30,9 @@ use crate::{Exit, Fail, Mode};
 
 /// The JSON-RPC error code of a refusal (SPEC 6).
 const REFUSED: i64 = -32001;
+
+/// The write buffer of each direction.
+const BUFFER: usize = 64 * 1024;
 
 /// How much of the server's stderr is kept to show when it fails.
 const STDERR_KEPT: usize = 64 * 1024;
@@ -100,8 +104,11 @@ enum End {
     Server(Outcome),
 }
 
-type Out = Arc<Mutex<io::Stdout>>;
-type ServerIn = Arc<Mutex<Option<ChildStdin>>>;
+/// The client's side of the guard's stdout. Buffered: a thread flushes when it is about to wait
+/// for input (see [`LineReader::has_line`]), so a burst of messages costs one write, and no
+/// message waits in the buffer while the guard waits.
+type Out = Arc<Mutex<BufWriter<File>>>;
+type ServerIn = Arc<Mutex<Option<BufWriter<ChildStdin>>>>;
 
 /// Runs the session to its end and says how it ended.
 pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
@@ -113,7 +120,11 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     let mut server = command
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
-    let server_in: ServerIn = Arc::new(Mutex::new(server.take_stdin()));
+    let server_in: ServerIn = Arc::new(Mutex::new(
+        server
+            .take_stdin()
+            .map(|pipe| BufWriter::with_capacity(BUFFER, pipe)),
+    ));
     let server_out = server.take_stdout().context("the server has no stdout")?;
     let shared = Arc::new(Mutex::new(Shared {
         gate: Gate::new(approved),
@@ -125,7 +136,14 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         log,
         log_failed: false,
     }));
-    let out: Out = Arc::new(Mutex::new(io::stdout()));
+    let stdout = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("cannot use stdout")?;
+    let out: Out = Arc::new(Mutex::new(BufWriter::with_capacity(
+        BUFFER,
+        File::from(stdout),
+    )));
     let (tx, rx) = mpsc::channel();
 
     {
@@ -184,6 +202,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         }
     };
     stop(&shared, &server_in);
+    let _ = lock_out(&out).flush();
     let _ = server.shutdown();
     no_answers(&shared);
     let mut stderr = io::stderr().lock();
@@ -212,12 +231,20 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Stops forwarding and closes the server's stdin (the first step of the shutdown order).
-fn stop(shared: &Mutex<Shared>, server_in: &Mutex<Option<ChildStdin>>) {
+/// Stops forwarding and closes the server's stdin (the first step of the shutdown order),
+/// dropping whatever was not yet written to it.
+fn stop(shared: &Mutex<Shared>, server_in: &Mutex<Option<BufWriter<ChildStdin>>>) {
     lock(shared).stopped = true;
-    if let Ok(mut stdin) = server_in.try_lock() {
-        stdin.take();
+    if let Ok(mut stdin) = server_in.try_lock()
+        && let Some(pipe) = stdin.take()
+    {
+        drop(pipe.into_parts());
     }
+}
+
+fn lock_out(out: &Out) -> MutexGuard<'_, BufWriter<File>> {
+    out.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Logs the calls that never got an answer.
@@ -234,13 +261,14 @@ fn no_answers(shared: &Mutex<Shared>) {
     }
 }
 
-fn emit(out: &Mutex<io::Stdout>, message: &[u8]) -> io::Result<()> {
-    let mut out = out
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+fn emit(out: &Out, message: &[u8], flush: bool) -> io::Result<()> {
+    let mut out = lock_out(out);
     out.write_all(message)?;
     out.write_all(b"\n")?;
-    out.flush()
+    if flush {
+        out.flush()?;
+    }
+    Ok(())
 }
 
 /// The client-to-server direction.
@@ -269,27 +297,37 @@ fn client_to_server(
             state.route_client(&line)
         };
         for answer in answers {
-            if emit(out, &answer).is_err() {
+            if emit(out, &answer, true).is_err() {
                 break;
             }
         }
-        if let Some(message) = forward {
-            let mut stdin = server_in
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(pipe) = stdin.as_mut()
-                && write_line(pipe, &message).is_err()
-            {
+        let mut stdin = server_in
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(pipe) = stdin.as_mut() {
+            let mut written = Ok(());
+            if let Some(message) = forward {
+                written = pipe
+                    .write_all(&message)
+                    .and_then(|()| pipe.write_all(b"\n"));
+            }
+            if !reader.has_line() {
+                written = written.and_then(|()| pipe.flush());
+            }
+            if written.is_err() {
                 // The server is gone; its end of output tells the main thread.
-                stdin.take();
+                stdin.take().map(BufWriter::into_parts);
             }
         }
     }
     lock(shared).client_done = true;
-    server_in
+    if let Some(pipe) = server_in
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
+        .take()
+    {
+        let _ = pipe.into_inner();
+    }
     let _ = tx.send(End::ClientEof);
 }
 
@@ -304,7 +342,10 @@ fn server_to_client(
     loop {
         let line = match reader.read_line() {
             Ok(Some(line)) => line,
-            Ok(None) => return Outcome::Eof,
+            Ok(None) => {
+                let _ = lock_out(out).flush();
+                return Outcome::Eof;
+            }
             Err(mcppin_client::Error::LineTooLong { limit }) => {
                 lock(shared).stopped = true;
                 return Outcome::Fatal(format!(
@@ -339,9 +380,13 @@ fn server_to_client(
             let _ = writeln!(stderr, "{prefix}{note}");
         }
         drop(stderr);
-        if let Some(message) = &action.send
-            && emit(out, message).is_err()
-        {
+        let flush = action.end.is_some() || !reader.has_line();
+        let sent = match &action.send {
+            Some(message) => emit(out, message, flush),
+            None if flush => lock_out(out).flush(),
+            None => Ok(()),
+        };
+        if sent.is_err() {
             return Outcome::ClientGone;
         }
         if let Some(end) = action.end {
@@ -459,24 +504,39 @@ impl Shared {
     /// Judges one server line.
     fn route_server(&mut self, line: &[u8]) -> Action {
         let mut action = Action::default();
-        let value = match parse_with(line, Strictness::Relaxed) {
-            Ok(value) => value,
-            Err(err) => {
-                action.end = Some(Outcome::Fatal(format!(
-                    "the server sent a line that is not JSON ({err}); nothing of it was forwarded"
-                )));
-                return action;
-            }
+        // Read strictly first: most lines pass, and a surface answer read once is judged from
+        // that reading. What only the relaxed rule accepts is routed by it (SPEC 2.1).
+        let (value, strict) = match parse(line) {
+            Ok(value) => (value, true),
+            Err(_) => match parse_with(line, Strictness::Relaxed) {
+                Ok(value) => (value, false),
+                Err(err) => {
+                    action.end = Some(Outcome::Fatal(format!(
+                        "the server sent a line that is not JSON ({err}); nothing of it was \
+                         forwarded"
+                    )));
+                    return action;
+                }
+            },
         };
         let results: Vec<(Element, &[u8])> = match value.kind() {
             Kind::Array(elements) if !elements.is_empty() => elements
                 .iter()
                 .map(|e| {
                     let bytes = line.get(e.span().range()).unwrap_or_default();
-                    (self.server_message(bytes, e, &mut action.notes), bytes)
+                    (
+                        self.server_message(bytes, e, None, &mut action.notes),
+                        bytes,
+                    )
                 })
                 .collect(),
-            Kind::Object(_) => vec![(self.server_message(line, &value, &mut action.notes), line)],
+            Kind::Object(_) => {
+                let whole = strict.then_some(&value);
+                vec![(
+                    self.server_message(line, &value, whole, &mut action.notes),
+                    line,
+                )]
+            }
             _ => {
                 action.end = Some(Outcome::Fatal(
                     "the server sent a line that is not a JSON object; nothing of it was forwarded"
@@ -520,11 +580,13 @@ impl Shared {
         action
     }
 
-    /// Judges one server message (`bytes` are its own bytes, `message` its relaxed reading).
+    /// Judges one server message (`bytes` are its own bytes, `message` its reading, `strict`
+    /// the strict reading of `bytes` when there is one already).
     fn server_message(
         &mut self,
         bytes: &[u8],
         message: &Value,
+        strict: Option<&Value>,
         notes: &mut Vec<String>,
     ) -> Element {
         let Some(object) = message.as_object() else {
@@ -572,22 +634,37 @@ impl Shared {
                 self.completion(&pending, outcome);
                 Element::Forward
             }
-            "tools/list" | "initialize" => self.surface(bytes, &pending, notes),
-            method if SESSION_PINNED.contains(&method) => self.surface(bytes, &pending, notes),
+            "tools/list" | "initialize" => self.surface(bytes, strict, &pending, notes),
+            method if SESSION_PINNED.contains(&method) => {
+                self.surface(bytes, strict, &pending, notes)
+            }
             _ => Element::Forward,
         }
     }
 
     /// Reads a surface answer strictly and judges it.
-    fn surface(&mut self, bytes: &[u8], pending: &Pending, notes: &mut Vec<String>) -> Element {
-        let strict = match parse(bytes) {
-            Ok(value) => value,
-            Err(err) => {
-                return Element::Fatal(format!(
-                    "the server's answer to {} breaks strict reading: {err}",
-                    escape(&pending.method)
-                ));
-            }
+    fn surface(
+        &mut self,
+        bytes: &[u8],
+        strict: Option<&Value>,
+        pending: &Pending,
+        notes: &mut Vec<String>,
+    ) -> Element {
+        let read;
+        let strict = match strict {
+            Some(value) => value,
+            None => match parse(bytes) {
+                Ok(value) => {
+                    read = value;
+                    &read
+                }
+                Err(err) => {
+                    return Element::Fatal(format!(
+                        "the server's answer to {} breaks strict reading: {err}",
+                        escape(&pending.method)
+                    ));
+                }
+            },
         };
         let Some(result) = strict.get("result") else {
             return Element::Fatal("a surface answer without result".into());
@@ -666,17 +743,19 @@ impl Shared {
         report: &PageReport,
         notes: &mut Vec<String>,
     ) -> Element {
-        for tool in &report.tools {
-            self.observed
-                .insert(tool.name.clone(), tool.observed.clone());
-            self.admission(
-                &pending.id,
-                "tools/list",
-                &tool.name,
-                tool.approved.as_ref(),
-                Some(&tool.observed),
-                &tool.decision,
-            );
+        if self.log.enabled() {
+            for tool in &report.tools {
+                self.observed
+                    .insert(tool.name.clone(), tool.observed.clone());
+                self.admission(
+                    &pending.id,
+                    "tools/list",
+                    &tool.name,
+                    tool.approved.as_ref(),
+                    Some(&tool.observed),
+                    &tool.decision,
+                );
+            }
         }
         for name in &report.removed {
             notes.push(format!(
@@ -736,6 +815,9 @@ impl Shared {
         observed: Option<&Pin>,
         decision: &Decision,
     ) {
+        if !self.log.enabled() {
+            return;
+        }
         let generation = self.gate.generation();
         self.write_log(
             "tool_admission",
@@ -749,6 +831,9 @@ impl Shared {
     }
 
     fn completion(&mut self, call: &Pending, outcome: &str) {
+        if !self.log.enabled() {
+            return;
+        }
         let duration = self.log.clock.elapsed(call.started);
         self.write_log(
             "tool_completion",
