@@ -1,0 +1,310 @@
+//! What the guard costs (SPEC 7): a 100,000-message stdio session direct, through a plain
+//! `cat` relay (the floor of any proxy) and through the guard; the added latency on a 1,000-tool
+//! `tools/list` answer; the guard's peak resident memory.
+//!
+//! Run with `cargo bench -p mcppin-guard --bench guard`. The server is this program itself
+//! (`--serve`): it answers each request at once, so the numbers show the proxy, not a server.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcppin_core::lockfile::Lockfile;
+use mcppin_core::manifest::Manifest;
+
+/// Requests per session: each is answered, so a session is twice as many messages.
+const REQUESTS: usize = 50_000;
+/// Tools in the large `tools/list` answer.
+const TOOLS: usize = 1_000;
+/// `tools/list` round trips timed per configuration.
+const LIST_ROUNDS: usize = 200;
+/// The size of the largest message in the memory run.
+const BIG: usize = 8 * 1024 * 1024;
+/// Repeats of each session; the median is reported.
+const REPEATS: usize = 3;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--serve") {
+        serve();
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo bench -- --list`
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lock = dir.path().join("bench.lock.json");
+    std::fs::write(&lock, lockfile()).expect("write lock");
+    let me = std::env::current_exe().expect("own path");
+    let guard = Path::new(env!("CARGO_BIN_EXE_mcppin-guard"));
+
+    let direct: Vec<OsString> = vec![me.clone().into(), "--serve".into()];
+    let relay: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("cat | '{}' --serve | cat", me.display()).into(),
+    ];
+    let mut guarded: Vec<OsString> = vec![
+        guard.into(),
+        "--lock".into(),
+        lock.clone().into(),
+        "--server".into(),
+        "bench".into(),
+        "--".into(),
+    ];
+    guarded.extend(direct.iter().cloned());
+    let configurations = [
+        ("direct", &direct),
+        ("cat relay", &relay),
+        ("mcppin-guard", &guarded),
+    ];
+
+    println!(
+        "session: {REQUESTS} tools/call requests and their answers ({} messages)",
+        2 * REQUESTS
+    );
+    for (pipelined, label) in [(true, "pipelined"), (false, "one at a time")] {
+        let mut base = Duration::ZERO;
+        for (name, command) in &configurations {
+            let time = median((0..REPEATS).map(|_| session(command, pipelined)).collect());
+            if base.is_zero() {
+                base = time;
+            }
+            println!(
+                "  {label:<14} {name:<13} {:>9.1} ms  {:+6.1}% against direct",
+                ms(time),
+                percent(time, base)
+            );
+        }
+    }
+
+    println!("tools/list with {TOOLS} tools: median round trip over {LIST_ROUNDS}");
+    let mut base = Duration::ZERO;
+    for (name, command) in &configurations {
+        let time = list_round_trip(command);
+        if base.is_zero() {
+            base = time;
+        }
+        println!(
+            "  {name:<13} {:>8.3} ms  added {:+.3} ms",
+            ms(time),
+            ms(time) - ms(base)
+        );
+    }
+
+    println!("mcppin-guard peak resident memory (VmHWM)");
+    let idle = peak_rss(&guarded, 0);
+    let big = peak_rss(&guarded, BIG);
+    println!("  after {REQUESTS} calls and a {TOOLS}-tool list: {idle} KiB");
+    println!(
+        "  after also one {} MiB message:          {big} KiB",
+        BIG / (1024 * 1024)
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percent(time: Duration, base: Duration) -> f64 {
+    (time.as_secs_f64() / base.as_secs_f64() - 1.0) * 100.0
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn spawn(command: &[OsString]) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn");
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
+fn call(id: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_0","arguments":{{"path":"a.txt"}}}}}}"#
+    )
+}
+
+/// One session of `REQUESTS` calls; `pipelined` writes them all without waiting.
+fn session(command: &[OsString], pipelined: bool) -> Duration {
+    let start = Instant::now();
+    let (mut child, stdin, mut stdout) = spawn(command);
+    let mut line = String::new();
+    if pipelined {
+        let writer = std::thread::spawn(move || {
+            let mut stdin = BufWriter::new(stdin);
+            for id in 0..REQUESTS {
+                writeln!(stdin, "{}", call(id)).expect("write");
+            }
+            stdin.flush().expect("flush");
+            stdin
+        });
+        for _ in 0..REQUESTS {
+            line.clear();
+            stdout.read_line(&mut line).expect("read");
+            assert!(line.contains("\"result\""), "{line}");
+        }
+        drop(writer.join().expect("writer"));
+    } else {
+        let mut stdin = stdin;
+        for id in 0..REQUESTS {
+            writeln!(stdin, "{}", call(id)).expect("write");
+            stdin.flush().expect("flush");
+            line.clear();
+            stdout.read_line(&mut line).expect("read");
+            assert!(line.contains("\"result\""), "{line}");
+        }
+        drop(stdin);
+    }
+    child.wait().expect("wait");
+    start.elapsed()
+}
+
+/// The median time of one `tools/list` round trip with a `TOOLS`-tool answer.
+fn list_round_trip(command: &[OsString]) -> Duration {
+    let (mut child, mut stdin, mut stdout) = spawn(command);
+    let mut line = String::new();
+    let mut times = Vec::new();
+    for id in 0..LIST_ROUNDS {
+        let start = Instant::now();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+        )
+        .expect("write");
+        stdin.flush().expect("flush");
+        line.clear();
+        stdout.read_line(&mut line).expect("read");
+        times.push(start.elapsed());
+        assert!(
+            line.contains("tool_999"),
+            "{}",
+            &line[..line.len().min(200)]
+        );
+    }
+    drop(stdin);
+    child.wait().expect("wait");
+    median(times)
+}
+
+/// The guard's peak RSS in KiB after a session of calls, a large list and, when `big` is not
+/// zero, one message of `big` bytes.
+fn peak_rss(command: &[OsString], big: usize) -> u64 {
+    let (mut child, stdin, mut stdout) = spawn(command);
+    let mut line = String::new();
+    // Written from a thread while the answers are read: a client that writes without reading
+    // would fill the pipes and stall the session.
+    let writer = std::thread::spawn(move || {
+        let mut stdin = BufWriter::new(stdin);
+        for id in 0..REQUESTS {
+            writeln!(stdin, "{}", call(id)).expect("write");
+        }
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":"l","method":"tools/list"}}"#
+        )
+        .expect("write");
+        if big > 0 {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","id":"big","method":"big","params":{{"size":{big}}}}}"#
+            )
+            .expect("write");
+        }
+        stdin.flush().expect("flush");
+        stdin
+    });
+    let answers = REQUESTS + 1 + usize::from(big > 0);
+    for _ in 0..answers {
+        line.clear();
+        stdout.read_line(&mut line).expect("read");
+    }
+    let mut status = String::new();
+    std::fs::File::open(format!("/proc/{}/status", child.id()))
+        .and_then(|mut f| f.read_to_string(&mut status))
+        .expect("read /proc status");
+    drop(writer.join().expect("writer"));
+    child.wait().expect("wait");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The bench server: answers every request at once.
+fn serve() {
+    let tools = tools();
+    let stdin = std::io::stdin();
+    let mut input = BufReader::with_capacity(1 << 16, stdin.lock());
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        let id = id_of(&line);
+        if line.contains(r#""method":"tools/list""#) {
+            let _ = writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]}}}}"#,
+                tools.join(",")
+            );
+        } else if line.contains(r#""method":"big""#) {
+            let _ = writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+                "x".repeat(BIG)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"done"}}],"isError":false}}}}"#
+            );
+        }
+        if input.buffer().is_empty() && out.flush().is_err() {
+            break;
+        }
+    }
+    let _ = out.flush();
+}
+
+fn id_of(line: &str) -> &str {
+    let start = line.find(r#""id":"#).map_or(0, |i| i + 5);
+    let rest = &line[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+fn tools() -> Vec<String> {
+    (0..TOOLS)
+        .map(|i| {
+            format!(
+                r#"{{"name":"tool_{i}","description":"Tool number {i}: reads the file at the given path of the workspace and returns at most limit lines of it.","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string","description":"Path of the file"}},"limit":{{"type":"integer","minimum":1,"maximum":1000}}}},"required":["path"]}},"annotations":{{"readOnlyHint":true}}}}"#
+            )
+        })
+        .collect()
+}
+
+fn lockfile() -> Vec<u8> {
+    let manifest = format!(
+        r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"bench","tools":[{}]}}]}}"#,
+        tools().join(",")
+    );
+    let manifest = Manifest::parse(manifest.as_bytes()).expect("manifest");
+    Lockfile::approve(None, &manifest, &[])
+        .expect("approve")
+        .to_bytes()
+}
