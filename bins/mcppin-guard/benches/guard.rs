@@ -14,16 +14,35 @@ use std::time::{Duration, Instant};
 use mcppin_core::lockfile::Lockfile;
 use mcppin_core::manifest::Manifest;
 
-/// Requests per session: each is answered, so a session is twice as many messages.
-const REQUESTS: usize = 50_000;
 /// Tools in the large `tools/list` answer.
 const TOOLS: usize = 1_000;
-/// `tools/list` round trips timed per configuration.
-const LIST_ROUNDS: usize = 200;
-/// The size of the largest message in the memory run.
-const BIG: usize = 8 * 1024 * 1024;
-/// Repeats of each session; the median is reported.
-const REPEATS: usize = 3;
+
+/// How much to measure: the full run under `cargo bench`, a smoke run under `cargo test`.
+#[derive(Clone, Copy)]
+struct Sizes {
+    /// Requests per session: each is answered, so a session is twice as many messages.
+    requests: usize,
+    /// `tools/list` round trips timed per configuration.
+    list_rounds: usize,
+    /// The size of the largest message in the memory run.
+    big: usize,
+    /// Repeats of each session; the median is reported.
+    repeats: usize,
+}
+
+const FULL: Sizes = Sizes {
+    requests: 50_000,
+    list_rounds: 200,
+    big: 8 * 1024 * 1024,
+    repeats: 3,
+};
+
+const SMOKE: Sizes = Sizes {
+    requests: 200,
+    list_rounds: 3,
+    big: 64 * 1024,
+    repeats: 1,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -34,6 +53,18 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return; // `cargo bench -- --list`
     }
+    // `cargo bench` passes --bench; `cargo test --all-targets` runs this as a smoke test.
+    let sizes = if args.iter().any(|a| a == "--bench") {
+        FULL
+    } else {
+        SMOKE
+    };
+    let Sizes {
+        requests,
+        list_rounds,
+        big,
+        repeats,
+    } = sizes;
     let dir = tempfile::tempdir().expect("temp dir");
     let lock = dir.path().join("bench.lock.json");
     std::fs::write(&lock, lockfile()).expect("write lock");
@@ -62,13 +93,17 @@ fn main() {
     ];
 
     println!(
-        "session: {REQUESTS} tools/call requests and their answers ({} messages)",
-        2 * REQUESTS
+        "session: {requests} tools/call requests and their answers ({} messages)",
+        2 * requests
     );
     for (pipelined, label) in [(true, "pipelined"), (false, "one at a time")] {
         let mut base = Duration::ZERO;
         for (name, command) in &configurations {
-            let time = median((0..REPEATS).map(|_| session(command, pipelined)).collect());
+            let time = median(
+                (0..repeats)
+                    .map(|_| session(command, pipelined, requests))
+                    .collect(),
+            );
             if base.is_zero() {
                 base = time;
             }
@@ -80,10 +115,10 @@ fn main() {
         }
     }
 
-    println!("tools/list with {TOOLS} tools: median round trip over {LIST_ROUNDS}");
+    println!("tools/list with {TOOLS} tools: median round trip over {list_rounds}");
     let mut base = Duration::ZERO;
     for (name, command) in &configurations {
-        let time = list_round_trip(command);
+        let time = list_round_trip(command, list_rounds);
         if base.is_zero() {
             base = time;
         }
@@ -95,13 +130,10 @@ fn main() {
     }
 
     println!("mcppin-guard peak resident memory (VmHWM)");
-    let idle = peak_rss(&guarded, 0);
-    let big = peak_rss(&guarded, BIG);
-    println!("  after {REQUESTS} calls and a {TOOLS}-tool list: {idle} KiB");
-    println!(
-        "  after also one {} MiB message:          {big} KiB",
-        BIG / (1024 * 1024)
-    );
+    let idle = peak_rss(&guarded, requests, 0);
+    let peak = peak_rss(&guarded, requests, big);
+    println!("  after {requests} calls and a {TOOLS}-tool list: {idle} KiB");
+    println!("  after also one {big}-byte message: {peak} KiB");
 }
 
 fn ms(d: Duration) -> f64 {
@@ -136,21 +168,21 @@ fn call(id: usize) -> String {
     )
 }
 
-/// One session of `REQUESTS` calls; `pipelined` writes them all without waiting.
-fn session(command: &[OsString], pipelined: bool) -> Duration {
+/// One session of `requests` calls; `pipelined` writes them all without waiting.
+fn session(command: &[OsString], pipelined: bool, requests: usize) -> Duration {
     let start = Instant::now();
     let (mut child, stdin, mut stdout) = spawn(command);
     let mut line = String::new();
     if pipelined {
         let writer = std::thread::spawn(move || {
             let mut stdin = BufWriter::new(stdin);
-            for id in 0..REQUESTS {
+            for id in 0..requests {
                 writeln!(stdin, "{}", call(id)).expect("write");
             }
             stdin.flush().expect("flush");
             stdin
         });
-        for _ in 0..REQUESTS {
+        for _ in 0..requests {
             line.clear();
             stdout.read_line(&mut line).expect("read");
             assert!(line.contains("\"result\""), "{line}");
@@ -158,7 +190,7 @@ fn session(command: &[OsString], pipelined: bool) -> Duration {
         drop(writer.join().expect("writer"));
     } else {
         let mut stdin = stdin;
-        for id in 0..REQUESTS {
+        for id in 0..requests {
             writeln!(stdin, "{}", call(id)).expect("write");
             stdin.flush().expect("flush");
             line.clear();
@@ -172,11 +204,11 @@ fn session(command: &[OsString], pipelined: bool) -> Duration {
 }
 
 /// The median time of one `tools/list` round trip with a `TOOLS`-tool answer.
-fn list_round_trip(command: &[OsString]) -> Duration {
+fn list_round_trip(command: &[OsString], rounds: usize) -> Duration {
     let (mut child, mut stdin, mut stdout) = spawn(command);
     let mut line = String::new();
     let mut times = Vec::new();
-    for id in 0..LIST_ROUNDS {
+    for id in 0..rounds {
         let start = Instant::now();
         writeln!(
             stdin,
@@ -200,14 +232,14 @@ fn list_round_trip(command: &[OsString]) -> Duration {
 
 /// The guard's peak RSS in KiB after a session of calls, a large list and, when `big` is not
 /// zero, one message of `big` bytes.
-fn peak_rss(command: &[OsString], big: usize) -> u64 {
+fn peak_rss(command: &[OsString], requests: usize, big: usize) -> u64 {
     let (mut child, stdin, mut stdout) = spawn(command);
     let mut line = String::new();
     // Written from a thread while the answers are read: a client that writes without reading
     // would fill the pipes and stall the session.
     let writer = std::thread::spawn(move || {
         let mut stdin = BufWriter::new(stdin);
-        for id in 0..REQUESTS {
+        for id in 0..requests {
             writeln!(stdin, "{}", call(id)).expect("write");
         }
         writeln!(
@@ -225,7 +257,7 @@ fn peak_rss(command: &[OsString], big: usize) -> u64 {
         stdin.flush().expect("flush");
         stdin
     });
-    let answers = REQUESTS + 1 + usize::from(big > 0);
+    let answers = requests + 1 + usize::from(big > 0);
     for _ in 0..answers {
         line.clear();
         stdout.read_line(&mut line).expect("read");
@@ -266,7 +298,7 @@ fn serve() {
             let _ = writeln!(
                 out,
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
-                "x".repeat(BIG)
+                "x".repeat(size_of(&line))
             );
         } else {
             let _ = writeln!(
@@ -279,6 +311,15 @@ fn serve() {
         }
     }
     let _ = out.flush();
+}
+
+fn size_of(line: &str) -> usize {
+    let start = line.find(r#""size":"#).map_or(0, |i| i + 7);
+    let digits: String = line[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap_or(0)
 }
 
 fn id_of(line: &str) -> &str {
