@@ -571,17 +571,22 @@ fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Reply {
     Reply::Send(json!({"jsonrpc": "2.0", "id": id, "error": error}))
 }
 
-/// The path of a fixture binary built as an example of the calling test's package.
+/// The path of a built fixture binary, for a test that runs it as a real process.
 ///
-/// Cargo builds a package's `examples/` with `cargo test` (and `--all-targets`) and puts them
-/// in `<target>/<profile>/examples/`, next to the `deps/` directory that holds the test
-/// binary. A package whose tests need the fixture has `examples/mcppin-fixture.rs` calling
-/// [`main`], and `mcppin-fixture` as a dev-dependency.
+/// Cargo hands a test the path of a binary only for its own package, so two places are
+/// looked at, both beside the `deps/` directory that holds the running test binary:
+///
+/// - `<target>/<profile>/examples/<name>`: the package's `examples/mcppin-fixture.rs` (which
+///   calls [`main`]), built as a plain program by `cargo test -p <package>`;
+/// - `<target>/<profile>/<name>`: this crate's own `[[bin]]`, built by `cargo test --workspace`
+///   (with or without `--all-targets`, which builds examples as test harnesses instead).
+///
+/// When both exist, the one built last is taken: the other may be left from an earlier build.
 ///
 /// # Panics
 ///
-/// When the binary is not there (the tests were built without examples, e.g. with
-/// `cargo test --test cli` alone), with the command that builds it.
+/// When neither is there (`cargo test -p <package> --all-targets` or `--test cli` alone), with
+/// the commands that build one.
 #[must_use]
 pub fn locate_example(name: &str) -> PathBuf {
     let test_binary = std::env::current_exe().unwrap_or_default();
@@ -591,12 +596,26 @@ pub fn locate_example(name: &str) -> PathBuf {
         .and_then(std::path::Path::parent)
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let path = profile_dir.join("examples").join(name);
-    assert!(
-        path.is_file(),
-        "the fixture server {} is not built: run `cargo test -p <package>` (which builds \
-         examples) or `cargo build -p <package> --examples`",
-        path.display()
-    );
+    let candidates = [
+        profile_dir.join("examples").join(name),
+        profile_dir.join(name),
+    ];
+    let newest = candidates
+        .iter()
+        .filter_map(|path| {
+            let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+            path.is_file().then_some((modified, path))
+        })
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, path)| path.clone());
+    let Some(path) = newest else {
+        panic!(
+            "the fixture server is not built (looked for {} and {}): run \
+             `cargo test -p <package>` or `cargo test --workspace`, or build it with \
+             `cargo build -p mcppin-fixture`",
+            candidates[0].display(),
+            candidates[1].display()
+        );
+    };
     path
 }
