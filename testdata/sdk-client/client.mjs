@@ -1,0 +1,59 @@
+// A real MCP client: the official TypeScript SDK, pinned by package-lock.json.
+//
+//   node client.mjs SCENARIO COMMAND [ARGS...]
+//
+// Starts COMMAND as a stdio MCP server (directly, or mcppin-guard in front of one), runs
+// SCENARIO and prints one JSON summary line on stdout. Errors the SDK raises (a refused list,
+// a closed connection) are part of the summary, not crashes: the caller compares summaries.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [scenario, command, ...args] = process.argv.slice(2);
+const summary = { scenario, steps: [] };
+const step = (entry) => summary.steps.push(entry);
+const failure = (e) => ({ error: { code: e?.code ?? null, message: String(e?.message ?? e) } });
+
+let refreshed = null;
+const client = new Client(
+  { name: "mcppin-sdk-client", version: "1.0.0" },
+  {
+    listChanged: {
+      tools: {
+        onChanged: (err, tools) => {
+          refreshed = err ? failure(err) : { tools: tools.map((t) => t.name).sort() };
+        },
+      },
+    },
+  },
+);
+const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "pipe" });
+let stderr = "";
+transport.stderr?.on("data", (chunk) => (stderr += chunk));
+
+const calls = {
+  everything: [
+    ["echo", { message: "hello through the guard" }],
+    ["get-sum", { a: 2, b: 3 }],
+  ],
+  filesystem: [["list_allowed_directories", {}]],
+};
+
+try {
+  await client.connect(transport);
+  step({ connected: client.getServerVersion()?.name ?? null });
+  const listed = await client.listTools();
+  step({ tools: listed.tools.map((t) => t.name).sort() });
+  for (const [name, input] of calls[scenario] ?? []) {
+    const result = await client.callTool({ name, arguments: input });
+    step({ call: name, isError: result.isError ?? false, content: result.content });
+  }
+  // Give list_changed notifications (server-everything registers tools once the session is
+  // initialised) time to arrive and the SDK's automatic re-read time to finish.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  step({ list_changed_reread: refreshed });
+} catch (e) {
+  step(failure(e));
+}
+await client.close().catch(() => {});
+summary.guard_stderr_mentions_refusal = stderr.includes("mcppin-guard: tool-changed");
+process.stdout.write(JSON.stringify(summary) + "\n");
