@@ -534,3 +534,63 @@ fn a_tampered_lock_or_a_missing_signature_exits_4_before_the_server_starts() {
     run.code(4).stderr_has("the signature mcp.lock.json.sig");
     assert!(!dir.path().join("pid").exists(), "the server never started");
 }
+
+#[test]
+fn client_eof_stops_a_server_that_ignores_it() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // `silent` answers the handshake, then never answers and ignores the end of its input:
+    // the guard closes its stdin, waits, then signals its process group.
+    let run = dir.guard(
+        &base("refuse"),
+        &["--mode", "silent", "--pid-file", "pid"],
+        &[initialize(1), request(2, "tools/list", json!({}))],
+    );
+    run.code(0).lines(&[Expect::Result(json!(1))]);
+    assert!(!alive(&dir.read("pid")), "the server is gone");
+}
+
+#[test]
+fn a_server_that_dies_mid_session_exits_3_with_its_stderr_escaped() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let input = [
+        initialize(1),
+        request(2, "tools/list", json!({})),
+        request(3, "tools/list", json!({"cursor": ""})),
+    ];
+    let run = dir.run_guard_held(
+        &[
+            base("refuse")
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect::<Vec<_>>(),
+            vec![
+                "--".into(),
+                mcppin_fixture::locate_example("mcppin-fixture")
+                    .display()
+                    .to_string(),
+            ],
+            [
+                "--mode",
+                "crash",
+                "--mode",
+                "counter",
+                "--mode",
+                "hostile-stderr",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ]
+        .concat(),
+        &input,
+    );
+    run.code(3)
+        .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))])
+        .stderr_has("the server closed its output while the session was open")
+        .stderr_has("mcppin-guard: server stderr: <U+001B>[2J");
+    assert!(
+        !run.stderr.contains('\u{1b}'),
+        "no raw escape reaches the terminal"
+    );
+}
