@@ -594,3 +594,20 @@ fn a_server_that_dies_mid_session_exits_3_with_its_stderr_escaped() {
         "no raw escape reaches the terminal"
     );
 }
+
+#[test]
+fn a_signature_by_a_key_not_given_exits_4() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    sign(&dir);
+    let other = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/keys/test-bob.pem.pub"
+    );
+    let mut args = base("refuse");
+    args.extend(["--pubkey", other]);
+    let run = dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)]);
+    run.code(4).stderr_has("the signature mcp.lock.json.sig");
+    assert_eq!(run.stdout, "");
+    assert!(!dir.path().join("pid").exists(), "the server never started");
+}
