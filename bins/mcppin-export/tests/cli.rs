@@ -608,3 +608,34 @@ fn help_states_the_exit_codes() {
         .stdout_has("3  a server could not be captured (nothing written)")
         .stdout_has("--inherit-env");
 }
+
+#[test]
+fn failure_messages_are_stable() {
+    // One stderr snapshot per failure mode: the server's own lines (escaped, prefixed with its
+    // id) and then the one error line naming the server and the cause.
+    for (name, modes, extra) in [
+        ("duplicate", &["--mode", "duplicate"][..], &[][..]),
+        ("malformed", &["--mode", "malformed"][..], &[][..]),
+        ("crash", &["--mode", "crash"][..], &[][..]),
+        (
+            "hostile_stderr",
+            &["--mode", "hostile-stderr", "--mode", "crash"][..],
+            &[][..],
+        ),
+        (
+            "silent",
+            &["--mode", "silent"][..],
+            &["--timeout", "2s"][..],
+        ),
+        ("modern_only", &["--era", "modern"][..], &[][..]),
+    ] {
+        let dir = Dir::new();
+        dir.config(&[("demo", modes)]);
+        let mut args = vec!["--config", "mcp.json", "-o", "manifest.json"];
+        args.extend_from_slice(extra);
+        let run = dir.export(&args);
+        run.code(3);
+        insta::assert_snapshot!(format!("failure_{name}_stderr"), run.stderr);
+        dir.assert_gone("demo");
+    }
+}
