@@ -22,7 +22,7 @@ const EXIT_CODES: &str = "\
 Exit codes (a public contract):
   0  the session ended cleanly (the client closed its input)
   1  drift was refused (refuse mode): the server was stopped
-  2  the command line is wrong
+  2  the command line is wrong (including a --log file that cannot be opened)
   3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
      message over --max-message, an answer that breaks strict reading)
   4  the lockfile or its signature could not be read, or it has no entry for --server (the
@@ -74,6 +74,8 @@ pub(crate) enum Exit {
     Clean = 0,
     /// 1: drift was refused.
     Drift = 1,
+    /// 2: the command line is wrong.
+    Usage = 2,
     /// 3: the server died or misbehaved.
     Server = 3,
     /// 4: the lockfile or its signature could not be read, or no entry.
@@ -128,7 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     let clock = match &cli.now {
         Some(text) => {
             let fixed = humantime::parse_rfc3339(text)
-                .map_err(|e| Fail::new(Exit::Unreadable, format!("--now {text}: {e}")))?;
+                .map_err(|e| Fail::new(Exit::Usage, format!("--now {text}: {e}")))?;
             log::Clock::Fixed(fixed)
         }
         None => log::Clock::System,
@@ -139,7 +141,12 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 .create(true)
                 .append(true)
                 .open(path)
-                .with_context(|| format!("cannot open the log {}", path.display()))?,
+                .map_err(|e| {
+                    Fail::new(
+                        Exit::Usage,
+                        format!("cannot open the log {}: {e}", path.display()),
+                    )
+                })?,
         ),
         None => None,
     };

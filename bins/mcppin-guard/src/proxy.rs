@@ -284,6 +284,12 @@ fn client_to_server(
         let line = match reader.read_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
+            Err(mcppin_client::Error::LineTooLong { limit }) => {
+                let _ = tx.send(End::ClientFailed(format!(
+                    "a message from the client exceeds --max-message ({limit} bytes)"
+                )));
+                return;
+            }
             Err(err) => {
                 let _ = tx.send(End::ClientFailed(format!("reading from the client: {err}")));
                 return;

@@ -611,3 +611,43 @@ fn a_signature_by_a_key_not_given_exits_4() {
     assert_eq!(run.stdout, "");
     assert!(!dir.path().join("pid").exists(), "the server never started");
 }
+
+#[test]
+fn an_unusable_log_path_or_clock_is_a_usage_error() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let mut args = base("refuse");
+    args.extend(["--log", "missing/dir/admission.jsonl"]);
+    let run = dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)]);
+    run.code(2)
+        .stderr_has("cannot open the log missing/dir/admission.jsonl");
+    let mut args = base("refuse");
+    args.extend(["--now", "yesterday"]);
+    dir.guard(&args, &[], &[initialize(1)])
+        .code(2)
+        .stderr_has("--now yesterday");
+    assert!(!dir.path().join("pid").exists(), "the server never started");
+}
+
+#[test]
+fn a_server_that_cannot_start_exits_3() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let mut args: Vec<String> = base("refuse").iter().map(|s| (*s).to_owned()).collect();
+    args.extend(["--", "./no-such-server"].map(String::from));
+    dir.run_guard(&args, &[initialize(1)])
+        .code(3)
+        .stderr_has("mcppin-guard: cannot start ./no-such-server");
+}
+
+#[test]
+fn a_client_line_over_max_message_ends_the_session() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let mut args = base("refuse");
+    args.extend(["--max-message", "300"]);
+    let long = request(2, "ping", json!({"pad": "x".repeat(400)}));
+    let run = dir.guard(&args, &["--mode", "counter"], &[initialize(1), long]);
+    run.code(3)
+        .stderr_has("a message from the client exceeds --max-message (300 bytes)");
+}
