@@ -37,6 +37,9 @@ const BUFFER: usize = 64 * 1024;
 /// How much of the server's stderr is kept to show when it fails.
 const STDERR_KEPT: usize = 64 * 1024;
 
+/// The members a message is routed by.
+const ROUTING: [&str; 4] = ["id", "method", "result", "error"];
+
 /// Methods whose answers the session pin covers (the lock does not pin them yet).
 const SESSION_PINNED: [&str; 4] = [
     "prompts/get",
@@ -461,6 +464,15 @@ impl Shared {
         let id = message.get("id")?;
         let raw_id = line.get(id.span().range())?.to_vec();
         let params = message.get("params");
+        if repeats(message, &["id", "method", "params"])
+            || params.is_some_and(|p| repeats(p, &["name"]))
+        {
+            // The server could read another request than the one admitted here.
+            return Some(refusal(
+                &raw_id,
+                "mcppin-guard refused an ambiguous request: a member name repeats",
+            ));
+        }
         let mut pending = Pending {
             method: method.to_owned(),
             params: None,
@@ -598,6 +610,14 @@ impl Shared {
         let Some(object) = message.as_object() else {
             return Element::Fatal("the server sent a batch element that is not an object".into());
         };
+        // The relaxed reading keeps repeated member names. A repeated routing member would let
+        // the guard and the client read two different messages (the guard matching id 6, a
+        // tools/call, while the client takes id 5, a tools/list answer): refused.
+        if let Some(name) = ROUTING.iter().find(|n| repeats(message, &[n])) {
+            return Element::Fatal(format!(
+                "the server sent a message that repeats the member {name}"
+            ));
+        }
         if object.contains("method") {
             // A server request (sampling, elicitation, roots, ping) or a notification
             // (notifications/tools/list_changed among them): passes; the re-read it triggers is
@@ -856,6 +876,15 @@ impl Shared {
             let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err}");
         }
     }
+}
+
+/// Whether `value` is an object in which one of `names` appears more than once.
+fn repeats(value: &Value, names: &[&str]) -> bool {
+    value.as_object().is_some_and(|object| {
+        names
+            .iter()
+            .any(|name| object.members().iter().filter(|m| m.name == *name).count() > 1)
+    })
 }
 
 fn decision_name(decision: &Decision) -> &'static str {

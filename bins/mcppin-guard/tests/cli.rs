@@ -651,3 +651,41 @@ fn a_client_line_over_max_message_ends_the_session() {
     run.code(3)
         .stderr_has("a message from the client exceeds --max-message (300 bytes)");
 }
+
+#[test]
+fn a_response_with_a_repeated_id_fails_closed() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // Two readers could pick different ids (first or last): the guard must not guess.
+    let run = scripted(
+        &dir,
+        r#"'{"jsonrpc":"2.0","id":1,"id":7,"result":{"tools":[{"name":"evil"}]}}'"#,
+        &[],
+    );
+    run.code(3)
+        .stderr_has("the server sent a message that repeats the member id");
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn a_call_naming_two_tools_never_reaches_the_server() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let args: Vec<String> = base("refuse")
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([
+            "--".to_owned(),
+            mcppin_fixture::locate_example("mcppin-fixture")
+                .display()
+                .to_string(),
+            "--record".to_owned(),
+            "received.jsonl".to_owned(),
+        ])
+        .collect();
+    // Raw bytes: serde_json cannot write a repeated member.
+    let ambiguous = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summarize","name":"exfiltrate","arguments":{}}}"#;
+    let run = dir.run_guard_raw(&args, &format!("{ambiguous}\n"));
+    run.code(0).lines(&[Expect::Refused(json!(2))]);
+    assert!(!dir.read("received.jsonl").contains("exfiltrate"));
+}

@@ -160,11 +160,16 @@ impl Dir {
 
     /// Runs the guard with the full command line `args` and `input` as the client's messages.
     pub fn run_guard(&self, args: &[String], input: &[Value]) -> Run {
-        let mut stdin = Vec::new();
+        let mut stdin = String::new();
         for message in input {
-            stdin.extend(message.to_string().into_bytes());
-            stdin.push(b'\n');
+            stdin.push_str(&message.to_string());
+            stdin.push('\n');
         }
+        self.run_guard_raw(args, &stdin)
+    }
+
+    /// Runs the guard with the full command line `args` and `stdin` as the client's bytes.
+    pub fn run_guard_raw(&self, args: &[String], stdin: &str) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .args(args)
             .current_dir(self.dir.path())
@@ -176,7 +181,7 @@ impl Dir {
             .expect("spawn mcppin-guard");
         let mut pipe = child.stdin.take().expect("stdin");
         // The guard may stop reading (a refusal): ignore EPIPE.
-        let _ = pipe.write_all(&stdin);
+        let _ = pipe.write_all(stdin.as_bytes());
         drop(pipe);
         let out = child.wait_with_output().expect("wait");
         Run {
