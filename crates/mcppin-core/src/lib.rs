@@ -18,6 +18,25 @@
 //! On top of them sit this project's own files: [`manifest::Manifest`] (a captured surface)
 //! and [`lockfile::Lockfile`] (the approved surface, each item stored whole beside its
 //! digest and checked against it on load), both read strictly and written in one byte form.
+//! [`policy::verify`] compares a capture with its approval and evaluates every policy of
+//! SPEC 4.1, returning a [`policy::Report`] whose verdict follows the exit-code contract;
+//! [`diff`] says what changed in an item (JSON pointers, old and new values, change classes);
+//! [`report`] renders a report as escaped text, JSON or SARIF. A gateway that embeds the check
+//! needs only these:
+//!
+//! ```
+//! use mcppin_core::lockfile::Lockfile;
+//! use mcppin_core::manifest::Manifest;
+//! use mcppin_core::policy::{Options, verify};
+//!
+//! let lock = Lockfile::parse(br#"{"schema_version": 2, "approval_serial": 1, "servers": []}"#)?;
+//! let seen = Manifest::parse(br#"{"schema_version": 2, "complete": true, "servers": [
+//!     {"id": "docs", "tools": [{"name": "search"}]}]}"#)?;
+//! let report = verify(&lock, &seen, &Options::default());
+//! assert_eq!(report.exit_code, 1, "a tool nobody approved");
+//! assert!(mcppin_core::report::to_text(&report).contains("tool-added [gated]: docs/search"));
+//! # Ok::<(), mcppin_core::Error>(())
+//! ```
 //!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
