@@ -8,6 +8,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 
+/// The `schema_version` of every line (docs/formats.md, "Admission log").
+const SCHEMA_VERSION: u64 = 1;
+
 /// Where times come from: the system clock, or a fixed one (`--now`, for tests).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Clock {
@@ -69,6 +72,7 @@ impl Log {
             return Ok(());
         };
         let mut line = Map::new();
+        line.insert("schema_version".into(), json!(SCHEMA_VERSION));
         line.insert("event".into(), json!(event));
         line.insert("session_id".into(), json!(self.session_id));
         line.insert("server".into(), json!(self.server));

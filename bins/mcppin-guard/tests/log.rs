@@ -58,6 +58,7 @@ fn a_session_is_reconstructed_from_the_log_alone() {
     let sessions: BTreeSet<_> = log.iter().map(|l| l["session_id"].to_string()).collect();
     assert_eq!(sessions.len(), 1, "{log:#?}");
     for line in &log {
+        assert_eq!(line["schema_version"], json!(1));
         assert_eq!(line["server"], json!("fixture"));
         assert_eq!(line["observed_at"], json!("2026-08-01T09:30:00.000Z"));
     }
