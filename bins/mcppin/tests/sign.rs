@@ -645,3 +645,40 @@ fn files_that_are_not_secret_get_the_mode_of_any_new_file() {
         assert_eq!(mode(&dir.path().join(name)), 0o600, "{name}");
     }
 }
+
+#[test]
+fn sign_exits_3_for_a_lockfile_with_a_number_that_has_no_canonical_form() {
+    let dir = Dir::new();
+    let served = br#"{"schema_version": 2, "complete": true, "servers": [{"id": "docs",
+        "tools": [{"name": "search", "inputSchema": {"type": "number", "maximum": 1e400}}]}]}"#;
+    let lock = Lockfile::approve(None, &Manifest::parse(served).unwrap(), &[]).unwrap();
+    dir.write("mcp.lock.json", lock.to_bytes());
+    private_key(&dir, "alice.pem", ALICE);
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "alice.pem",
+        "--now",
+        NOW,
+    ])
+    .code(3)
+    .stderr_has("mcppin: mcp.lock.json: not a lockfile that can be signed");
+    assert!(!dir.path().join("mcp.lock.json.sig").exists());
+    // Undecidable but finite literals are signed: the lockfile lists them verbatim.
+    let served = br#"{"schema_version": 2, "complete": true, "servers": [{"id": "docs",
+        "tools": [{"name": "search", "inputSchema": {"maximum": 9007199254740993}}]}]}"#;
+    let lock = Lockfile::approve(None, &Manifest::parse(served).unwrap(), &[]).unwrap();
+    dir.write("mcp.lock.json", lock.to_bytes());
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "alice.pem",
+        "--now",
+        NOW,
+    ])
+    .code(0);
+}
