@@ -147,7 +147,17 @@ pub(crate) fn item_key<'v>(
 
 /// The pointer of member `name` below `pointer`.
 pub(crate) fn child(pointer: &str, name: &str) -> String {
-    format!("{pointer}/{}", escape_pointer_token(name))
+    // Built for every member the readers look at, found or not: one allocation, and the
+    // escaping only for a name that needs it.
+    let mut out = String::with_capacity(pointer.len() + 1 + name.len());
+    out.push_str(pointer);
+    out.push('/');
+    if name.contains(['~', '/']) {
+        out.push_str(&escape_pointer_token(name));
+    } else {
+        out.push_str(name);
+    }
+    out
 }
 
 /// The pointer of element `index` below `pointer`.
@@ -295,6 +305,14 @@ pub(crate) fn string_array<'a>(items: impl IntoIterator<Item = &'a str>) -> Valu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn child_pointers_escape_only_names_that_need_it() {
+        assert_eq!(child("", "tools"), "/tools");
+        assert_eq!(child("/servers/0", "a/b~c"), "/servers/0/a~1b~0c");
+        assert_eq!(child("/x", ""), "/x/");
+        assert_eq!(element("/servers", 12), "/servers/12");
+    }
 
     #[test]
     fn items_refuse_a_duplicate_key() {
