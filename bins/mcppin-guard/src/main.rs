@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
@@ -41,6 +41,12 @@ struct Cli {
     /// Require a valid signature (`<lock>.sig`) by one of these public keys (SPKI PEM).
     #[arg(long, value_name = "FILE")]
     pubkey: Vec<PathBuf>,
+    /// Refuse (exit 4) a lockfile whose approval_serial is lower: an older approval put back.
+    #[arg(long, value_name = "N")]
+    min_serial: Option<u64>,
+    /// Refuse (exit 4) a signature older than this (720h, 30d, 2weeks); needs --pubkey.
+    #[arg(long, value_name = "DURATION", requires = "pubkey", value_parser = humantime::parse_duration)]
+    max_signature_age: Option<Duration>,
     /// What to do with drift: stop the session, or filter drifted items and go on.
     #[arg(long, value_enum, default_value_t = Mode::Refuse)]
     mode: Mode,
@@ -126,7 +132,6 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
-    let approved = load(&cli.lock, &cli.server, &cli.pubkey)?;
     let clock = match &cli.now {
         Some(text) => {
             let fixed = humantime::parse_rfc3339(text)
@@ -135,6 +140,13 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         None => log::Clock::System,
     };
+    let approval = Approval {
+        pubkeys: &cli.pubkey,
+        min_serial: cli.min_serial,
+        max_signature_age: cli.max_signature_age,
+        now: clock.now(),
+    };
+    let approved = load(&cli.lock, &cli.server, &approval)?;
     let log = match &cli.log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -166,8 +178,17 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     proxy::run(&config, approved, log)
 }
 
+/// What makes a lockfile an approval, besides reading: its signature, serial and age.
+struct Approval<'a> {
+    pubkeys: &'a [PathBuf],
+    min_serial: Option<u64>,
+    max_signature_age: Option<Duration>,
+    now: SystemTime,
+}
+
 /// Reads the lockfile, checks its signature when keys are given, and finds the server's entry.
-fn load(lock: &Path, server: &str, pubkeys: &[PathBuf]) -> anyhow::Result<LockedServer> {
+fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
+    let pubkeys = approval.pubkeys;
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(lock)
         .map_err(|e| unreadable(format!("cannot read the lockfile {}: {e}", lock.display())))?;
@@ -199,8 +220,20 @@ fn load(lock: &Path, server: &str, pubkeys: &[PathBuf]) -> anyhow::Result<Locked
         };
         let digest = mcppin_sign::lock_digest(&bytes)
             .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
-        mcppin_sign::verify(envelope.as_deref(), digest, &keys, None)
+        let freshness = match approval.max_signature_age {
+            None => None,
+            Some(max_age) => Some(mcppin_sign::Freshness {
+                max_age,
+                now: mcppin_sign::Timestamp::try_from(approval.now)
+                    .map_err(|e| unreadable(format!("the clock: {e}")))?,
+            }),
+        };
+        mcppin_sign::verify(envelope.as_deref(), digest, &keys, freshness)
             .map_err(|e| unreadable(format!("the signature {}: {e}", sig_path.display())))?;
+    }
+    if let Some(min) = approval.min_serial {
+        mcppin_sign::check_serial(lockfile.approval_serial, min)
+            .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
     }
     lockfile.servers.get(server).cloned().ok_or_else(|| {
         unreadable(format!(

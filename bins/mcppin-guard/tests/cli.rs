@@ -726,3 +726,28 @@ fn in_2026_07_28_input_required_is_not_compared_and_listen_streams_pass() {
         .stdout_lacks("id_ed25519")
         .stderr_has("prompt-changed: the answer to prompts/get review differs");
 }
+
+#[test]
+fn an_old_signature_or_a_low_serial_exits_4_before_the_server_starts() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let key = sign(&dir); // signed at 2026-08-01T09:20:00Z, approval_serial 1
+    let run_with = |extra: &[&str]| {
+        let mut args = base("refuse");
+        args.extend(["--pubkey", key]);
+        args.extend(extra);
+        dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)])
+    };
+    run_with(&["--max-signature-age", "1d", "--now", "2026-08-01T12:00:00Z"])
+        .code(0)
+        .lines(&[Expect::Result(json!(1))]);
+    run_with(&["--min-serial", "1"]).code(0);
+    std::fs::remove_file(dir.path().join("pid")).unwrap();
+    run_with(&["--max-signature-age", "1d", "--now", "2026-08-05T00:00:00Z"])
+        .code(4)
+        .stderr_has("the signature mcp.lock.json.sig");
+    run_with(&["--min-serial", "2"])
+        .code(4)
+        .stderr_has("the lockfile mcp.lock.json");
+    assert!(!dir.path().join("pid").exists(), "the server never started");
+}
