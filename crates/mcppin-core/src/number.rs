@@ -11,7 +11,7 @@ const SAFE_LIMIT: f64 = 9_007_199_254_740_992.0;
 /// ties to even) and whether that value pins the literal down.
 #[derive(Clone, Debug)]
 pub struct Number {
-    literal: Box<str>,
+    literal: Literal,
     value: f64,
     undecidable: Option<Undecidable>,
     span: Span,
@@ -60,7 +60,7 @@ impl Number {
                 value = -value;
             }
             return Self {
-                literal: literal.into(),
+                literal: Literal::new(literal),
                 value,
                 undecidable: None,
                 span,
@@ -70,7 +70,7 @@ impl Number {
         let value = literal.parse::<f64>().unwrap_or(f64::NAN);
         let undecidable = classify(literal, value);
         Self {
-            literal: literal.into(),
+            literal: Literal::new(literal),
             value,
             undecidable,
             span,
@@ -80,7 +80,7 @@ impl Number {
     /// The literal text exactly as written in the input.
     #[must_use]
     pub fn literal(&self) -> &str {
-        &self.literal
+        self.literal.as_str()
     }
 
     /// The correctly rounded float64 value (infinite when the literal overflows).
@@ -113,7 +113,7 @@ impl PartialEq for Number {
     /// or, when either is undecidable, the same literal text.
     fn eq(&self, other: &Self) -> bool {
         if self.undecidable.is_some() || other.undecidable.is_some() {
-            self.literal == other.literal
+            self.literal() == other.literal()
         } else {
             self.value == other.value
         }
@@ -122,7 +122,7 @@ impl PartialEq for Number {
 
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.literal)
+        f.write_str(self.literal())
     }
 }
 
@@ -135,6 +135,40 @@ impl From<u64> for Number {
 impl From<i64> for Number {
     fn from(n: i64) -> Self {
         Self::from_valid_literal(&n.to_string(), Span::default())
+    }
+}
+
+/// The literal text of a number: inline when short, as almost every literal is, so reading a
+/// number allocates nothing.
+#[derive(Clone, Debug)]
+enum Literal {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<str>),
+}
+
+/// The longest literal kept inline.
+const INLINE: usize = 22;
+
+impl Literal {
+    fn new(text: &str) -> Self {
+        match u8::try_from(text.len()) {
+            Ok(len) if text.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..text.len()].copy_from_slice(text.as_bytes());
+                Self::Inline { len, bytes }
+            }
+            _ => Self::Heap(text.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // Copied from a `&str` whole: always UTF-8; the fallback is unreachable.
+            Self::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Self::Heap(text) => text,
+        }
     }
 }
 
