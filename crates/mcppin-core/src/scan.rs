@@ -357,6 +357,9 @@ fn pointer(path: &[Token<'_>]) -> String {
 
 /// Groups tool indices (given in ascending order) by key and records every pair in a group not
 /// recorded yet, of the kind `kind` gives it.
+/// The largest group of matching names whose every pair is reported.
+const PAIRWISE_GROUP_LIMIT: usize = 16;
+
 fn record_groups<'k>(
     found: &mut BTreeMap<(usize, usize), CollisionKind>,
     keyed: impl ExactSizeIterator<Item = (&'k str, usize)>,
@@ -367,8 +370,16 @@ fn record_groups<'k>(
         groups.entry(key).or_default().push(i);
     }
     for members in groups.values().filter(|m| m.len() > 1) {
-        // Indices were pushed in ascending order, so `a < b` below.
-        for (n, &a) in members.iter().enumerate() {
+        // Indices were pushed in ascending order, so `a < b` below. A small group reports
+        // every pair; a large one (a hostile server can send thousands of look-alikes) pairs
+        // each name with the group's first only, so the findings grow linearly and every
+        // colliding name is still named.
+        let pairs_with = if members.len() <= PAIRWISE_GROUP_LIMIT {
+            members.len()
+        } else {
+            1
+        };
+        for (n, &a) in members.iter().enumerate().take(pairs_with) {
             for &b in &members[n + 1..] {
                 found.entry((a, b)).or_insert_with(|| kind(a, b));
             }
@@ -421,6 +432,7 @@ fn ascii_skeletons() -> &'static [String; 128] {
 mod tests {
     use super::*;
     use crate::parse;
+    use std::collections::BTreeSet;
 
     fn hidden(json: &str) -> Vec<HiddenText> {
         hidden_characters(&parse(json.as_bytes()).unwrap())
@@ -777,6 +789,34 @@ mod tests {
             assert_eq!(skeleton(&c), full, "{b:#x}");
             assert!(!is_mixed_script(&c));
         }
+    }
+
+    #[test]
+    fn many_look_alikes_name_every_tool_in_linear_findings() {
+        // 2,000 names with one skeleton ("l" and "1" and "I" look alike): every name is
+        // reported, and the findings stay linear instead of two million pairs.
+        let names: Vec<String> = (0..2000)
+            .map(|i| {
+                let bits: String = (0..11)
+                    .map(|b| if i >> b & 1 == 1 { '1' } else { 'l' })
+                    .collect();
+                format!("too{bits}")
+            })
+            .collect();
+        let found = name_collisions(names.iter().map(|n| ("s", n.as_str())));
+        assert_eq!(found.len(), names.len() - 1);
+        let named: BTreeSet<&str> = found
+            .iter()
+            .flat_map(|c| [c.first.1.as_str(), c.second.1.as_str()])
+            .collect();
+        assert_eq!(named.len(), names.len());
+        assert!(found.iter().all(|c| c.kind == CollisionKind::Confusable));
+    }
+
+    #[test]
+    fn small_look_alike_groups_report_every_pair() {
+        let found = name_collisions([("s", "toll"), ("s", "to1l"), ("s", "tol1")]);
+        assert_eq!(found.len(), 3);
     }
 
     #[test]
