@@ -479,3 +479,32 @@ fn refuses_a_response_to_an_id_never_asked() {
     let err = Session::open(Scripted::new(server), &options(Protocol::default())).unwrap_err();
     assert!(matches!(err, Error::UnexpectedResponse { ref id, .. } if id == "99"));
 }
+
+#[test]
+fn auto_falls_back_when_the_probe_gets_no_answer_and_drops_its_late_answer() {
+    let server = |req: &Value| match req["method"].as_str().unwrap() {
+        // A legacy server that stays silent on a method it does not know...
+        "server/discover" => vec![],
+        // ...and answers the probe late, just before the initialize answer.
+        "initialize" => vec![
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "late"}}),
+            json!({"jsonrpc": "2.0", "id": req["id"], "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "old", "version": "1"}}}),
+        ],
+        _ => vec![],
+    };
+    let session = Session::open(Scripted::new(server), &options(Protocol::Auto)).unwrap();
+    assert_eq!(session.revision(), Revision::V2025_06_18);
+    assert_eq!(session.reported_name(), Some("old"));
+    let transport = session.into_transport();
+    let methods: Vec<_> = transport
+        .requests
+        .iter()
+        .filter_map(|r| r["method"].as_str())
+        .collect();
+    assert_eq!(
+        methods,
+        ["server/discover", "initialize", "notifications/initialized"]
+    );
+}
