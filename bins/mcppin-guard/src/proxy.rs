@@ -809,9 +809,14 @@ impl Shared {
                 .map_or_else(String::new, ToString::to_string);
             notes.push(format!("{reason}: {}", escape(&tool.name)));
             for change in tool.changes() {
-                notes.push(format!("  {}", escape(&change.pointer)));
-                notes.push(format!("    approved: {}", shown(change.approved.as_ref())));
-                notes.push(format!("    served:   {}", shown(change.observed.as_ref())));
+                let classes: Vec<&str> = change.classes.iter().map(|c| c.name()).collect();
+                notes.push(format!(
+                    "  {} ({})",
+                    escape(&change.pointer),
+                    classes.join(", ")
+                ));
+                notes.push(format!("    approved: {}", shown(change.old.as_ref())));
+                notes.push(format!("    served:   {}", shown(change.new.as_ref())));
             }
             refused.push(format!("{reason}: {}", escape(&tool.name)));
         }

@@ -75,7 +75,7 @@ fn the_delayed_rug_pull_is_refused_and_the_server_stopped() {
         .stdout_lacks("id_ed25519")
         .stdout_lacks("Before summarizing")
         .stderr_has("tool-changed: summarize")
-        .stderr_has("  /description")
+        .stderr_has("  /description (text)")
         .stderr_has("id_ed25519")
         .stderr_has("the server was stopped");
     assert!(
@@ -242,7 +242,9 @@ fn drift_only_in_annotations_is_refused() {
     run.code(1)
         .lines(&[Expect::Result(json!(1)), Expect::Refused(json!(2))])
         .stderr_has("tool-changed: read_text_file")
-        .stderr_has("  /annotations/readOnlyHint\n    approved: false\n    served:   true");
+        .stderr_has(
+            "  /annotations/readOnlyHint (annotation-relaxation)\n    approved: false\n    served:   true",
+        );
 }
 
 #[test]
@@ -257,7 +259,7 @@ fn a_zero_width_space_in_a_nested_schema_description_is_refused() {
     );
     run.code(1)
         .lines(&[Expect::Result(json!(1)), Expect::Refused(json!(2))])
-        .stderr_has("  /inputSchema/properties/path/description")
+        .stderr_has("  /inputSchema/properties/path/description (text)")
         .stderr_has("served:   \"Path of the<U+200B> file\"");
 }
 

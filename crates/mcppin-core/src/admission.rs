@@ -49,8 +49,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::canon::write_lossy;
+use crate::diff::{Change, diff};
 use crate::lockfile::{LockedServer, Pin};
-use crate::value::{Kind, Object, Span, Value, escape_pointer_token};
+use crate::value::{Kind, Object, Span, Value};
 
 /// The outcome of one check.
 #[derive(Clone, Debug, Eq, PartialEq)]
@@ -137,21 +138,8 @@ impl fmt::Display for Reason {
     }
 }
 
-/// One member that differs between the approved and the served item.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Change {
-    /// JSON pointer into the item (`/description`, `/inputSchema/properties/a/description`).
-    pub pointer: String,
-    /// The approved value; `None` when the member was added.
-    pub approved: Option<Value>,
-    /// The served value; `None` when the member was removed.
-    pub observed: Option<Value>,
-}
-
-impl Eq for Change {}
-
 /// The verdict on one served tool.
-#[derive(Clone, Debug, Eq, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolVerdict {
     /// The tool's name as served (raw: escape it before showing it).
     pub name: String,
@@ -167,8 +155,8 @@ pub struct ToolVerdict {
 }
 
 impl ToolVerdict {
-    /// What differs from the approved form (empty unless the tool changed and the lock holds
-    /// the approved object).
+    /// What differs from the approved form, with the change classes of SPEC 4.4 (empty unless
+    /// the tool changed and the lock holds the approved object).
     #[must_use]
     pub fn changes(&self) -> &[Change] {
         &self.changes
@@ -176,7 +164,7 @@ impl ToolVerdict {
 }
 
 /// The verdict on one `tools/list` page.
-#[derive(Clone, Debug, Eq, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PageReport {
     /// Counts readings of the list in this session: a request without a cursor starts a new
     /// one. The first reading is 1.
@@ -362,7 +350,7 @@ impl Gate {
             _ => {
                 verdict.decision = Decision::Deny(Reason::ToolChanged);
                 if let Some(approved) = locked.approved() {
-                    changes(approved, tool, String::new(), &mut verdict.changes);
+                    verdict.changes = diff(approved, tool);
                 }
             }
         }
@@ -449,56 +437,6 @@ fn without_meta(value: &Value) -> Value {
         }
         _ => value.clone(),
     }
-}
-
-/// Collects the JSON pointers at which `approved` and `observed` differ.
-fn changes(approved: &Value, observed: &Value, pointer: String, out: &mut Vec<Change>) {
-    match (approved.kind(), observed.kind()) {
-        (Kind::Object(a), Kind::Object(o)) => {
-            let names: BTreeSet<&str> = a.keys().chain(o.keys()).collect();
-            for name in names {
-                let at = format!("{pointer}/{}", escape_pointer_token(name));
-                match (a.get(name), o.get(name)) {
-                    (Some(x), Some(y)) => changes(x, y, at, out),
-                    (x, y) => out.push(Change {
-                        pointer: at,
-                        approved: x.cloned(),
-                        observed: y.cloned(),
-                    }),
-                }
-            }
-        }
-        (Kind::Array(a), Kind::Array(o)) => {
-            for index in 0..a.len().max(o.len()) {
-                let at = format!("{pointer}/{index}");
-                match (a.get(index), o.get(index)) {
-                    (Some(x), Some(y)) => changes(x, y, at, out),
-                    (x, y) => out.push(Change {
-                        pointer: at,
-                        approved: x.cloned(),
-                        observed: y.cloned(),
-                    }),
-                }
-            }
-        }
-        _ => {
-            if !same(approved, observed) {
-                out.push(Change {
-                    pointer,
-                    approved: Some(approved.clone()),
-                    observed: Some(observed.clone()),
-                });
-            }
-        }
-    }
-}
-
-/// Whether two scalars canonicalise alike.
-fn same(a: &Value, b: &Value) -> bool {
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    write_lossy(a, &mut x);
-    write_lossy(b, &mut y);
-    x == y
 }
 
 #[cfg(test)]
