@@ -20,10 +20,14 @@ use anyhow::Context;
 use mcppin_client::{
     DEFAULT_GRACE, Inherit, LineReader, ServerCommand, StderrMode, inherited_environment,
 };
-use mcppin_core::admission::{Decision, Gate, PageReport, Reason};
+use mcppin_core::admission::{
+    Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request,
+};
 use mcppin_core::lockfile::{LockedServer, Pin};
 use mcppin_core::{Kind, Strictness, Value, escape, parse, parse_with};
 use serde_json::json;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use crate::log::Log;
 use crate::{Exit, Fail, Mode};
@@ -113,6 +117,22 @@ enum End {
 type Out = Arc<Mutex<BufWriter<File>>>;
 type ServerIn = Arc<Mutex<Option<BufWriter<ChildStdin>>>>;
 
+/// Starts a thread that, when the guard is told to stop (SIGINT, SIGTERM, SIGHUP: how clients
+/// stop their servers), stops the server's process group (SIGTERM, the grace period, SIGKILL)
+/// and exits with 128 + the signal number. The server runs in its own process group, and a
+/// process killed by a signal runs no destructors: without this the server would outlive the
+/// guard.
+fn stop_server_on_signal(mut signals: Signals, group: u32) {
+    thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let _ = mcppin_client::stop_group(group, DEFAULT_GRACE);
+            let _ = io::stderr()
+                .write_all(b"mcppin-guard: stopped by a signal; the server was stopped\n");
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 /// Runs the session to its end and says how it ended.
 pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
     let command = ServerCommand::new(&config.program)
@@ -120,9 +140,13 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         .envs(inherited_environment(std::env::vars_os(), Inherit::All))
         .stderr(StderrMode::Capture { limit: STDERR_KEPT })
         .grace(DEFAULT_GRACE);
+    // Registered before the server starts, so a signal arriving in between is not lost.
+    let signals =
+        Signals::new([SIGINT, SIGTERM, SIGHUP]).context("cannot install the signal handler")?;
     let mut server = command
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
+    stop_server_on_signal(signals, server.id());
     let server_in: ServerIn = Arc::new(Mutex::new(
         server
             .take_stdin()
@@ -618,6 +642,15 @@ impl Shared {
                 "the server sent a message that repeats the member {name}"
             ));
         }
+        // JSON-RPC 2.0: a request carries `method` and never `result` or `error`; a response
+        // carries exactly one of `result` and `error`. A message mixing them could be routed
+        // one way here and read another way by the client (an unjudged `result`): refused.
+        let has = |name: &str| object.contains(name);
+        if (has("method") && (has("result") || has("error"))) || (has("result") && has("error")) {
+            return Element::Fatal(
+                "the server sent a message mixing method, result and error members".into(),
+            );
+        }
         if object.contains("method") {
             // A server request (sampling, elicitation, roots, ping) or a notification
             // (notifications/tools/list_changed among them): passes; the re-read it triggers is
@@ -695,9 +728,17 @@ impl Shared {
         let Some(result) = strict.get("result") else {
             return Element::Fatal("a surface answer without result".into());
         };
-        if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        if is_input_request(result) {
             // 2026-07-28: the server asks the client for input; nothing to compare yet.
             return Element::Forward;
+        }
+        if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+            // It says input_required but carries more: that would reach a client unjudged.
+            return Element::Fatal(format!(
+                "the server's input_required answer to {} carries members other than {}",
+                escape(&pending.method),
+                INPUT_REQUIRED_MEMBERS.join(", ")
+            ));
         }
         let method = pending.method.as_str();
         if method == "initialize" || method == "server/discover" {

@@ -16,6 +16,14 @@ use std::process::Command;
 use util::Dir;
 
 const BASE: &str = include_str!("../../../testdata/verify/base.json");
+/// The one tool of the second server in `BASE`, as written there.
+const DELIVERY_INSIGHTS: &str = r#"
+        {
+          "name": "delivery_insights",
+          "description": "Delivery performance figures for one region.",
+          "inputSchema": {"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}
+        }
+"#;
 
 fn multitool() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -96,12 +104,14 @@ fn sarif_reports_validate_without_errors_or_warnings() {
             1,
         ),
         (
+            // Nothing proven: an approved tool an incomplete capture did not show (exit 3).
             "partial.sarif",
             BASE.replacen("\"complete\": true", "\"complete\": false", 1)
-                .replacen("\"name\": \"delivery_insights\",", "\"name\": \"other\",", 1),
-            1,
+                .replacen(DELIVERY_INSIGHTS, "", 1),
+            3,
         ),
     ];
+    assert!(BASE.contains(DELIVERY_INSIGHTS));
     for (file, served, code) in scenarios {
         dir.write("served.json", served);
         let run = dir.mcppin(&[

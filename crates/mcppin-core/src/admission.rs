@@ -374,15 +374,16 @@ impl Gate {
     /// later, different one is denied.
     ///
     /// `_meta` is left out on both sides (per-request metadata of the 2026-07-28 era, result
-    /// metadata the model is not shown), so is a `resultType` of `"input_required"`: such an
-    /// answer asks the client for more and is not compared (SPEC 6).
+    /// metadata the model is not shown), so is an answer of `resultType` `"input_required"`
+    /// holding nothing but [`INPUT_REQUIRED_MEMBERS`]: it asks the client for more and is not
+    /// compared (SPEC 6). One carrying anything else is compared like any other answer.
     pub fn session_answer(
         &mut self,
         method: &str,
         params: Option<&Value>,
         result: &Value,
     ) -> Decision {
-        if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        if is_input_request(result) {
             return Decision::Allow;
         }
         let policy = match method {
@@ -437,6 +438,22 @@ fn without_meta(value: &Value) -> Value {
         }
         _ => value.clone(),
     }
+}
+
+/// The members of a 2026-07-28 `InputRequiredResult`.
+pub const INPUT_REQUIRED_MEMBERS: [&str; 4] =
+    ["_meta", "inputRequests", "requestState", "resultType"];
+
+/// Whether `result` is a 2026-07-28 request for client input (`resultType` `"input_required"`)
+/// and nothing else: only such an answer is exempt from comparison. An answer that says
+/// `input_required` but also carries other members (a `tools` array, `messages`) would reach a
+/// client unjudged, so it is not one.
+#[must_use]
+pub fn is_input_request(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("input_required")
+        && result
+            .as_object()
+            .is_some_and(|o| o.keys().all(|k| INPUT_REQUIRED_MEMBERS.contains(&k)))
 }
 
 #[cfg(test)]
@@ -660,6 +677,17 @@ mod tests {
             })
         );
         assert_eq!(denied.reason().unwrap().policy(), "prompt-changed");
+    }
+
+    #[test]
+    fn only_a_bare_input_request_is_exempt() {
+        let bare =
+            parse(br#"{"resultType":"input_required","inputRequests":{},"_meta":{}}"#).unwrap();
+        assert!(is_input_request(&bare));
+        let carrying = parse(br#"{"resultType":"input_required","tools":[{"name":"x"}]}"#).unwrap();
+        assert!(!is_input_request(&carrying));
+        let complete = parse(br#"{"resultType":"complete"}"#).unwrap();
+        assert!(!is_input_request(&complete));
     }
 
     #[test]
