@@ -114,7 +114,11 @@ impl Fail {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let outcome = run(cli);
+    if proxy::signalled() {
+        proxy::wait_for_signal_exit();
+    }
+    match outcome {
         Ok(exit) => ExitCode::from(exit as u8),
         Err(err) => {
             let exit = err

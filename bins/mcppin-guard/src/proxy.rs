@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::process::ChildStdin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
@@ -117,6 +118,22 @@ enum End {
 type Out = Arc<Mutex<BufWriter<File>>>;
 type ServerIn = Arc<Mutex<Option<BufWriter<ChildStdin>>>>;
 
+/// Set when a signal told the guard to stop: the signal thread then owns the exit.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a signal told the guard to stop. The session may end on its own meanwhile (the
+/// stopped server closes its output); the exit is then left to the signal thread.
+pub(crate) fn signalled() -> bool {
+    SIGNALLED.load(Ordering::SeqCst)
+}
+
+/// Waits for the signal thread to stop the server and exit the process.
+pub(crate) fn wait_for_signal_exit() -> ! {
+    loop {
+        thread::park();
+    }
+}
+
 /// Starts a thread that, when the guard is told to stop (SIGINT, SIGTERM, SIGHUP: how clients
 /// stop their servers), stops the server's process group (SIGTERM, the grace period, SIGKILL)
 /// and exits with 128 + the signal number. The server runs in its own process group, and a
@@ -125,6 +142,7 @@ type ServerIn = Arc<Mutex<Option<BufWriter<ChildStdin>>>>;
 fn stop_server_on_signal(mut signals: Signals, group: u32) {
     thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
+            SIGNALLED.store(true, Ordering::SeqCst);
             let _ = mcppin_client::stop_group(group, DEFAULT_GRACE);
             let _ = io::stderr()
                 .write_all(b"mcppin-guard: stopped by a signal; the server was stopped\n");

@@ -796,7 +796,7 @@ fn a_guard_stopped_by_sigterm_stops_its_server() {
     dir.lock(&counter_surface());
     // A server that ignores SIGTERM and end of input, and says where it runs.
     let script = "trap '' TERM; echo $$ > server.pid; while :; do sleep 0.05; done";
-    let guard = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+    let mut guard = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
         .args(base("refuse"))
         .args(["--", "/bin/sh", "-c", script])
         .current_dir(dir.path())
@@ -806,6 +806,9 @@ fn a_guard_stopped_by_sigterm_stops_its_server() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn mcppin-guard");
+    // Held open to the end: waiting on a child closes its stdin, and the guard would then see
+    // the client leave rather than the signal.
+    let client = guard.stdin.take();
     let pid_file = dir.path().join("server.pid");
     let started = Instant::now();
     let server_pid = loop {
@@ -838,6 +841,7 @@ fn a_guard_stopped_by_sigterm_stops_its_server() {
         .expect("kill");
     assert!(status.success());
     let out = guard.wait_with_output().expect("wait");
+    drop(client);
     assert_eq!(out.status.code(), Some(128 + 15), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr)
