@@ -12,6 +12,9 @@
 //!   literal (one that float64 readers cannot tell from its neighbours, see
 //!   [`number::Undecidable`]).
 //!
+//! [`outline::Outline`] routes protocol traffic under the relaxed rule without building a value
+//! tree: it checks a whole message and records the byte spans of its first levels.
+//!
 //! The [`scan`] module holds the text policies of SPEC 4.1: characters that occupy no visible
 //! space, colliding and look-alike tool names, mixed-script and invalid tool names.
 //!
@@ -74,6 +77,7 @@ mod escape;
 pub mod lockfile;
 pub mod manifest;
 pub mod number;
+pub mod outline;
 mod parse;
 pub mod policy;
 pub mod report;

@@ -1,0 +1,704 @@
+//! Routing reads of protocol traffic: the outline of a message, read without a value tree.
+//!
+//! A proxy routes each message by a few members near its top (`id`, `method`, `params.name`,
+//! `result.isError`) and forwards the rest as the bytes it came in (SPEC 2.1). Building a value
+//! tree for that is most of the cost of routing. [`Outline::parse`] checks the whole input under
+//! the relaxed rule ([`Strictness::Relaxed`]: RFC 8259 grammar, UTF-8, at most [`MAX_DEPTH`]
+//! levels of nesting) and records only the values of its first levels, each with its byte span
+//! and shape; nothing is allocated per value.
+//!
+//! It accepts exactly what [`parse_with`]`(input, Strictness::Relaxed)` accepts. A refusal is
+//! reported by that reader (so every error has one grammar's account, with its rule and
+//! position), and member names and strings holding escapes are decoded by it too: the outline
+//! only adds a faster way to the same answer.
+//!
+//! ```
+//! use mcppin_core::outline::{Outline, Shape};
+//!
+//! let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"s\u0065arch","arguments":{"q":[1,2]}}}"#;
+//! let outline = Outline::parse(line, 2)?;
+//! let message = outline.root();
+//! assert_eq!(message.get("id").map(|id| id.bytes()), Some(&b"7"[..]));
+//! let params = message.get("params").expect("params");
+//! assert_eq!(params.get("name").and_then(|n| n.as_str()).as_deref(), Some("search"));
+//! // Two levels down is as far as this outline reaches: `arguments` is a span, not a tree.
+//! let arguments = params.get("arguments").expect("arguments");
+//! assert_eq!(arguments.shape(), Shape::Object);
+//! assert!(!arguments.is_outlined());
+//! assert_eq!(arguments.bytes(), br#"{"q":[1,2]}"#);
+//!
+//! let err = Outline::parse(br#"{"id":1,}"#, 2).unwrap_err();
+//! assert_eq!(err.rule(), "trailing-comma");
+//! # Ok::<(), mcppin_core::Error>(())
+//! ```
+
+use std::borrow::Cow;
+
+use crate::error::{Error, Position};
+use crate::parse::{MAX_DEPTH, Strictness, parse_with};
+use crate::value::{Kind, Span};
+
+/// The shape of an outlined value.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Shape {
+    /// `{...}`
+    Object,
+    /// `[...]`
+    Array,
+    /// `"..."`
+    String,
+    /// A number literal.
+    Number,
+    /// `true`
+    True,
+    /// `false`
+    False,
+    /// `null`
+    Null,
+}
+
+/// A message checked under the relaxed rule, with its first levels recorded.
+#[derive(Clone, Debug)]
+pub struct Outline<'a> {
+    input: &'a [u8],
+    levels: usize,
+    /// The recorded values in document order; each one's descendants follow it.
+    entries: Vec<Entry>,
+}
+
+/// One recorded value.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// 0 for the top value, 1 for its members or elements, and so on.
+    depth: usize,
+    /// The member name with its quotes; `None` for the top value and array elements.
+    name: Option<Span>,
+    /// Whether the name holds an escape.
+    name_escaped: bool,
+    span: Span,
+    shape: Shape,
+    /// Whether the value is a string holding an escape.
+    escaped: bool,
+    /// The index one past this entry's last recorded descendant.
+    end: usize,
+}
+
+impl<'a> Outline<'a> {
+    /// Checks `input` under the relaxed rule and records the top value, its members or
+    /// elements, and so on down to `levels` levels below the top.
+    ///
+    /// # Errors
+    ///
+    /// The error [`parse_with`] reports for `input` under [`Strictness::Relaxed`], whenever
+    /// that reader refuses it.
+    pub fn parse(input: &'a [u8], levels: usize) -> Result<Self, Error> {
+        let mut skim = Skim {
+            input,
+            pos: 0,
+            levels,
+            entries: Vec::with_capacity(8),
+        };
+        let valid = !input.starts_with(b"\xEF\xBB\xBF")
+            && std::str::from_utf8(input).is_ok()
+            && skim.document().is_some();
+        if valid {
+            return Ok(Self {
+                input,
+                levels,
+                entries: skim.entries,
+            });
+        }
+        Err(match parse_with(input, Strictness::Relaxed) {
+            Err(err) => err,
+            // The two readers disagree: a defect, reported as a refusal where the outline
+            // stopped rather than as an acceptance nobody checked.
+            Ok(_) => Error::UnexpectedCharacter {
+                found: char::REPLACEMENT_CHARACTER,
+                at: Position::locate(input, skim.pos.min(input.len())),
+            },
+        })
+    }
+
+    /// The top value.
+    #[must_use]
+    pub fn root(&self) -> Node<'_, 'a> {
+        Node {
+            outline: self,
+            index: 0,
+        }
+    }
+
+    /// The input the outline was read from.
+    #[must_use]
+    pub fn input(&self) -> &'a [u8] {
+        self.input
+    }
+}
+
+/// A recorded value of an [`Outline`].
+#[derive(Clone, Copy, Debug)]
+pub struct Node<'o, 'a> {
+    outline: &'o Outline<'a>,
+    index: usize,
+}
+
+impl<'o, 'a> Node<'o, 'a> {
+    fn entry(self) -> Entry {
+        self.outline.entries[self.index]
+    }
+
+    /// The value's shape.
+    #[must_use]
+    pub fn shape(self) -> Shape {
+        self.entry().shape
+    }
+
+    /// The value's byte span in the input.
+    #[must_use]
+    pub fn span(self) -> Span {
+        self.entry().span
+    }
+
+    /// The value's bytes, exactly as they came.
+    #[must_use]
+    pub fn bytes(self) -> &'a [u8] {
+        self.outline
+            .input
+            .get(self.span().range())
+            .unwrap_or_default()
+    }
+
+    /// Whether the members or elements of this value were recorded: false for every value at
+    /// the deepest recorded level (and for scalars, which have none). Read [`Node::bytes`] again
+    /// to go further down.
+    #[must_use]
+    pub fn is_outlined(self) -> bool {
+        matches!(self.shape(), Shape::Object | Shape::Array)
+            && self.entry().depth < self.outline.levels
+    }
+
+    /// The member name this value stands under, decoded; `None` for the top value and array
+    /// elements.
+    #[must_use]
+    pub fn name(self) -> Option<Cow<'a, str>> {
+        let entry = self.entry();
+        entry
+            .name
+            .map(|span| decode(self.outline.input, span, entry.name_escaped))
+    }
+
+    /// Whether this value stands under the member name `name` (compared after decoding).
+    #[must_use]
+    pub fn is_named(self, name: &str) -> bool {
+        let entry = self.entry();
+        match entry.name {
+            None => false,
+            Some(span) if !entry.name_escaped => {
+                span.end - span.start == name.len() + 2
+                    && self.outline.input.get(span.start + 1..span.end - 1) == Some(name.as_bytes())
+            }
+            Some(span) => decode(self.outline.input, span, true) == name,
+        }
+    }
+
+    /// The string, decoded (lone-surrogate escapes become U+FFFD, as in the relaxed reader);
+    /// `None` for any other shape.
+    #[must_use]
+    pub fn as_str(self) -> Option<Cow<'a, str>> {
+        let entry = self.entry();
+        (entry.shape == Shape::String)
+            .then(|| decode(self.outline.input, entry.span, entry.escaped))
+    }
+
+    /// The recorded members or elements, in document order (repeated member names included);
+    /// empty when the value [`is_outlined`](Node::is_outlined) is false.
+    pub fn children(self) -> impl Iterator<Item = Node<'o, 'a>> + use<'o, 'a> {
+        let outline = self.outline;
+        let end = self.entry().end;
+        let mut next = self.index + 1;
+        std::iter::from_fn(move || {
+            if next >= end {
+                return None;
+            }
+            let node = Node {
+                outline,
+                index: next,
+            };
+            next = outline.entries[next].end;
+            Some(node)
+        })
+    }
+
+    /// The first member named `name`, when this is an outlined object.
+    #[must_use]
+    pub fn get(self, name: &str) -> Option<Node<'o, 'a>> {
+        if self.shape() != Shape::Object {
+            return None;
+        }
+        self.children().find(|member| member.is_named(name))
+    }
+
+    /// For each of `names`, its first member and how many members carry it, in one pass over
+    /// the members of this outlined object (all `None` and 0 for anything else).
+    ///
+    /// ```
+    /// let outline = mcppin_core::outline::Outline::parse(br#"{"id":1,"method":"a","id":2}"#, 1)?;
+    /// let [id, params] = outline.root().pick(["id", "params"]);
+    /// assert_eq!((id.count, id.first.map(|n| n.bytes())), (2, Some(&b"1"[..])));
+    /// assert!(params.first.is_none());
+    /// # Ok::<(), mcppin_core::Error>(())
+    /// ```
+    #[must_use]
+    pub fn pick<const N: usize>(self, names: [&str; N]) -> [Picked<'o, 'a>; N] {
+        let mut picked = [Picked::default(); N];
+        if self.shape() != Shape::Object {
+            return picked;
+        }
+        for member in self.children() {
+            for (name, slot) in names.iter().zip(picked.iter_mut()) {
+                if member.is_named(name) {
+                    slot.count += 1;
+                    slot.first.get_or_insert(member);
+                }
+            }
+        }
+        picked
+    }
+
+    /// How many members named `name` this outlined object has (relaxed reading keeps repeats).
+    #[must_use]
+    pub fn count(self, name: &str) -> usize {
+        if self.shape() != Shape::Object {
+            return 0;
+        }
+        self.children()
+            .filter(|member| member.is_named(name))
+            .count()
+    }
+}
+
+/// What [`Node::pick`] found for one name.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Picked<'o, 'a> {
+    /// The first member of that name.
+    pub first: Option<Node<'o, 'a>>,
+    /// How many members carry that name.
+    pub count: usize,
+}
+
+/// The string at `span` (quotes included), decoded by the relaxed reader when it holds escapes.
+fn decode(input: &[u8], span: Span, escaped: bool) -> Cow<'_, str> {
+    let bytes = input.get(span.range()).unwrap_or_default();
+    if !escaped {
+        let inner = bytes
+            .get(1..bytes.len().saturating_sub(1))
+            .unwrap_or_default();
+        // The whole input was checked as UTF-8, and a span starts and ends on quotes.
+        return std::str::from_utf8(inner).map_or(Cow::Borrowed(""), Cow::Borrowed);
+    }
+    match parse_with(bytes, Strictness::Relaxed).map(crate::Value::into_kind) {
+        Ok(Kind::String(s)) => Cow::Owned(s),
+        _ => Cow::Borrowed(""),
+    }
+}
+
+/// The checking pass: the grammar of [`crate::parse`]'s reader without building values.
+/// Returns `None` at the first byte the relaxed reader would refuse.
+struct Skim<'a> {
+    input: &'a [u8],
+    pos: usize,
+    levels: usize,
+    entries: Vec<Entry>,
+}
+
+impl Skim<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.input.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn document(&mut self) -> Option<()> {
+        self.skip_whitespace();
+        self.value(0, None)?;
+        self.skip_whitespace();
+        (self.pos == self.input.len()).then_some(())
+    }
+
+    /// Reads one value at `depth`, recording it when `depth` is within the outline's levels.
+    fn value(&mut self, depth: usize, name: Option<(Span, bool)>) -> Option<()> {
+        let start = self.pos;
+        let record = (depth <= self.levels).then(|| {
+            self.entries.push(Entry {
+                depth,
+                name: name.map(|(span, _)| span),
+                name_escaped: name.is_some_and(|(_, escaped)| escaped),
+                span: Span { start, end: start },
+                shape: Shape::Null,
+                escaped: false,
+                end: 0,
+            });
+            self.entries.len() - 1
+        });
+        let mut escaped = false;
+        let shape = match self.peek()? {
+            b'{' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.object(depth + 1)?;
+                Shape::Object
+            }
+            b'[' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.array(depth + 1)?;
+                Shape::Array
+            }
+            b'"' => {
+                escaped = self.string()?;
+                Shape::String
+            }
+            b'-' | b'0'..=b'9' => {
+                self.number()?;
+                Shape::Number
+            }
+            b't' => self.word(b"true", Shape::True)?,
+            b'f' => self.word(b"false", Shape::False)?,
+            b'n' => self.word(b"null", Shape::Null)?,
+            _ => return None,
+        };
+        if let Some(index) = record {
+            let end = self.entries.len();
+            let entry = &mut self.entries[index];
+            entry.span.end = self.pos;
+            entry.shape = shape;
+            entry.escaped = escaped;
+            entry.end = end;
+        }
+        Some(())
+    }
+
+    fn word(&mut self, word: &[u8], shape: Shape) -> Option<Shape> {
+        let end = self.pos + word.len();
+        (self.input.get(self.pos..end) == Some(word)).then(|| {
+            self.pos = end;
+            shape
+        })
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        self.pos += 1; // '['
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.skip_whitespace();
+            self.value(depth, None)?;
+            self.skip_whitespace();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b']') {
+                        return None;
+                    }
+                }
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.pos += 1; // '{'
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.skip_whitespace();
+            if self.peek() != Some(b'"') {
+                return None;
+            }
+            let name_start = self.pos;
+            let escaped = self.string()?;
+            let name = Span {
+                start: name_start,
+                end: self.pos,
+            };
+            self.skip_whitespace();
+            if self.peek() != Some(b':') {
+                return None;
+            }
+            self.pos += 1;
+            self.skip_whitespace();
+            self.value(depth, Some((name, escaped)))?;
+            self.skip_whitespace();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b'}') {
+                        return None;
+                    }
+                }
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Reads a string (UTF-8 was checked up front); returns whether it holds an escape. Under
+    /// the relaxed rule an escape is `\` and one of `"\/bfnrt`, or `\u` and four hex digits
+    /// (lone surrogates and noncharacters pass).
+    fn string(&mut self) -> Option<bool> {
+        self.pos += 1; // opening quote
+        let mut escaped = false;
+        loop {
+            // Eight bytes at a time while none of them needs a look.
+            while let Some(word) = self.input.get(self.pos..self.pos + 8) {
+                let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+                if needs_a_look(word) {
+                    break;
+                }
+                self.pos += 8;
+            }
+            match self.peek()? {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(escaped);
+                }
+                b'\\' => {
+                    escaped = true;
+                    match self.input.get(self.pos + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
+                        b'u' => {
+                            let hex = self.input.get(self.pos + 2..self.pos + 6)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.pos += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..0x20 => return None,
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek()? {
+            b'0' => {
+                self.pos += 1;
+                if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+            }
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            self.digits();
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+    }
+}
+
+/// Whether any byte of `word` is a quote, a backslash or a control character (below 0x20):
+/// the classic has-zero-byte test, `(x - 0x01..) & !x & 0x80..`, on `word` with each of the
+/// first two XORed away, and its has-less-than form for the third. Exact for "any".
+fn needs_a_look(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let less_than = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGHS;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    (less_than(quote, 1) | less_than(backslash, 1) | less_than(word, 0x20)) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outline(input: &[u8]) -> Outline<'_> {
+        Outline::parse(input, 2).expect("valid")
+    }
+
+    #[test]
+    fn records_members_two_levels_down_with_their_spans() {
+        let line = br#" {"id" : 1, "params": {"name": "a", "arguments": {"x": [1]}}} "#;
+        let o = outline(line);
+        let root = o.root();
+        assert_eq!(root.shape(), Shape::Object);
+        assert_eq!(root.bytes(), &line[1..line.len() - 1]);
+        let names: Vec<_> = root.children().filter_map(|n| n.name()).collect();
+        assert_eq!(names, ["id", "params"]);
+        let params = root.get("params").expect("params");
+        assert!(params.is_outlined());
+        let arguments = params.get("arguments").expect("arguments");
+        assert!(!arguments.is_outlined());
+        assert_eq!(arguments.children().count(), 0);
+        assert_eq!(arguments.bytes(), br#"{"x": [1]}"#);
+        assert_eq!(
+            params.get("name").and_then(Node::as_str).as_deref(),
+            Some("a")
+        );
+    }
+
+    #[test]
+    fn records_array_elements_as_children() {
+        let o = outline(br#"[{"id":1},{"id":"two"},3]"#);
+        let shapes: Vec<_> = o.root().children().map(Node::shape).collect();
+        assert_eq!(shapes, [Shape::Object, Shape::Object, Shape::Number]);
+        let ids: Vec<_> = o
+            .root()
+            .children()
+            .filter_map(|e| e.get("id"))
+            .map(Node::bytes)
+            .collect();
+        assert_eq!(ids, [&b"1"[..], &b"\"two\""[..]]);
+    }
+
+    #[test]
+    fn decodes_escaped_names_and_strings() {
+        let o = outline(br#"{"\u0069d":1,"method":"tools\/call","x":"\ud800"}"#);
+        let root = o.root();
+        assert_eq!(root.get("id").map(Node::bytes), Some(&b"1"[..]));
+        assert_eq!(
+            root.get("method").and_then(Node::as_str).as_deref(),
+            Some("tools/call")
+        );
+        assert_eq!(
+            root.get("x").and_then(Node::as_str).as_deref(),
+            Some("\u{FFFD}")
+        );
+    }
+
+    #[test]
+    fn counts_repeated_member_names_after_decoding() {
+        let o = outline(br#"{"id":1,"\u0069d":2,"method":"a"}"#);
+        assert_eq!(o.root().count("id"), 2);
+        assert_eq!(o.root().count("method"), 1);
+        assert_eq!(o.root().count("params"), 0);
+        // The first of the repeats is the one `get` returns.
+        assert_eq!(o.root().get("id").map(Node::bytes), Some(&b"1"[..]));
+    }
+
+    #[test]
+    fn picks_first_members_and_counts_in_one_pass() {
+        let o = outline(br#"{"method":"m","\u0069d":1,"id":2,"params":{}}"#);
+        let [id, method, result] = o.root().pick(["id", "method", "result"]);
+        assert_eq!(id.count, 2);
+        assert_eq!(id.first.map(Node::bytes), Some(&b"1"[..]));
+        assert_eq!(method.count, 1);
+        assert_eq!(method.first.and_then(Node::as_str).as_deref(), Some("m"));
+        assert_eq!(result.count, 0);
+        assert!(result.first.is_none());
+        let array = outline(br#"[{"id":1}]"#);
+        let [none] = array.root().pick(["id"]);
+        assert_eq!((none.count, none.first.is_none()), (0, true));
+    }
+
+    #[test]
+    fn scalars_have_no_members() {
+        let o = outline(b"\"id\"");
+        assert_eq!(o.root().get("id").map(Node::bytes), None);
+        assert_eq!(o.root().count("id"), 0);
+        assert!(!o.root().is_outlined());
+        assert_eq!(o.root().name(), None);
+    }
+
+    #[test]
+    fn refuses_with_the_relaxed_readers_error() {
+        for input in [
+            &b""[..],
+            b"{",
+            b"{\"a\":1,}",
+            b"[1,]",
+            b"{\"a\" 1}",
+            b"01",
+            b"\"\\x\"",
+            b"\"\\u12\"",
+            b"\"\x01\"",
+            b"\xEF\xBB\xBF{}",
+            b"{\"a\":\xff}",
+            b"{} x",
+            b"nul",
+            b"-",
+            b"1.",
+            b"1e",
+        ] {
+            let expected = parse_with(input, Strictness::Relaxed).expect_err("refused");
+            assert_eq!(Outline::parse(input, 2).expect_err("refused"), expected);
+        }
+    }
+
+    #[test]
+    fn finds_every_byte_that_needs_a_look_in_any_lane() {
+        for lane in 0..8 {
+            for byte in 0..=255u8 {
+                let mut word = [b'a'; 8];
+                word[lane] = byte;
+                let expected = byte == b'"' || byte == b'\\' || byte < 0x20;
+                assert_eq!(
+                    needs_a_look(u64::from_le_bytes(word)),
+                    expected,
+                    "byte {byte:#x} in lane {lane}"
+                );
+            }
+        }
+        // Bytes of multi-byte characters next to each other never look like a stop.
+        assert!(!needs_a_look(u64::from_le_bytes(
+            *b"\xe2\x80\x8b\xc3\xa9\xff\x80\x7f"
+        )));
+    }
+
+    #[test]
+    fn keeps_the_depth_limit() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n)).into_bytes();
+        assert!(Outline::parse(&deep(MAX_DEPTH), 2).is_ok());
+        let err = Outline::parse(&deep(MAX_DEPTH + 1), 2).expect_err("too deep");
+        assert_eq!(err.rule(), "too-deep");
+    }
+}
