@@ -15,6 +15,9 @@ pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 /// The size of the read buffer beside the line being assembled.
 const READ_BUFFER: usize = 64 * 1024;
 
+/// The largest line buffer [`LineReader::read_line_into`] keeps between lines.
+const KEPT_CAPACITY: usize = 1024 * 1024;
+
 /// Reads newline-terminated lines of at most `limit` bytes from a byte stream.
 ///
 /// # Examples
@@ -63,7 +66,7 @@ impl<R: Read> LineReader<R> {
     /// ```
     #[must_use]
     pub fn has_line(&self) -> bool {
-        self.inner.buffer().contains(&b'\n')
+        memchr::memchr(b'\n', self.inner.buffer()).is_some()
     }
 
     /// Reads the next line, without its `\n`; `Ok(None)` at the end of the stream.
@@ -80,6 +83,22 @@ impl<R: Read> LineReader<R> {
     /// reading fails.
     pub fn read_line(&mut self) -> Result<Option<Vec<u8>>, Error> {
         let mut line = Vec::new();
+        Ok(self.read_line_into(&mut line)?.then_some(line))
+    }
+
+    /// Reads the next line into `line` (replacing what it held), without its `\n`; `false` at
+    /// the end of the stream. A proxy that reads every message into one buffer allocates only
+    /// when a longer line than any before arrives; a buffer grown past 1 MiB by one large
+    /// message is given back before the next line is read.
+    ///
+    /// # Errors
+    ///
+    /// As [`LineReader::read_line`].
+    pub fn read_line_into(&mut self, line: &mut Vec<u8>) -> Result<bool, Error> {
+        line.clear();
+        if line.capacity() > KEPT_CAPACITY {
+            line.shrink_to(READ_BUFFER);
+        }
         loop {
             let available = match self.inner.fill_buf() {
                 Ok(bytes) => bytes,
@@ -93,12 +112,12 @@ impl<R: Read> LineReader<R> {
             };
             if available.is_empty() {
                 return if line.is_empty() {
-                    Ok(None)
+                    Ok(false)
                 } else {
                     Err(Error::UnterminatedLine { len: line.len() })
                 };
             }
-            let (chunk, newline) = match available.iter().position(|&b| b == b'\n') {
+            let (chunk, newline) = match memchr::memchr(b'\n', available) {
                 Some(at) => (&available[..at], true),
                 None => (available, false),
             };
@@ -109,7 +128,7 @@ impl<R: Read> LineReader<R> {
             let used = chunk.len() + usize::from(newline);
             self.inner.consume(used);
             if newline {
-                return Ok(Some(line));
+                return Ok(true);
             }
         }
     }
@@ -203,6 +222,25 @@ mod tests {
             lines.read_line(),
             Err(Error::UnterminatedLine { len: 4 })
         ));
+    }
+
+    #[test]
+    fn reads_into_one_buffer_and_gives_back_a_large_one() {
+        let big = vec![b'x'; 2 * KEPT_CAPACITY];
+        let mut input = b"{\"a\":1}\n".to_vec();
+        input.extend_from_slice(&big);
+        input.extend_from_slice(b"\n{}\n");
+        let mut lines = LineReader::new(&input[..], 4 * KEPT_CAPACITY);
+        let mut line = b"left over".to_vec();
+        assert!(lines.read_line_into(&mut line).unwrap());
+        assert_eq!(line, b"{\"a\":1}");
+        assert!(lines.read_line_into(&mut line).unwrap());
+        assert_eq!(line, big);
+        assert!(lines.read_line_into(&mut line).unwrap());
+        assert_eq!(line, b"{}");
+        assert!(line.capacity() <= KEPT_CAPACITY);
+        assert!(!lines.read_line_into(&mut line).unwrap());
+        assert!(line.is_empty());
     }
 
     #[test]
