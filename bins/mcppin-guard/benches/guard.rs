@@ -2,8 +2,13 @@
 //! `cat` relay (the floor of any proxy) and through the guard; the added latency on a 1,000-tool
 //! `tools/list` answer; the guard's peak resident memory.
 //!
-//! Run with `cargo bench -p mcppin-guard --bench guard`. The server is this program itself
-//! (`--serve`): it answers each request at once, so the numbers show the proxy, not a server.
+//! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only session|real|list|memory`
+//! runs one part. The server of most parts is this program itself (`--serve`): it answers each
+//! request at once, so the numbers show the proxy and nothing else, the worst case for a proxy.
+//! The `real` part runs the same kind of session against the reference `server-everything`
+//! (its `echo` tool, under Node.js, as installed by `scripts/test`), which is what a session
+//! costs when a real server answers. Configurations take turns (each repeat of a
+//! session, each round trip of the list), so a disturbance on the machine falls on all of them.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -28,13 +33,16 @@ struct Sizes {
     big: usize,
     /// Repeats of each session; the median is reported.
     repeats: usize,
+    /// `echo` calls in a session with the reference server.
+    real_calls: usize,
 }
 
 const FULL: Sizes = Sizes {
     requests: 50_000,
-    list_rounds: 200,
+    list_rounds: 500,
     big: 8 * 1024 * 1024,
     repeats: 3,
+    real_calls: 50_000,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -42,6 +50,7 @@ const SMOKE: Sizes = Sizes {
     list_rounds: 3,
     big: 64 * 1024,
     repeats: 1,
+    real_calls: 20,
 };
 
 fn main() {
@@ -59,11 +68,18 @@ fn main() {
     } else {
         SMOKE
     };
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    let part = |name: &str| only.is_none_or(|o| o == name);
     let Sizes {
         requests,
         list_rounds,
         big,
         repeats,
+        real_calls,
     } = sizes;
     let dir = tempfile::tempdir().expect("temp dir");
     let lock = dir.path().join("bench.lock.json");
@@ -92,43 +108,52 @@ fn main() {
         ("mcppin-guard", &guarded),
     ];
 
-    println!(
-        "session: {requests} tools/call requests and their answers ({} messages)",
-        2 * requests
-    );
-    for (pipelined, label) in [(true, "pipelined"), (false, "one at a time")] {
-        let mut base = Duration::ZERO;
-        for (name, command) in &configurations {
-            let time = median(
-                (0..repeats)
-                    .map(|_| session(command, pipelined, requests))
-                    .collect(),
-            );
-            if base.is_zero() {
-                base = time;
-            }
-            println!(
-                "  {label:<14} {name:<13} {:>9.1} ms  {:+6.1}% against direct",
-                ms(time),
-                percent(time, base)
-            );
-        }
-    }
-
-    println!("tools/list with {TOOLS} tools: median round trip over {list_rounds}");
-    let mut base = Duration::ZERO;
-    for (name, command) in &configurations {
-        let time = list_round_trip(command, list_rounds);
-        if base.is_zero() {
-            base = time;
-        }
+    if part("session") {
         println!(
-            "  {name:<13} {:>8.3} ms  added {:+.3} ms",
-            ms(time),
-            ms(time) - ms(base)
+            "session: {requests} tools/call requests and their answers ({} messages), \
+             median of {repeats}",
+            2 * requests
         );
+        for (pipelined, label) in [(true, "pipelined"), (false, "one at a time")] {
+            let mut times = vec![Vec::new(); configurations.len()];
+            for _ in 0..repeats {
+                for (i, (_, command)) in configurations.iter().enumerate() {
+                    times[i].push(session(command, pipelined, requests));
+                }
+            }
+            let base = median(times[0].clone());
+            for ((name, _), times) in configurations.iter().zip(times) {
+                let time = median(times);
+                println!(
+                    "  {label:<14} {name:<13} {:>9.1} ms  {:+6.1}% against direct",
+                    ms(time),
+                    percent(time, base)
+                );
+            }
+        }
     }
 
+    if part("real") {
+        real_sessions(&dir, guard, real_calls, repeats);
+    }
+
+    if part("list") {
+        println!("tools/list with {TOOLS} tools: median round trip over {list_rounds}");
+        let commands: Vec<&[OsString]> = configurations.iter().map(|(_, c)| &c[..]).collect();
+        let times = list_round_trips(&commands, list_rounds);
+        let base = times[0];
+        for ((name, _), time) in configurations.iter().zip(times) {
+            println!(
+                "  {name:<13} {:>8.3} ms  added {:+.3} ms",
+                ms(time),
+                ms(time) - ms(base)
+            );
+        }
+    }
+
+    if !part("memory") {
+        return;
+    }
     println!("mcppin-guard peak resident memory (VmHWM)");
     let idle = peak_rss(&guarded, requests, 0);
     let peak = peak_rss(&guarded, requests, big);
@@ -203,31 +228,173 @@ fn session(command: &[OsString], pipelined: bool, requests: usize) -> Duration {
     start.elapsed()
 }
 
-/// The median time of one `tools/list` round trip with a `TOOLS`-tool answer.
-fn list_round_trip(command: &[OsString], rounds: usize) -> Duration {
-    let (mut child, mut stdin, mut stdout) = spawn(command);
+/// Sessions of `calls` one-at-a-time `echo` calls to the reference `server-everything`: direct,
+/// through `cat`, through the guard with a lock of what the server serves.
+fn real_sessions(dir: &tempfile::TempDir, guard: &Path, calls: usize, repeats: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("testdata/servers/node_modules/.bin/mcp-server-everything");
+    if !script.exists() {
+        println!(
+            "real server: skipped, {} is not installed (scripts/test installs it)",
+            script.display()
+        );
+        return;
+    }
+    let direct: Vec<OsString> = vec!["node".into(), script.into()];
+    let relay: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("cat | node '{}' | cat", direct[1].to_string_lossy()).into(),
+    ];
+    // The lock: the tools the server serves now, approved as they are.
+    let (mut child, mut stdin, mut stdout) = spawn(&direct);
+    handshake(&mut stdin, &mut stdout);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":"list","method":"tools/list"}}"#
+    )
+    .expect("write");
+    stdin.flush().expect("flush");
+    let answer = answer_to(&mut stdout, r#""list""#);
+    drop(stdin);
+    child.wait().expect("wait");
+    let tools = answer
+        .split_once(r#""tools":"#)
+        .and_then(|(_, rest)| rest.rsplit_once(r#"]"#))
+        .map(|(tools, _)| format!("{tools}]"))
+        .expect("a tools/list answer");
+    let manifest = format!(
+        r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"everything","tools":{tools}}}]}}"#
+    );
+    let manifest = Manifest::parse(manifest.as_bytes()).expect("manifest");
+    let lock = dir.path().join("everything.lock.json");
+    std::fs::write(
+        &lock,
+        Lockfile::approve(None, &manifest, &[])
+            .expect("approve")
+            .to_bytes(),
+    )
+    .expect("write lock");
+    let mut guarded: Vec<OsString> = vec![
+        guard.into(),
+        "--lock".into(),
+        lock.into(),
+        "--server".into(),
+        "everything".into(),
+        "--".into(),
+    ];
+    guarded.extend(direct.iter().cloned());
+    let configurations = [
+        ("direct", &direct),
+        ("cat relay", &relay),
+        ("mcppin-guard", &guarded),
+    ];
+    println!(
+        "real server (server-everything under Node.js): initialize, then {calls} echo calls one \
+         at a time ({} messages), median of {repeats}",
+        2 * calls + 3
+    );
+    let mut times = vec![Vec::new(); configurations.len()];
+    for _ in 0..repeats {
+        for (i, (_, command)) in configurations.iter().enumerate() {
+            times[i].push(echo_session(command, calls));
+        }
+    }
+    let base = median(times[0].clone());
+    for ((name, _), times) in configurations.iter().zip(times) {
+        let time = median(times);
+        println!(
+            "  {name:<13} {:>9.1} ms  {:+6.1}% against direct",
+            ms(time),
+            percent(time, base)
+        );
+    }
+}
+
+/// `initialize` and `notifications/initialized`, as a client opens a session.
+fn handshake(stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>) {
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":"init","method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"bench","version":"1"}}}}}}"#
+    )
+    .expect("write");
+    stdin.flush().expect("flush");
+    answer_to(stdout, r#""init""#);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    stdin.flush().expect("flush");
+}
+
+/// Reads lines until the answer to the request with the id written `id` (the server's
+/// notifications and requests pass by).
+fn answer_to(stdout: &mut BufReader<ChildStdout>, id: &str) -> String {
+    let (ends, follows) = (format!(r#""id":{id}}}"#), format!(r#""id":{id},"#));
     let mut line = String::new();
-    let mut times = Vec::new();
-    for id in 0..rounds {
-        let start = Instant::now();
+    loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).expect("read") > 0,
+            "the server ended"
+        );
+        if (line.contains(&ends) || line.contains(&follows)) && !line.contains(r#""method""#) {
+            return line;
+        }
+    }
+}
+
+/// One session with the reference server: spawn, handshake, `calls` echo calls, end.
+fn echo_session(command: &[OsString], calls: usize) -> Duration {
+    let start = Instant::now();
+    let (mut child, mut stdin, mut stdout) = spawn(command);
+    handshake(&mut stdin, &mut stdout);
+    for id in 0..calls {
         writeln!(
             stdin,
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}}}}}}"#
         )
         .expect("write");
         stdin.flush().expect("flush");
-        line.clear();
-        stdout.read_line(&mut line).expect("read");
-        times.push(start.elapsed());
-        assert!(
-            line.contains("tool_999"),
-            "{}",
-            &line[..line.len().min(200)]
-        );
+        let answer = answer_to(&mut stdout, &id.to_string());
+        assert!(answer.contains("Echo: hello"), "{answer}");
     }
     drop(stdin);
     child.wait().expect("wait");
-    median(times)
+    start.elapsed()
+}
+
+/// The median time of one `tools/list` round trip with a `TOOLS`-tool answer, for each
+/// command; the commands run side by side and take turns.
+fn list_round_trips(commands: &[&[OsString]], rounds: usize) -> Vec<Duration> {
+    let mut running: Vec<_> = commands.iter().map(|c| spawn(c)).collect();
+    let mut times = vec![Vec::new(); commands.len()];
+    let mut line = String::new();
+    for id in 0..rounds {
+        for ((_, stdin, stdout), times) in running.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+            )
+            .expect("write");
+            stdin.flush().expect("flush");
+            line.clear();
+            stdout.read_line(&mut line).expect("read");
+            times.push(start.elapsed());
+            assert!(
+                line.contains("tool_999"),
+                "{}",
+                &line[..line.len().min(200)]
+            );
+        }
+    }
+    for (mut child, stdin, _) in running {
+        drop(stdin);
+        child.wait().expect("wait");
+    }
+    times.into_iter().map(median).collect()
 }
 
 /// The guard's peak RSS in KiB after a session of calls, a large list and, when `big` is not

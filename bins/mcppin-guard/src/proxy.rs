@@ -5,6 +5,7 @@
 //! came in. Answers that carry text for the model are read again, strictly, and judged by
 //! [`mcppin_core::admission::Gate`] before anything of them is written to the client.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
@@ -25,7 +26,8 @@ use mcppin_core::admission::{
     Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request,
 };
 use mcppin_core::lockfile::{LockedServer, Pin};
-use mcppin_core::{Kind, Strictness, Value, escape, parse, parse_with};
+use mcppin_core::outline::{Node, Outline, Picked, Shape};
+use mcppin_core::{Span, Strictness, Value, escape, parse, parse_with};
 use serde_json::json;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -62,17 +64,106 @@ pub(crate) struct Config {
     pub(crate) args: Vec<OsString>,
 }
 
-/// A client request waiting for its answer.
+/// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
+/// method is a static name and a short id is kept inline.
 #[derive(Debug)]
 struct Pending {
-    method: String,
+    method: Cow<'static, str>,
     /// The params, kept for the methods whose answers are judged.
     params: Option<Value>,
-    /// For `tools/call`: the tool.
+    /// For `tools/call` when there is a log: the tool.
     tool: Option<String>,
     /// The id as the client wrote it.
-    id: Vec<u8>,
+    id: IdBytes,
     started: Instant,
+}
+
+/// The bytes of a request id (as written, or its canonical form as the key it is matched by),
+/// inline when short.
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+enum IdBytes {
+    /// Up to [`INLINE_ID`] bytes; the rest of the array is zero.
+    Inline(u8, [u8; INLINE_ID]),
+    Heap(Box<[u8]>),
+}
+
+/// The longest id kept inline.
+const INLINE_ID: usize = 30;
+
+impl IdBytes {
+    fn new(bytes: &[u8]) -> Self {
+        match u8::try_from(bytes.len()) {
+            Ok(len) if bytes.len() <= INLINE_ID => {
+                let mut inline = [0; INLINE_ID];
+                inline[..bytes.len()].copy_from_slice(bytes);
+                Self::Inline(len, inline)
+            }
+            _ => Self::Heap(bytes.into()),
+        }
+    }
+}
+
+impl std::ops::Deref for IdBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Inline(len, bytes) => &bytes[..usize::from(*len)],
+            Self::Heap(bytes) => bytes,
+        }
+    }
+}
+
+/// One line read under the relaxed rule, outside the lock both directions share.
+enum Reading<'a> {
+    /// Not JSON.
+    Invalid(mcppin_core::Error),
+    /// One value that is not an array (a message, when it is an object).
+    Single(Outline<'a>),
+    /// A batch: each element's span in the line and its own outline (read again on its own,
+    /// so that its `params.name` or `result.isError` is within reach).
+    Batch(Vec<(Span, Outline<'a>)>),
+}
+
+impl<'a> Reading<'a> {
+    fn of(line: &'a [u8]) -> Self {
+        let outline = match Outline::parse(line, 2) {
+            Ok(outline) => outline,
+            Err(err) => return Self::Invalid(err),
+        };
+        if outline.root().shape() != Shape::Array {
+            return Self::Single(outline);
+        }
+        let elements = outline
+            .root()
+            .children()
+            .map(|element| Outline::parse(element.bytes(), 2).map(|own| (element.span(), own)))
+            .collect();
+        match elements {
+            Ok(elements) => Self::Batch(elements),
+            // Unreachable: an element of a valid array is valid on its own.
+            Err(err) => Self::Invalid(err),
+        }
+    }
+}
+
+/// The methods a client request can name without an allocation.
+const KNOWN_METHODS: [&str; 8] = [
+    "tools/call",
+    "tools/list",
+    "initialize",
+    "prompts/get",
+    "prompts/list",
+    "resources/templates/list",
+    "server/discover",
+    "ping",
+];
+
+fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
+    match KNOWN_METHODS.iter().find(|known| **known == method) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(method.into_owned()),
+    }
 }
 
 /// The state both forwarding threads share.
@@ -80,7 +171,7 @@ struct Pending {
 struct Shared {
     gate: Gate,
     mode: Mode,
-    pending: HashMap<Vec<u8>, Pending>,
+    pending: HashMap<IdBytes, Pending>,
     /// Set once the session is refused or failed: nothing more is forwarded either way.
     stopped: bool,
     /// Set once the client closed its input: the server's end of output is then clean.
@@ -89,6 +180,8 @@ struct Shared {
     observed: HashMap<String, Pin>,
     log: Log,
     log_failed: bool,
+    /// Strict readings of answers being forwarded, freed after the write (see `surface`).
+    spent: Vec<Value>,
 }
 
 /// How the server side ended.
@@ -180,6 +273,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         observed: HashMap::new(),
         log,
         log_failed: false,
+        spent: Vec::new(),
     }));
     let stdout = io::stdout()
         .as_fd()
@@ -325,10 +419,11 @@ fn client_to_server(
     tx: &Sender<End>,
 ) {
     let mut reader = LineReader::new(io::stdin().lock(), limit);
+    let mut line = Vec::new();
     loop {
-        let line = match reader.read_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
+        match reader.read_line_into(&mut line) {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(mcppin_client::Error::LineTooLong { limit }) => {
                 let _ = tx.send(End::ClientFailed(format!(
                     "a message from the client exceeds --max-message ({limit} bytes)"
@@ -339,13 +434,14 @@ fn client_to_server(
                 let _ = tx.send(End::ClientFailed(format!("reading from the client: {err}")));
                 return;
             }
-        };
+        }
+        let reading = Reading::of(&line);
         let (forward, answers) = {
             let mut state = lock(shared);
             if state.stopped {
                 return;
             }
-            state.route_client(&line)
+            state.route_client(&line, &reading)
         };
         for answer in answers {
             if emit(out, &answer, true).is_err() {
@@ -356,11 +452,14 @@ fn client_to_server(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(pipe) = stdin.as_mut() {
+            let message = match &forward {
+                Forward::Line => Some(&line[..]),
+                Forward::Bytes(bytes) => Some(&bytes[..]),
+                Forward::Nothing => None,
+            };
             let mut written = Ok(());
-            if let Some(message) = forward {
-                written = pipe
-                    .write_all(&message)
-                    .and_then(|()| pipe.write_all(b"\n"));
+            if let Some(message) = message {
+                written = pipe.write_all(message).and_then(|()| pipe.write_all(b"\n"));
             }
             if !reader.has_line() {
                 written = written.and_then(|()| pipe.flush());
@@ -390,10 +489,11 @@ fn server_to_client(
     out: &Out,
 ) -> Outcome {
     let mut reader = LineReader::new(pipe, limit);
+    let mut line = Vec::new();
     loop {
-        let line = match reader.read_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => {
+        match reader.read_line_into(&mut line) {
+            Ok(true) => {}
+            Ok(false) => {
                 let _ = lock_out(out).flush();
                 return Outcome::Eof;
             }
@@ -408,35 +508,42 @@ fn server_to_client(
                 lock(shared).stopped = true;
                 return Outcome::Fatal(format!("{err}; nothing of it was forwarded"));
             }
-        };
+        }
+        let reading = Reading::of(&line);
         let action = {
             let mut state = lock(shared);
             if state.stopped {
                 return Outcome::Drift;
             }
-            let action = state.route_server(&line);
+            let action = state.route_server(&reading);
             if action.end.is_some() {
                 state.stopped = true;
             }
             action
         };
-        let mut stderr = io::stderr().lock();
-        for note in &action.notes {
-            // Continuation lines (a diff under its heading) are indented, without the prefix.
-            let prefix = if note.starts_with(' ') {
-                ""
-            } else {
-                "mcppin-guard: "
-            };
-            let _ = writeln!(stderr, "{prefix}{note}");
+        if !action.notes.is_empty() {
+            let mut stderr = io::stderr().lock();
+            for note in &action.notes {
+                // Continuation lines (a diff under its heading) are indented, without the
+                // prefix.
+                let prefix = if note.starts_with(' ') {
+                    ""
+                } else {
+                    "mcppin-guard: "
+                };
+                let _ = writeln!(stderr, "{prefix}{note}");
+            }
         }
-        drop(stderr);
         let flush = action.end.is_some() || !reader.has_line();
         let sent = match &action.send {
-            Some(message) => emit(out, message, flush),
-            None if flush => lock_out(out).flush(),
-            None => Ok(()),
+            Forward::Line => emit(out, &line, flush),
+            Forward::Bytes(message) => emit(out, message, flush),
+            Forward::Nothing if flush => lock_out(out).flush(),
+            Forward::Nothing => Ok(()),
         };
+        // Outside the lock: the client's direction need not wait for it either.
+        let spent = std::mem::take(&mut lock(shared).spent);
+        drop(spent);
         if sent.is_err() {
             return Outcome::ClientGone;
         }
@@ -446,11 +553,23 @@ fn server_to_client(
     }
 }
 
+/// What to write on for one line read.
+#[derive(Debug, Default)]
+enum Forward {
+    /// Nothing.
+    #[default]
+    Nothing,
+    /// The line as it came.
+    Line,
+    /// These bytes in its place.
+    Bytes(Vec<u8>),
+}
+
 /// What to do with one line from the server.
 #[derive(Debug, Default)]
 struct Action {
-    /// Bytes to write to the client.
-    send: Option<Vec<u8>>,
+    /// What to write to the client.
+    send: Forward,
     /// Lines for stderr (already escaped).
     notes: Vec<String>,
     /// The session ends after `send`.
@@ -467,221 +586,197 @@ enum Element {
 }
 
 impl Shared {
-    /// Routes one client line: which bytes go to the server, which answers go straight back.
-    fn route_client(&mut self, line: &[u8]) -> (Option<Vec<u8>>, Vec<Vec<u8>>) {
-        let Ok(value) = parse_with(line, Strictness::Relaxed) else {
+    /// Routes one client line: what goes to the server, which answers go straight back.
+    fn route_client(&mut self, line: &[u8], reading: &Reading<'_>) -> (Forward, Vec<Vec<u8>>) {
+        match reading {
             // Not ours to judge: the server answers a malformed request itself.
-            return (Some(line.to_vec()), Vec::new());
-        };
-        match value.kind() {
-            Kind::Array(elements) => {
+            Reading::Invalid(_) => (Forward::Line, Vec::new()),
+            Reading::Single(outline) => match self.client_message(outline.root()) {
+                Some(answer) => (Forward::Nothing, vec![answer]),
+                None => (Forward::Line, Vec::new()),
+            },
+            Reading::Batch(elements) => {
                 let mut kept = Vec::new();
                 let mut answers = Vec::new();
-                for element in elements {
-                    match self.client_message(line, element) {
+                for (span, outline) in elements {
+                    match self.client_message(outline.root()) {
                         Some(answer) => answers.push(answer),
-                        None => kept.push(element.span()),
+                        None => kept.push(*span),
                     }
                 }
                 let forward = if kept.len() == elements.len() {
-                    Some(line.to_vec())
+                    Forward::Line
                 } else if kept.is_empty() {
-                    None
+                    Forward::Nothing
                 } else {
-                    Some(join(line, kept.iter().map(|s| s.range())))
+                    Forward::Bytes(join(line, kept.iter().map(|s| s.range())))
                 };
                 (forward, answers)
             }
-            _ => match self.client_message(line, &value) {
-                Some(answer) => (None, vec![answer]),
-                None => (Some(line.to_vec()), Vec::new()),
-            },
         }
     }
 
     /// Records one client request; `Some(answer)` when it is answered here instead of being
     /// forwarded (a call to a quarantined or unknown tool).
-    fn client_message(&mut self, line: &[u8], message: &Value) -> Option<Vec<u8>> {
-        let method = message.get("method").and_then(Value::as_str)?;
-        let id = message.get("id")?;
-        let raw_id = line.get(id.span().range())?.to_vec();
-        let params = message.get("params");
-        if repeats(message, &["id", "method", "params"])
-            || params.is_some_and(|p| repeats(p, &["name"]))
-        {
+    fn client_message(&mut self, message: Node<'_, '_>) -> Option<Vec<u8>> {
+        let [method, id, params] = message.pick(["method", "id", "params"]);
+        let repeated = method.count > 1 || id.count > 1 || params.count > 1;
+        let (method, id, params) = (method.first?.as_str()?, id.first?, params.first);
+        let raw_id = id.bytes();
+        let [name] = params.map_or([Picked::default()], |p| p.pick(["name"]));
+        if repeated || name.count > 1 {
             // The server could read another request than the one admitted here.
             return Some(refusal(
-                &raw_id,
+                raw_id,
                 "mcppin-guard refused an ambiguous request: a member name repeats",
             ));
         }
         let mut pending = Pending {
-            method: method.to_owned(),
+            method: method_name(method),
             params: None,
             tool: None,
-            id: raw_id.clone(),
+            id: IdBytes::new(raw_id),
             started: Instant::now(),
         };
-        if method == "tools/call" {
-            let tool = params
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
+        if pending.method == "tools/call" {
+            let tool = name.first.and_then(Node::as_str).unwrap_or_default();
             let decision = self.gate.call(&tool);
-            let approved = self
-                .gate
-                .server()
-                .tools
-                .get(&tool)
-                .map(|item| item.pin().clone());
-            let observed = self.observed.get(&tool).cloned();
-            self.admission(
-                &raw_id,
-                "tools/call",
-                &tool,
-                approved.as_ref(),
-                observed.as_ref(),
-                &decision,
-            );
+            if self.log.enabled() {
+                let approved = self
+                    .gate
+                    .server()
+                    .tools
+                    .get(&*tool)
+                    .map(|item| item.pin().clone());
+                let observed = self.observed.get(&*tool).cloned();
+                self.admission(
+                    raw_id,
+                    "tools/call",
+                    &tool,
+                    approved.as_ref(),
+                    observed.as_ref(),
+                    &decision,
+                );
+            }
             if let Decision::Deny(reason) = decision {
                 return Some(refusal(
-                    &raw_id,
+                    raw_id,
                     &format!(
                         "mcppin-guard refused tools/call: {reason}: {}",
                         escape(&tool)
                     ),
                 ));
             }
-            pending.tool = Some(tool);
-        } else if method == "tools/list" || SESSION_PINNED.contains(&method) {
-            pending.params = params.cloned();
+            if self.log.enabled() {
+                pending.tool = Some(tool.into_owned());
+            }
+        } else if pending.method == "tools/list" || SESSION_PINNED.contains(&&*pending.method) {
+            // Kept whole: the answer is judged against these params.
+            pending.params = params.and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
         }
-        self.pending.insert(id_key(id, &raw_id), pending);
+        self.pending.insert(id_key(id), pending);
         None
     }
 
-    /// Judges one server line.
-    fn route_server(&mut self, line: &[u8]) -> Action {
+    /// Judges one server line. Routed by the relaxed rule (SPEC 2.1) without a value tree;
+    /// only the answers that carry text for the model are read again, strictly, and judged.
+    fn route_server(&mut self, reading: &Reading<'_>) -> Action {
         let mut action = Action::default();
-        // Read strictly first: most lines pass, and a surface answer read once is judged from
-        // that reading. What only the relaxed rule accepts is routed by it (SPEC 2.1).
-        let (value, strict) = match parse(line) {
-            Ok(value) => (value, true),
-            Err(_) => match parse_with(line, Strictness::Relaxed) {
-                Ok(value) => (value, false),
-                Err(err) => {
-                    action.end = Some(Outcome::Fatal(format!(
-                        "the server sent a line that is not JSON ({err}); nothing of it was \
-                         forwarded"
-                    )));
-                    return action;
-                }
-            },
+        let fatal = |message: String| Action {
+            end: Some(Outcome::Fatal(format!(
+                "{message}; nothing of it was forwarded"
+            ))),
+            ..Action::default()
         };
-        let results: Vec<(Element, &[u8])> = match value.kind() {
-            Kind::Array(elements) if !elements.is_empty() => elements
-                .iter()
-                .map(|e| {
-                    let bytes = line.get(e.span().range()).unwrap_or_default();
-                    (
-                        self.server_message(bytes, e, None, &mut action.notes),
-                        bytes,
-                    )
-                })
-                .collect(),
-            Kind::Object(_) => {
-                let whole = strict.then_some(&value);
-                vec![(
-                    self.server_message(line, &value, whole, &mut action.notes),
-                    line,
-                )]
+        match reading {
+            Reading::Invalid(err) => {
+                fatal(format!("the server sent a line that is not JSON ({err})"))
             }
-            _ => {
-                action.end = Some(Outcome::Fatal(
-                    "the server sent a line that is not a JSON object; nothing of it was forwarded"
-                        .to_owned(),
-                ));
-                return action;
+            Reading::Single(outline) if outline.root().shape() == Shape::Object => {
+                let message = outline.root();
+                match self.server_message(message.bytes(), message, &mut action.notes) {
+                    Element::Forward => action.send = Forward::Line,
+                    Element::Replace(new) => action.send = Forward::Bytes(new),
+                    Element::Refuse(reply) => {
+                        action.send = Forward::Bytes(reply);
+                        action.end = Some(Outcome::Drift);
+                    }
+                    Element::Fatal(message) => return fatal(message),
+                }
+                action
             }
-        };
-        let mut parts: Vec<Vec<u8>> = Vec::new();
-        let mut changed = false;
-        for (element, bytes) in results {
-            match element {
-                Element::Forward => parts.push(bytes.to_vec()),
-                Element::Replace(new) => {
-                    changed = true;
-                    parts.push(new);
+            Reading::Batch(elements) if !elements.is_empty() => {
+                let mut parts: Vec<Cow<'_, [u8]>> = Vec::new();
+                let mut changed = false;
+                for (_, outline) in elements {
+                    let element = outline.root();
+                    match self.server_message(element.bytes(), element, &mut action.notes) {
+                        Element::Forward => parts.push(Cow::Borrowed(element.bytes())),
+                        Element::Replace(new) => {
+                            changed = true;
+                            parts.push(Cow::Owned(new));
+                        }
+                        Element::Refuse(reply) => {
+                            action.send = Forward::Bytes(reply);
+                            action.end = Some(Outcome::Drift);
+                            return action;
+                        }
+                        Element::Fatal(message) => return fatal(message),
+                    }
                 }
-                Element::Refuse(reply) => {
-                    action.send = Some(reply);
-                    action.end = Some(Outcome::Drift);
-                    return action;
-                }
-                Element::Fatal(message) => {
-                    action.end = Some(Outcome::Fatal(format!(
-                        "{message}; nothing of it was forwarded"
-                    )));
-                    return action;
-                }
+                action.send = if changed {
+                    Forward::Bytes(join_parts(&parts))
+                } else {
+                    Forward::Line
+                };
+                action
             }
+            _ => fatal("the server sent a line that is not a JSON object".to_owned()),
         }
-        action.send = Some(match (value.kind(), changed) {
-            (_, false) => line.to_vec(),
-            (Kind::Array(_), true) => {
-                let mut out = vec![b'['];
-                out.extend(parts.join(&b","[..]));
-                out.push(b']');
-                out
-            }
-            (_, true) => parts.pop().unwrap_or_default(),
-        });
-        action
     }
 
-    /// Judges one server message (`bytes` are its own bytes, `message` its reading, `strict`
-    /// the strict reading of `bytes` when there is one already).
+    /// Judges one server message (`bytes` are its own bytes, `message` its outline).
     fn server_message(
         &mut self,
         bytes: &[u8],
-        message: &Value,
-        strict: Option<&Value>,
+        message: Node<'_, '_>,
         notes: &mut Vec<String>,
     ) -> Element {
-        let Some(object) = message.as_object() else {
+        if message.shape() != Shape::Object {
             return Element::Fatal("the server sent a batch element that is not an object".into());
-        };
+        }
+        let picked = message.pick(ROUTING);
         // The relaxed reading keeps repeated member names. A repeated routing member would let
         // the guard and the client read two different messages (the guard matching id 6, a
         // tools/call, while the client takes id 5, a tools/list answer): refused.
-        if let Some(name) = ROUTING.iter().find(|n| repeats(message, &[n])) {
+        if let Some((name, _)) = ROUTING.iter().zip(&picked).find(|(_, p)| p.count > 1) {
             return Element::Fatal(format!(
                 "the server sent a message that repeats the member {name}"
             ));
         }
+        let [id, method, result, error] = picked.map(|p| p.first);
         // JSON-RPC 2.0: a request carries `method` and never `result` or `error`; a response
         // carries exactly one of `result` and `error`. A message mixing them could be routed
         // one way here and read another way by the client (an unjudged `result`): refused.
-        let has = |name: &str| object.contains(name);
-        if (has("method") && (has("result") || has("error"))) || (has("result") && has("error")) {
+        let (method, result, error) = (method.is_some(), result, error.is_some());
+        if (method && (result.is_some() || error)) || (result.is_some() && error) {
             return Element::Fatal(
                 "the server sent a message mixing method, result and error members".into(),
             );
         }
-        if object.contains("method") {
+        if method {
             // A server request (sampling, elicitation, roots, ping) or a notification
             // (notifications/tools/list_changed among them): passes; the re-read it triggers is
             // what gets checked.
             return Element::Forward;
         }
-        let Some(id) = object.get("id") else {
+        let Some(id) = id else {
             return Element::Fatal(
                 "the server sent a message that is neither request, notification nor response"
                     .into(),
             );
         };
-        let id_bytes = id_key(id, b"?");
+        let id_bytes = id_key(id);
         let Some(pending) = self.pending.remove(&id_bytes) else {
             return Element::Fatal(format!(
                 "the server answered id {} which is not outstanding (never asked or already \
@@ -689,60 +784,57 @@ impl Shared {
                 escape(&String::from_utf8_lossy(&id_bytes))
             ));
         };
-        if object.contains("error") {
+        if error {
             if pending.method == "tools/call" {
                 self.completion(&pending, "protocol_error");
             }
             return Element::Forward;
         }
-        let Some(result) = object.get("result") else {
+        let Some(result) = result else {
             return Element::Fatal(format!(
                 "the server's answer to {} has neither result nor error",
                 escape(&pending.method)
             ));
         };
-        match pending.method.as_str() {
+        match &*pending.method {
             "tools/call" => {
-                let outcome = if result.get("isError").and_then(Value::as_bool) == Some(true) {
-                    "is_error"
-                } else {
-                    "result"
-                };
-                self.completion(&pending, outcome);
+                if self.log.enabled() {
+                    let is_error = result.get("isError").map(Node::shape) == Some(Shape::True);
+                    self.completion(&pending, if is_error { "is_error" } else { "result" });
+                }
                 Element::Forward
             }
-            "tools/list" | "initialize" => self.surface(bytes, strict, &pending, notes),
-            method if SESSION_PINNED.contains(&method) => {
-                self.surface(bytes, strict, &pending, notes)
-            }
+            "tools/list" | "initialize" => self.surface(bytes, &pending, notes),
+            method if SESSION_PINNED.contains(&method) => self.surface(bytes, &pending, notes),
             _ => Element::Forward,
         }
     }
 
-    /// Reads a surface answer strictly and judges it.
-    fn surface(
+    /// Reads a surface answer strictly and judges it. The reading is kept in `spent`, to be
+    /// freed once the answer is on its way: freeing the tree of a thousand tools takes about
+    /// as long as a sixth of judging them, and the client need not wait for it.
+    fn surface(&mut self, bytes: &[u8], pending: &Pending, notes: &mut Vec<String>) -> Element {
+        match parse(bytes) {
+            Ok(strict) => {
+                let element = self.judge(bytes, &strict, pending, notes);
+                self.spent.push(strict);
+                element
+            }
+            Err(err) => Element::Fatal(format!(
+                "the server's answer to {} breaks strict reading: {err}",
+                escape(&pending.method)
+            )),
+        }
+    }
+
+    /// Judges a surface answer from its strict reading.
+    fn judge(
         &mut self,
         bytes: &[u8],
-        strict: Option<&Value>,
+        strict: &Value,
         pending: &Pending,
         notes: &mut Vec<String>,
     ) -> Element {
-        let read;
-        let strict = match strict {
-            Some(value) => value,
-            None => match parse(bytes) {
-                Ok(value) => {
-                    read = value;
-                    &read
-                }
-                Err(err) => {
-                    return Element::Fatal(format!(
-                        "the server's answer to {} breaks strict reading: {err}",
-                        escape(&pending.method)
-                    ));
-                }
-            },
-        };
         let Some(result) = strict.get("result") else {
             return Element::Fatal("a surface answer without result".into());
         };
@@ -758,7 +850,7 @@ impl Shared {
                 INPUT_REQUIRED_MEMBERS.join(", ")
             ));
         }
-        let method = pending.method.as_str();
+        let method = &*pending.method;
         if method == "initialize" || method == "server/discover" {
             if let Some(renamed) = self.gate.identity(result) {
                 let show = |name: &Option<String>| {
@@ -942,23 +1034,38 @@ impl Shared {
     }
 }
 
-/// Whether `value` is an object in which one of `names` appears more than once.
-fn repeats(value: &Value, names: &[&str]) -> bool {
-    value.as_object().is_some_and(|object| {
-        names
-            .iter()
-            .any(|name| object.members().iter().filter(|m| m.name == *name).count() > 1)
-    })
-}
-
 fn decision_name(decision: &Decision) -> &'static str {
     if decision.is_allow() { "allow" } else { "deny" }
 }
 
 /// The key an id is matched by: its canonical form (so `1` and `1.0` are one id), or its
-/// bytes when it has none.
-fn id_key(id: &Value, raw: &[u8]) -> Vec<u8> {
-    mcppin_core::canonicalize(id).unwrap_or_else(|_| raw.to_vec())
+/// bytes when it has none. A string without escapes and a short integer literal are already in
+/// canonical form; anything else is read and canonicalised.
+fn id_key(id: Node<'_, '_>) -> IdBytes {
+    let raw = id.bytes();
+    let canonical = match id.shape() {
+        Shape::String => !raw.contains(&b'\\'),
+        Shape::Number => is_canonical_integer(raw),
+        _ => false,
+    };
+    if canonical {
+        return IdBytes::new(raw);
+    }
+    let key = parse_with(raw, Strictness::Relaxed)
+        .ok()
+        .and_then(|value| mcppin_core::canonicalize(&value).ok());
+    IdBytes::new(key.as_deref().unwrap_or(raw))
+}
+
+/// Whether a number literal is an integer written as its canonical form: an optional minus
+/// (not before a lone zero), no leading zero, at most 15 digits (so exact in float64).
+fn is_canonical_integer(literal: &[u8]) -> bool {
+    let digits = literal.strip_prefix(b"-").unwrap_or(literal);
+    let plain = !digits.is_empty()
+        && digits.len() <= 15
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1);
+    plain && literal != b"-0"
 }
 
 /// The id for the log, as JSON.
@@ -990,6 +1097,19 @@ fn shown(value: Option<&Value>) -> String {
     }
 }
 
+/// `[` + `parts` joined by `,` + `]`.
+fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
+    let mut out = vec![b'['];
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(part);
+    }
+    out.push(b']');
+    out
+}
+
 /// `[` + the given ranges of `line` joined by `,` + `]`.
 fn join(line: &[u8], ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Vec<u8> {
     let mut out = vec![b'['];
@@ -1001,4 +1121,65 @@ fn join(line: &[u8], ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Ve
     }
     out.push(b']');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str) -> IdBytes {
+        let outline = Outline::parse(id.as_bytes(), 0).unwrap();
+        id_key(outline.root())
+    }
+
+    #[test]
+    fn ids_equal_as_json_values_share_a_key() {
+        assert_eq!(&*key("1"), b"1");
+        assert_eq!(key("1"), key("1.0"));
+        assert_eq!(key("1"), key("1e0"));
+        assert_eq!(key("0"), key("-0"));
+        assert_eq!(key("-7"), key("-7.00"));
+        assert_eq!(key(r#""a""#), key(r#""\u0061""#));
+        assert_eq!(key("123456789012345"), key("1.23456789012345e14"));
+        assert_eq!(key("1234567890123456"), key("1234567890123456.0"));
+    }
+
+    #[test]
+    fn ids_of_different_values_or_types_keep_apart() {
+        assert_ne!(key("1"), key(r#""1""#));
+        assert_ne!(key("1"), key("2"));
+        assert_ne!(key(r#""a""#), key(r#""A""#));
+        assert_ne!(key("null"), key(r#""null""#));
+    }
+
+    #[test]
+    fn only_plain_short_integers_skip_canonicalisation() {
+        for plain in ["0", "7", "-7", "123456789012345"] {
+            assert!(is_canonical_integer(plain.as_bytes()), "{plain}");
+        }
+        for other in ["-0", "01", "1.0", "1e3", "1234567890123456", "-", ""] {
+            assert!(!is_canonical_integer(other.as_bytes()), "{other}");
+        }
+    }
+
+    #[test]
+    fn long_ids_are_kept_whole() {
+        let long = format!(r#""{}""#, "x".repeat(100));
+        assert!(matches!(key(&long), IdBytes::Heap(_)));
+        assert_eq!(&*key(&long), long.as_bytes());
+        assert!(matches!(key("12"), IdBytes::Inline(..)));
+        assert_eq!(IdBytes::new(&[b'y'; INLINE_ID]).len(), INLINE_ID);
+    }
+
+    #[test]
+    fn known_methods_are_named_without_an_allocation() {
+        assert!(matches!(
+            method_name(Cow::Owned("tools/call".into())),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            method_name(Cow::Borrowed("custom/x")),
+            Cow::Owned(_)
+        ));
+    }
 }

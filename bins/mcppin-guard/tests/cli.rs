@@ -501,6 +501,42 @@ fn server_requests_and_batches_pass() {
 }
 
 #[test]
+fn a_batch_call_to_an_unknown_tool_is_answered_and_the_rest_forwarded() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // The server records the line it got and answers the ping it should be the only part of.
+    let script = r#"read a; printf '%s\n' "$a" > got; printf '%s\n' '[{"jsonrpc":"2.0","id":2,"result":{}}]'; cat > /dev/null"#;
+    let mut args: Vec<String> = base("refuse").iter().map(|s| (*s).to_owned()).collect();
+    args.extend(["--", "/bin/sh", "-c", script].map(String::from));
+    let batch = json!([call(1, "exfiltrate"), request(2, "ping", json!({}))]);
+    let run = dir.run_guard(&args, &[batch]);
+    run.code(0);
+    let forwarded: serde_json::Value = serde_json::from_str(dir.read("got").trim()).unwrap();
+    assert_eq!(forwarded, json!([request(2, "ping", json!({}))]));
+    let messages = run.messages();
+    assert_eq!(messages.len(), 2, "{}", run.stdout);
+    assert_eq!(messages[0]["id"], json!(1));
+    assert_eq!(messages[0]["error"]["code"], json!(-32001));
+    assert_eq!(
+        messages[1],
+        json!([{"jsonrpc": "2.0", "id": 2, "result": {}}])
+    );
+}
+
+#[test]
+fn an_answer_writing_its_id_another_way_is_matched() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // Request id 1 answered as 1.0: the same JSON value, so the same request.
+    let run = scripted(&dir, r#"'{"jsonrpc":"2.0","id":1.0,"result":{}}'"#, &[]);
+    run.code(0);
+    assert_eq!(
+        run.stdout,
+        "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"result\":{}}\n"
+    );
+}
+
+#[test]
 fn a_changed_tool_in_a_batch_answer_is_refused() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

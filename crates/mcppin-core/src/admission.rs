@@ -45,7 +45,7 @@
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 
 use crate::canon::write_lossy;
@@ -233,7 +233,7 @@ pub struct Renamed {
 pub struct Gate {
     server: LockedServer,
     generation: u64,
-    seen: BTreeSet<String>,
+    seen: HashSet<String>,
     quarantined: BTreeSet<String>,
     pins: BTreeMap<(String, Vec<u8>), Pin>,
 }
@@ -245,7 +245,7 @@ impl Gate {
         Self {
             server,
             generation: 0,
-            seen: BTreeSet::new(),
+            seen: HashSet::new(),
             quarantined: BTreeSet::new(),
             pins: BTreeMap::new(),
         }
