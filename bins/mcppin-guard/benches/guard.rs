@@ -248,7 +248,7 @@ fn real_sessions(dir: &tempfile::TempDir, guard: &Path, calls: usize, repeats: u
     ];
     // The lock: the tools the server serves now, approved as they are.
     let (mut child, mut stdin, mut stdout) = spawn(&direct);
-    handshake(&mut stdin, &mut stdout);
+    let hello = handshake(&mut stdin, &mut stdout);
     writeln!(
         stdin,
         r#"{{"jsonrpc":"2.0","id":"list","method":"tools/list"}}"#
@@ -263,8 +263,14 @@ fn real_sessions(dir: &tempfile::TempDir, guard: &Path, calls: usize, repeats: u
         .and_then(|(_, rest)| rest.rsplit_once(r#"]"#))
         .map(|(tools, _)| format!("{tools}]"))
         .expect("a tools/list answer");
+    // The name it reports, approved too (the guard reports a renamed server).
+    let name = hello
+        .split_once(r#""serverInfo":{"name":"#)
+        .and_then(|(_, rest)| rest.split_once(','))
+        .map_or("null", |(name, _)| name)
+        .to_owned();
     let manifest = format!(
-        r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"everything","tools":{tools}}}]}}"#
+        r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"everything","reported_name":{name},"tools":{tools}}}]}}"#
     );
     let manifest = Manifest::parse(manifest.as_bytes()).expect("manifest");
     let lock = dir.path().join("everything.lock.json");
@@ -311,21 +317,23 @@ fn real_sessions(dir: &tempfile::TempDir, guard: &Path, calls: usize, repeats: u
     }
 }
 
-/// `initialize` and `notifications/initialized`, as a client opens a session.
-fn handshake(stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>) {
+/// `initialize` and `notifications/initialized`, as a client opens a session; returns the
+/// answer to `initialize`.
+fn handshake(stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>) -> String {
     writeln!(
         stdin,
         r#"{{"jsonrpc":"2.0","id":"init","method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"bench","version":"1"}}}}}}"#
     )
     .expect("write");
     stdin.flush().expect("flush");
-    answer_to(stdout, r#""init""#);
+    let answer = answer_to(stdout, r#""init""#);
     writeln!(
         stdin,
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
     )
     .expect("write");
     stdin.flush().expect("flush");
+    answer
 }
 
 /// Reads lines until the answer to the request with the id written `id` (the server's
