@@ -436,13 +436,17 @@ fn client_to_server(
             }
         }
         let reading = Reading::of(&line);
+        let mut notes = Vec::new();
         let (forward, answers) = {
             let mut state = lock(shared);
             if state.stopped {
                 return;
             }
-            state.route_client(&line, &reading)
+            state.route_client(&line, &reading, &mut notes)
         };
+        for note in notes {
+            let _ = writeln!(io::stderr(), "mcppin-guard: {note}");
+        }
         for answer in answers {
             if emit(out, &answer, true).is_err() {
                 break;
@@ -576,6 +580,18 @@ struct Action {
     end: Option<Outcome>,
 }
 
+/// What becomes of one message (or batch element) from the client.
+#[derive(Debug)]
+enum Request {
+    /// On to the server.
+    Forward,
+    /// Answered here, never forwarded.
+    Answer(Vec<u8>),
+    /// Neither forwarded nor answered (a notification the guard refuses: there is no id to
+    /// answer), with a note for stderr.
+    Drop(String),
+}
+
 /// What became of one message (or batch element) from the server.
 #[derive(Debug)]
 enum Element {
@@ -587,21 +603,32 @@ enum Element {
 
 impl Shared {
     /// Routes one client line: what goes to the server, which answers go straight back.
-    fn route_client(&mut self, line: &[u8], reading: &Reading<'_>) -> (Forward, Vec<Vec<u8>>) {
+    /// Notes for stderr go to `notes`.
+    fn route_client(
+        &mut self,
+        line: &[u8],
+        reading: &Reading<'_>,
+        notes: &mut Vec<String>,
+    ) -> (Forward, Vec<Vec<u8>>) {
         match reading {
             // Not ours to judge: the server answers a malformed request itself.
             Reading::Invalid(_) => (Forward::Line, Vec::new()),
             Reading::Single(outline) => match self.client_message(outline.root()) {
-                Some(answer) => (Forward::Nothing, vec![answer]),
-                None => (Forward::Line, Vec::new()),
+                Request::Forward => (Forward::Line, Vec::new()),
+                Request::Answer(answer) => (Forward::Nothing, vec![answer]),
+                Request::Drop(note) => {
+                    notes.push(note);
+                    (Forward::Nothing, Vec::new())
+                }
             },
             Reading::Batch(elements) => {
                 let mut kept = Vec::new();
                 let mut answers = Vec::new();
                 for (span, outline) in elements {
                     match self.client_message(outline.root()) {
-                        Some(answer) => answers.push(answer),
-                        None => kept.push(*span),
+                        Request::Forward => kept.push(*span),
+                        Request::Answer(answer) => answers.push(answer),
+                        Request::Drop(note) => notes.push(note),
                     }
                 }
                 let forward = if kept.len() == elements.len() {
@@ -616,21 +643,55 @@ impl Shared {
         }
     }
 
-    /// Records one client request; `Some(answer)` when it is answered here instead of being
-    /// forwarded (a call to a quarantined or unknown tool).
-    fn client_message(&mut self, message: Node<'_, '_>) -> Option<Vec<u8>> {
+    /// Records one client request; answers it here instead of forwarding it when it calls a
+    /// quarantined or unknown tool or is ambiguous.
+    fn client_message(&mut self, message: Node<'_, '_>) -> Request {
         let [method, id, params] = message.pick(["method", "id", "params"]);
-        let repeated = method.count > 1 || id.count > 1 || params.count > 1;
-        let (method, id, params) = (method.first?.as_str()?, id.first?, params.first);
-        let raw_id = id.bytes();
-        let [name] = params.map_or([Picked::default()], |p| p.pick(["name"]));
-        if repeated || name.count > 1 {
-            // The server could read another request than the one admitted here.
-            return Some(refusal(
-                raw_id,
-                "mcppin-guard refused an ambiguous request: a member name repeats",
-            ));
+        let [name] = params
+            .first
+            .map_or([Picked::default()], |p| p.pick(["name"]));
+        let ambiguous = method.count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
+        let Some(method) = method.first else {
+            // A response to a server request (or not a message at all): the server's to judge.
+            return Request::Forward;
+        };
+        if ambiguous {
+            // Checked before anything is read from the members: the server could read another
+            // request than the one admitted here (a JavaScript server takes the last of
+            // repeated members, the guard would have judged the first).
+            return match id.first {
+                Some(id) => Request::Answer(refusal(
+                    id.bytes(),
+                    "mcppin-guard refused an ambiguous request: a member name repeats",
+                )),
+                None => Request::Drop(
+                    "dropped an ambiguous notification from the client: a member name repeats"
+                        .to_owned(),
+                ),
+            };
         }
+        let Some(method) = method.as_str() else {
+            // Not a request: the server answers it as invalid.
+            return Request::Forward;
+        };
+        let tool = || name.first.and_then(Node::as_str).unwrap_or_default();
+        let Some(id) = id.first else {
+            // A notification. A `tools/call` without an id is still a call to a lenient
+            // server: it passes the same gate, and is dropped when refused (no id to answer).
+            if method == "tools/call" {
+                let tool = tool();
+                let decision = self.gate.call(&tool);
+                self.call_admission(b"null", &tool, &decision);
+                if let Decision::Deny(reason) = decision {
+                    return Request::Drop(format!(
+                        "dropped a tools/call notification from the client: {reason}: {}",
+                        escape(&tool)
+                    ));
+                }
+            }
+            return Request::Forward;
+        };
+        let raw_id = id.bytes();
         let mut pending = Pending {
             method: method_name(method),
             params: None,
@@ -639,27 +700,11 @@ impl Shared {
             started: Instant::now(),
         };
         if pending.method == "tools/call" {
-            let tool = name.first.and_then(Node::as_str).unwrap_or_default();
+            let tool = tool();
             let decision = self.gate.call(&tool);
-            if self.log.enabled() {
-                let approved = self
-                    .gate
-                    .server()
-                    .tools
-                    .get(&*tool)
-                    .map(|item| item.pin().clone());
-                let observed = self.observed.get(&*tool).cloned();
-                self.admission(
-                    raw_id,
-                    "tools/call",
-                    &tool,
-                    approved.as_ref(),
-                    observed.as_ref(),
-                    &decision,
-                );
-            }
+            self.call_admission(raw_id, &tool, &decision);
             if let Decision::Deny(reason) = decision {
-                return Some(refusal(
+                return Request::Answer(refusal(
                     raw_id,
                     &format!(
                         "mcppin-guard refused tools/call: {reason}: {}",
@@ -672,10 +717,34 @@ impl Shared {
             }
         } else if pending.method == "tools/list" || SESSION_PINNED.contains(&&*pending.method) {
             // Kept whole: the answer is judged against these params.
-            pending.params = params.and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
+            pending.params = params
+                .first
+                .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
         }
         self.pending.insert(id_key(id), pending);
-        None
+        Request::Forward
+    }
+
+    /// Logs the admission decision on a `tools/call` (`id` as the client wrote it).
+    fn call_admission(&mut self, id: &[u8], tool: &str, decision: &Decision) {
+        if !self.log.enabled() {
+            return;
+        }
+        let approved = self
+            .gate
+            .server()
+            .tools
+            .get(tool)
+            .map(|item| item.pin().clone());
+        let observed = self.observed.get(tool).cloned();
+        self.admission(
+            id,
+            "tools/call",
+            tool,
+            approved.as_ref(),
+            observed.as_ref(),
+            decision,
+        );
     }
 
     /// Judges one server line. Routed by the relaxed rule (SPEC 2.1) without a value tree;

@@ -738,6 +738,58 @@ fn a_response_with_a_repeated_id_fails_closed() {
     assert_eq!(run.stdout, "");
 }
 
+/// The guard's command line running the fixture server, which records what it receives in
+/// `received.jsonl`.
+fn recorded() -> Vec<String> {
+    base("refuse")
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([
+            "--".to_owned(),
+            mcppin_fixture::locate_example("mcppin-fixture")
+                .display()
+                .to_string(),
+            "--record".to_owned(),
+            "received.jsonl".to_owned(),
+        ])
+        .collect()
+}
+
+#[test]
+fn a_request_repeating_its_method_is_refused_whichever_comes_first() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // The first `method` is no string, the last a call to a tool nobody approved: a JavaScript
+    // server takes the last. Refused as ambiguous before either is read.
+    let ambiguous = r#"{"jsonrpc":"2.0","id":3,"method":5,"method":"tools/call","params":{"name":"exfiltrate","arguments":{}}}"#;
+    let run = dir.run_guard_raw(&recorded(), &format!("{ambiguous}\n"));
+    run.code(0).lines(&[Expect::Refused(json!(3))]);
+    assert!(!dir.read("received.jsonl").contains("exfiltrate"));
+}
+
+#[test]
+fn a_call_without_an_id_to_an_unknown_tool_is_dropped() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let unknown = json!({"jsonrpc": "2.0", "method": "tools/call",
+                         "params": {"name": "exfiltrate", "arguments": {}}});
+    let known = json!({"jsonrpc": "2.0", "method": "tools/call",
+                       "params": {"name": "summarize", "arguments": {"text": "a"}}});
+    let ambiguous = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"summarize","name":"exfiltrate"}}"#;
+    let input = format!("{unknown}\n{known}\n{ambiguous}\n");
+    let run = dir.run_guard_raw(&recorded(), &input);
+    run.code(0)
+        .stderr_has("dropped a tools/call notification from the client: tool-added: exfiltrate")
+        .stderr_has("dropped an ambiguous notification from the client");
+    assert_eq!(run.stdout, "", "nothing to answer");
+    let received = dir.read("received.jsonl");
+    assert!(!received.contains("exfiltrate"), "{received}");
+    assert!(
+        received.contains("summarize"),
+        "the approved call passed: {received}"
+    );
+}
+
 #[test]
 fn a_call_naming_two_tools_never_reaches_the_server() {
     let dir = Dir::new();
