@@ -27,7 +27,7 @@ use mcppin_core::admission::{
 };
 use mcppin_core::lockfile::{LockedServer, Pin};
 use mcppin_core::outline::{Node, Outline, Picked, Shape};
-use mcppin_core::{Span, Strictness, Value, escape, parse, parse_with};
+use mcppin_core::{Strictness, Value, escape, parse, parse_with};
 use serde_json::json;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -37,6 +37,12 @@ use crate::{Exit, Fail, Mode};
 
 /// The JSON-RPC error code of a refusal (SPEC 6).
 const REFUSED: i64 = -32001;
+
+/// JSON-RPC 2.0 section 5.1: invalid JSON.
+const PARSE_ERROR: i64 = -32700;
+
+/// JSON-RPC 2.0 section 5.1: not a valid request object.
+const INVALID_REQUEST: i64 = -32600;
 
 /// The write buffer of each direction.
 const BUFFER: usize = 64 * 1024;
@@ -118,30 +124,27 @@ impl std::ops::Deref for IdBytes {
 enum Reading<'a> {
     /// Not JSON.
     Invalid(mcppin_core::Error),
-    /// One value that is not an array (a message, when it is an object).
+    /// A carriage return inside the line: JSON whitespace to this reader, the end of a line to
+    /// a reader with universal newlines (Python's text streams), which would read other
+    /// messages out of the same bytes.
+    InnerReturn,
+    /// One message (an object), or some other value that is not an array.
     Single(Outline<'a>),
-    /// A batch: each element's span in the line and its own outline (read again on its own,
-    /// so that its `params.name` or `result.isError` is within reach).
-    Batch(Vec<(Span, Outline<'a>)>),
+    /// A batch: the top array's elements are outlined down to the members of their members
+    /// (`params.name`, `result.isError`).
+    Batch(Outline<'a>),
 }
 
 impl<'a> Reading<'a> {
     fn of(line: &'a [u8]) -> Self {
-        let outline = match Outline::parse(line, 2) {
-            Ok(outline) => outline,
-            Err(err) => return Self::Invalid(err),
-        };
-        if outline.root().shape() != Shape::Array {
-            return Self::Single(outline);
+        let body = line.strip_suffix(b"\r").unwrap_or(line);
+        if memchr::memchr(b'\r', body).is_some() {
+            return Self::InnerReturn;
         }
-        let elements = outline
-            .root()
-            .children()
-            .map(|element| Outline::parse(element.bytes(), 2).map(|own| (element.span(), own)))
-            .collect();
-        match elements {
-            Ok(elements) => Self::Batch(elements),
-            // Unreachable: an element of a valid array is valid on its own.
+        let batch = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        match Outline::parse(line, if batch { 3 } else { 2 }) {
+            Ok(outline) if outline.root().shape() == Shape::Array => Self::Batch(outline),
+            Ok(outline) => Self::Single(outline),
             Err(err) => Self::Invalid(err),
         }
     }
@@ -610,9 +613,51 @@ impl Shared {
         reading: &Reading<'_>,
         notes: &mut Vec<String>,
     ) -> (Forward, Vec<Vec<u8>>) {
+        let invalid = |code: i64, note: String, message: &str| {
+            let answer = error_answer(b"null", code, message);
+            (Forward::Nothing, vec![answer], note)
+        };
+        let refused = match reading {
+            // What this reader cannot read, a lenient server might: it never reaches the server.
+            // The client gets the answer a server owes such a line (JSON-RPC 2.0 section 5.1).
+            Reading::Invalid(err) => Some(invalid(
+                PARSE_ERROR,
+                format!("refused a line from the client that is not JSON ({err})"),
+                "mcppin-guard refused a line that is not JSON",
+            )),
+            Reading::InnerReturn => Some(invalid(
+                REFUSED,
+                "refused a line from the client with a carriage return inside it".to_owned(),
+                "mcppin-guard refused a line with a carriage return inside it",
+            )),
+            Reading::Single(outline) if outline.root().shape() != Shape::Object => Some(invalid(
+                INVALID_REQUEST,
+                "refused a line from the client that is not a JSON object".to_owned(),
+                "mcppin-guard refused a line that is not a JSON object",
+            )),
+            Reading::Batch(outline)
+                if outline.root().children().next().is_none()
+                    || outline
+                        .root()
+                        .children()
+                        .any(|e| e.shape() != Shape::Object) =>
+            {
+                Some(invalid(
+                    INVALID_REQUEST,
+                    "refused a batch from the client that is empty or holds a non-object"
+                        .to_owned(),
+                    "mcppin-guard refused a batch that is empty or holds something other than \
+                     objects",
+                ))
+            }
+            _ => None,
+        };
+        if let Some((forward, answers, note)) = refused {
+            notes.push(note);
+            return (forward, answers);
+        }
         match reading {
-            // Not ours to judge: the server answers a malformed request itself.
-            Reading::Invalid(_) => (Forward::Line, Vec::new()),
+            Reading::Invalid(_) | Reading::InnerReturn => (Forward::Nothing, Vec::new()),
             Reading::Single(outline) => match self.client_message(outline.root()) {
                 Request::Forward => (Forward::Line, Vec::new()),
                 Request::Answer(answer) => (Forward::Nothing, vec![answer]),
@@ -621,17 +666,19 @@ impl Shared {
                     (Forward::Nothing, Vec::new())
                 }
             },
-            Reading::Batch(elements) => {
+            Reading::Batch(outline) => {
                 let mut kept = Vec::new();
                 let mut answers = Vec::new();
-                for (span, outline) in elements {
-                    match self.client_message(outline.root()) {
-                        Request::Forward => kept.push(*span),
+                let mut elements = 0;
+                for element in outline.root().children() {
+                    elements += 1;
+                    match self.client_message(element) {
+                        Request::Forward => kept.push(element.span()),
                         Request::Answer(answer) => answers.push(answer),
                         Request::Drop(note) => notes.push(note),
                     }
                 }
-                let forward = if kept.len() == elements.len() {
+                let forward = if kept.len() == elements {
                     Forward::Line
                 } else if kept.is_empty() {
                     Forward::Nothing
@@ -692,6 +739,15 @@ impl Shared {
             return Request::Forward;
         };
         let raw_id = id.bytes();
+        let key = id_key(id);
+        if self.pending.contains_key(&key) {
+            // Its answer could not be told from the other one's: the first request's answer
+            // would be routed (and judged, or not) as this one's.
+            return Request::Answer(refusal(
+                raw_id,
+                "mcppin-guard refused a request whose id is already outstanding",
+            ));
+        }
         let mut pending = Pending {
             method: method_name(method),
             params: None,
@@ -721,7 +777,7 @@ impl Shared {
                 .first
                 .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
         }
-        self.pending.insert(id_key(id), pending);
+        self.pending.insert(key, pending);
         Request::Forward
     }
 
@@ -761,6 +817,11 @@ impl Shared {
             Reading::Invalid(err) => {
                 fatal(format!("the server sent a line that is not JSON ({err})"))
             }
+            Reading::InnerReturn => fatal(
+                "the server sent a line with a carriage return inside it (a client that ends \
+                 lines there would read other messages)"
+                    .to_owned(),
+            ),
             Reading::Single(outline) if outline.root().shape() == Shape::Object => {
                 let message = outline.root();
                 match self.server_message(message.bytes(), message, &mut action.notes) {
@@ -774,11 +835,10 @@ impl Shared {
                 }
                 action
             }
-            Reading::Batch(elements) if !elements.is_empty() => {
+            Reading::Batch(outline) if outline.root().children().next().is_some() => {
                 let mut parts: Vec<Cow<'_, [u8]>> = Vec::new();
                 let mut changed = false;
-                for (_, outline) in elements {
-                    let element = outline.root();
+                for element in outline.root().children() {
                     match self.server_message(element.bytes(), element, &mut action.notes) {
                         Element::Forward => parts.push(Cow::Borrowed(element.bytes())),
                         Element::Replace(new) => {
@@ -837,6 +897,11 @@ impl Shared {
             // A server request (sampling, elicitation, roots, ping) or a notification
             // (notifications/tools/list_changed among them): passes; the re-read it triggers is
             // what gets checked.
+            return Element::Forward;
+        }
+        if error && id.is_some_and(|id| id.shape() == Shape::Null) {
+            // JSON-RPC 2.0 section 5: the answer to a request whose id could not be read. It
+            // answers nothing outstanding and carries no result.
             return Element::Forward;
         }
         let Some(id) = id else {
@@ -920,26 +985,23 @@ impl Shared {
             ));
         }
         let method = &*pending.method;
-        if method == "initialize" || method == "server/discover" {
-            if let Some(renamed) = self.gate.identity(result) {
-                let show = |name: &Option<String>| {
-                    name.as_deref()
-                        .map_or_else(|| "(none)".to_owned(), |n| escape(n).into_owned())
-                };
-                notes.push(format!(
-                    "server-renamed: approved as {}, calls itself {} (reported, not refused)",
-                    show(&renamed.approved),
-                    show(&renamed.observed)
-                ));
-                self.write_log(
-                    "server_renamed",
-                    json!({"request_id": id_json(&pending.id),
-                           "approved_name": renamed.approved, "observed_name": renamed.observed}),
-                );
-            }
-            if method == "initialize" {
-                return Element::Forward;
-            }
+        if (method == "initialize" || method == "server/discover")
+            && let Some(renamed) = self.gate.identity(result)
+        {
+            let show = |name: &Option<String>| {
+                name.as_deref()
+                    .map_or_else(|| "(none)".to_owned(), |n| escape(n).into_owned())
+            };
+            notes.push(format!(
+                "server-renamed: approved as {}, calls itself {} (reported, not refused)",
+                show(&renamed.approved),
+                show(&renamed.observed)
+            ));
+            self.write_log(
+                "server_renamed",
+                json!({"request_id": id_json(&pending.id),
+                       "approved_name": renamed.approved, "observed_name": renamed.observed}),
+            );
         }
         if method == "tools/list" {
             let report = self.gate.tools_page(pending.params.as_ref(), result);
@@ -1120,8 +1182,12 @@ fn id_key(id: Node<'_, '_>) -> IdBytes {
     if canonical {
         return IdBytes::new(raw);
     }
-    let key = parse_with(raw, Strictness::Relaxed)
+    // Read strictly: an id holding a lone surrogate or an integer above 2^53 has no canonical
+    // form two readers agree on (`"\ud800"` and `"\udc00"` would both become U+FFFD, two
+    // nanosecond timestamps one double), so it is matched by its bytes.
+    let key = parse(raw)
         .ok()
+        .filter(|value| value.undecidable_literals().is_empty())
         .and_then(|value| mcppin_core::canonicalize(&value).ok());
     IdBytes::new(key.as_deref().unwrap_or(raw))
 }
@@ -1145,10 +1211,15 @@ fn id_json(raw: &[u8]) -> serde_json::Value {
 
 /// A JSON-RPC error answer with the client's id, code -32001.
 fn refusal(id: &[u8], message: &str) -> Vec<u8> {
+    error_answer(id, REFUSED, message)
+}
+
+/// A JSON-RPC error answer.
+fn error_answer(id: &[u8], code: i64, message: &str) -> Vec<u8> {
     let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
     out.extend_from_slice(id);
     out.extend_from_slice(br#","error":{"code":"#);
-    out.extend_from_slice(REFUSED.to_string().as_bytes());
+    out.extend_from_slice(code.to_string().as_bytes());
     out.extend_from_slice(br#","message":"#);
     out.extend(serde_json::to_vec(message).unwrap_or_default());
     out.extend_from_slice(b"}}");
@@ -1215,6 +1286,11 @@ mod tests {
 
     #[test]
     fn ids_of_different_values_or_types_keep_apart() {
+        // Integers above 2^53 and lone surrogates have no canonical form two readers agree
+        // on: matched by their bytes, so two of them never share a key.
+        assert_ne!(key("12345678901234567"), key("12345678901234568"));
+        assert_eq!(&*key("12345678901234567"), b"12345678901234567");
+        assert_ne!(key(r#""\ud800""#), key(r#""\udc00""#));
         assert_ne!(key("1"), key(r#""1""#));
         assert_ne!(key("1"), key("2"));
         assert_ne!(key(r#""a""#), key(r#""A""#));

@@ -152,7 +152,7 @@ fn a_session_is_reconstructed_from_the_log_alone() {
         .collect();
     assert_eq!(completions, allowed, "denied calls have no completion");
 
-    // The prompt was pinned for the session.
+    // The handshake and the prompt were pinned for the session.
     let prompts: Vec<_> = log
         .iter()
         .filter(|l| l["event"] == json!("answer_admission"))
@@ -166,7 +166,10 @@ fn a_session_is_reconstructed_from_the_log_alone() {
         .collect();
     assert_eq!(
         prompts,
-        [(json!("prompts/get"), json!("summarize"), json!("allow"))]
+        [
+            (json!("initialize"), Value::Null, json!("allow")),
+            (json!("prompts/get"), json!("summarize"), json!("allow"))
+        ]
     );
 }
 

@@ -4,8 +4,11 @@
 //! `result.isError`) and forwards the rest as the bytes it came in (SPEC 2.1). Building a value
 //! tree for that is most of the cost of routing. [`Outline::parse`] checks the whole input under
 //! the relaxed rule ([`Strictness::Relaxed`]: RFC 8259 grammar, UTF-8, at most [`MAX_DEPTH`]
-//! levels of nesting) and records only the values of its first levels, each with its byte span
-//! and shape; nothing is allocated per value.
+//! levels of nesting) and records only the top value, its members or elements, and the members
+//! of objects below it down to a given level, each with its byte span and shape. The elements
+//! of an array below the top are not recorded (a batch is an array at the top; the arrays
+//! inside a message are content, not routing), so a line of a million small values costs one
+//! record, and nothing is allocated per value.
 //!
 //! It accepts exactly what [`parse_with`]`(input, Strictness::Relaxed)` accepts. A refusal is
 //! reported by that reader (so every error has one grammar's account, with its rule and
@@ -62,31 +65,33 @@ pub enum Shape {
 #[derive(Clone, Debug)]
 pub struct Outline<'a> {
     input: &'a [u8],
-    levels: usize,
     /// The recorded values in document order; each one's descendants follow it.
     entries: Vec<Entry>,
 }
 
-/// One recorded value.
+/// One recorded value (48 bytes on 64-bit targets).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// 0 for the top value, 1 for its members or elements, and so on.
-    depth: usize,
-    /// The member name with its quotes; `None` for the top value and array elements.
-    name: Option<Span>,
-    /// Whether the name holds an escape.
-    name_escaped: bool,
+    /// The member name with its quotes, when `named`.
+    name: Span,
     span: Span,
-    shape: Shape,
-    /// Whether the value is a string holding an escape.
-    escaped: bool,
     /// The index one past this entry's last recorded descendant.
     end: usize,
+    shape: Shape,
+    /// Whether the value stands under a member name (false for the top value and elements).
+    named: bool,
+    /// Whether the name holds an escape.
+    name_escaped: bool,
+    /// Whether the value is a string holding an escape.
+    escaped: bool,
+    /// Whether the members or elements of the value are recorded.
+    outlined: bool,
 }
 
 impl<'a> Outline<'a> {
     /// Checks `input` under the relaxed rule and records the top value, its members or
-    /// elements, and so on down to `levels` levels below the top.
+    /// elements (when `levels` is at least 1), and the members of recorded objects down to
+    /// `levels` levels below the top. The elements of arrays below the top are not recorded.
     ///
     /// # Errors
     ///
@@ -105,7 +110,6 @@ impl<'a> Outline<'a> {
         if valid {
             return Ok(Self {
                 input,
-                levels,
                 entries: skim.entries,
             });
         }
@@ -169,13 +173,12 @@ impl<'o, 'a> Node<'o, 'a> {
             .unwrap_or_default()
     }
 
-    /// Whether the members or elements of this value were recorded: false for every value at
-    /// the deepest recorded level (and for scalars, which have none). Read [`Node::bytes`] again
-    /// to go further down.
+    /// Whether the members or elements of this value were recorded: false for scalars, for
+    /// every value at the deepest recorded level and for arrays below the top. Read
+    /// [`Node::bytes`] again to go further down.
     #[must_use]
     pub fn is_outlined(self) -> bool {
-        matches!(self.shape(), Shape::Object | Shape::Array)
-            && self.entry().depth < self.outline.levels
+        self.entry().outlined
     }
 
     /// The member name this value stands under, decoded; `None` for the top value and array
@@ -184,21 +187,22 @@ impl<'o, 'a> Node<'o, 'a> {
     pub fn name(self) -> Option<Cow<'a, str>> {
         let entry = self.entry();
         entry
-            .name
-            .map(|span| decode(self.outline.input, span, entry.name_escaped))
+            .named
+            .then(|| decode(self.outline.input, entry.name, entry.name_escaped))
     }
 
     /// Whether this value stands under the member name `name` (compared after decoding).
     #[must_use]
     pub fn is_named(self, name: &str) -> bool {
         let entry = self.entry();
-        match entry.name {
-            None => false,
-            Some(span) if !entry.name_escaped => {
-                span.end - span.start == name.len() + 2
-                    && self.outline.input.get(span.start + 1..span.end - 1) == Some(name.as_bytes())
-            }
-            Some(span) => decode(self.outline.input, span, true) == name,
+        let span = entry.name;
+        if !entry.named {
+            false
+        } else if !entry.name_escaped {
+            span.end - span.start == name.len() + 2
+                && self.outline.input.get(span.start + 1..span.end - 1) == Some(name.as_bytes())
+        } else {
+            decode(self.outline.input, span, true) == name
         }
     }
 
@@ -325,40 +329,52 @@ impl Skim<'_> {
 
     fn document(&mut self) -> Option<()> {
         self.skip_whitespace();
-        self.value(0, None)?;
+        self.value(0, None, true)?;
         self.skip_whitespace();
         (self.pos == self.input.len()).then_some(())
     }
 
-    /// Reads one value at `depth`, recording it when `depth` is within the outline's levels.
-    fn value(&mut self, depth: usize, name: Option<(Span, bool)>) -> Option<()> {
+    /// Reads one value at `depth` (under the member name `name`), recorded when `record`.
+    fn value(&mut self, depth: usize, name: Option<(Span, bool)>, record: bool) -> Option<()> {
         let start = self.pos;
-        let record = (depth <= self.levels).then(|| {
+        let open = self.peek()?;
+        // Members of a recorded object are recorded within the levels; elements of an array
+        // only at the top.
+        let outlined = record
+            && match open {
+                b'{' => depth < self.levels,
+                b'[' => depth == 0 && self.levels > 0,
+                _ => false,
+            };
+        let record = record.then(|| {
+            let named = name.is_some();
+            let (name, name_escaped) = name.unwrap_or((Span { start, end: start }, false));
             self.entries.push(Entry {
-                depth,
-                name: name.map(|(span, _)| span),
-                name_escaped: name.is_some_and(|(_, escaped)| escaped),
+                name,
                 span: Span { start, end: start },
-                shape: Shape::Null,
-                escaped: false,
                 end: 0,
+                shape: Shape::Null,
+                named,
+                name_escaped,
+                escaped: false,
+                outlined,
             });
             self.entries.len() - 1
         });
         let mut escaped = false;
-        let shape = match self.peek()? {
+        let shape = match open {
             b'{' => {
                 if depth >= MAX_DEPTH {
                     return None;
                 }
-                self.object(depth + 1)?;
+                self.object(depth + 1, outlined)?;
                 Shape::Object
             }
             b'[' => {
                 if depth >= MAX_DEPTH {
                     return None;
                 }
-                self.array(depth + 1)?;
+                self.array(depth + 1, outlined)?;
                 Shape::Array
             }
             b'"' => {
@@ -393,7 +409,7 @@ impl Skim<'_> {
         })
     }
 
-    fn array(&mut self, depth: usize) -> Option<()> {
+    fn array(&mut self, depth: usize, record: bool) -> Option<()> {
         self.pos += 1; // '['
         self.skip_whitespace();
         if self.peek() == Some(b']') {
@@ -402,7 +418,7 @@ impl Skim<'_> {
         }
         loop {
             self.skip_whitespace();
-            self.value(depth, None)?;
+            self.value(depth, None, record)?;
             self.skip_whitespace();
             match self.peek()? {
                 b',' => {
@@ -421,7 +437,7 @@ impl Skim<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Option<()> {
+    fn object(&mut self, depth: usize, record: bool) -> Option<()> {
         self.pos += 1; // '{'
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
@@ -445,7 +461,7 @@ impl Skim<'_> {
             }
             self.pos += 1;
             self.skip_whitespace();
-            self.value(depth, Some((name, escaped)))?;
+            self.value(depth, Some((name, escaped)), record)?;
             self.skip_whitespace();
             match self.peek()? {
                 b',' => {
@@ -692,6 +708,19 @@ mod tests {
         assert!(!needs_a_look(u64::from_le_bytes(
             *b"\xe2\x80\x8b\xc3\xa9\xff\x80\x7f"
         )));
+    }
+
+    #[test]
+    fn records_no_elements_of_arrays_below_the_top() {
+        // A million small values inside a message cost one record: memory stays a small
+        // multiple of what routing needs, whatever the message holds.
+        let line = format!(r#"{{"id":1,"result":[{}0]}}"#, "0,".repeat(100_000));
+        let o = Outline::parse(line.as_bytes(), 3).expect("valid");
+        assert_eq!(o.entries.len(), 3);
+        let result = o.root().get("result").expect("result");
+        assert!(!result.is_outlined());
+        assert_eq!(result.children().count(), 0);
+        assert!(size_of::<Entry>() <= 48);
     }
 
     #[test]

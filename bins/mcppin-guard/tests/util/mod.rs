@@ -170,6 +170,12 @@ impl Dir {
 
     /// Runs the guard with the full command line `args` and `stdin` as the client's bytes.
     pub fn run_guard_raw(&self, args: &[String], stdin: &str) -> Run {
+        self.run_guard_bytes(args, stdin.as_bytes())
+    }
+
+    /// Runs the guard with the full command line `args` and `stdin` as the client's bytes,
+    /// which need not be UTF-8.
+    pub fn run_guard_bytes(&self, args: &[String], stdin: &[u8]) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .args(args)
             .current_dir(self.dir.path())
@@ -181,7 +187,7 @@ impl Dir {
             .expect("spawn mcppin-guard");
         let mut pipe = child.stdin.take().expect("stdin");
         // The guard may stop reading (a refusal): ignore EPIPE.
-        let _ = pipe.write_all(stdin.as_bytes());
+        let _ = pipe.write_all(stdin);
         drop(pipe);
         let out = child.wait_with_output().expect("wait");
         Run {
