@@ -23,7 +23,7 @@ use mcppin_client::{
     DEFAULT_GRACE, Inherit, LineReader, ServerCommand, StderrMode, inherited_environment,
 };
 use mcppin_core::admission::{
-    Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request,
+    Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
 };
 use mcppin_core::lockfile::{LockedServer, Pin};
 use mcppin_core::outline::{Node, Outline, Picked, Shape};
@@ -185,6 +185,9 @@ struct Shared {
     log_failed: bool,
     /// Strict readings of answers being forwarded, freed after the write (see `surface`).
     spent: Vec<Value>,
+    /// Log events of the server line being judged, held until its fate is known (whether the
+    /// tools it lists reached the client).
+    held: Option<Vec<(&'static str, serde_json::Value)>>,
 }
 
 /// How the server side ended.
@@ -277,6 +280,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         log,
         log_failed: false,
         spent: Vec::new(),
+        held: None,
     }));
     let stdout = io::stdout()
         .as_fd()
@@ -803,9 +807,27 @@ impl Shared {
         );
     }
 
+    /// Judges one server line and logs, for each tool it lists, whether the client was shown
+    /// it: not when the line is refused or fails closed, whatever the tool's own decision.
+    fn route_server(&mut self, reading: &Reading<'_>) -> Action {
+        if !self.log.enabled() {
+            return self.judge_server_line(reading);
+        }
+        self.held = Some(Vec::new());
+        let action = self.judge_server_line(reading);
+        let forwarded = action.end.is_none();
+        for (event, mut fields) in self.held.take().unwrap_or_default() {
+            if event == "tool_admission" && fields["request_method"] == "tools/list" {
+                fields["shown"] = json!(forwarded && fields["decision"] == "allow");
+            }
+            self.write_log(event, fields);
+        }
+        action
+    }
+
     /// Judges one server line. Routed by the relaxed rule (SPEC 2.1) without a value tree;
     /// only the answers that carry text for the model are read again, strictly, and judged.
-    fn route_server(&mut self, reading: &Reading<'_>) -> Action {
+    fn judge_server_line(&mut self, reading: &Reading<'_>) -> Action {
         let mut action = Action::default();
         let fatal = |message: String| Action {
             end: Some(Outcome::Fatal(format!(
@@ -1029,14 +1051,21 @@ impl Shared {
             Some(n) => format!("{} {}", escape(method), escape(n)),
             None => escape(method).into_owned(),
         };
-        notes.push(format!(
-            "{}: the answer to {what} differs from the first answer to the same request in this \
-             session",
-            reason.policy()
-        ));
+        let policy = session_policy(method);
+        notes.push(match &reason {
+            Reason::Undecidable(literals) => format!(
+                "{policy}: the answer to {what} holds number literals no float64 reader can \
+                 tell from their neighbours ({}), so it cannot be pinned",
+                escape(&literals.join(", "))
+            ),
+            _ => format!(
+                "{policy}: the answer to {what} differs from the first answer to the same \
+                 request in this session"
+            ),
+        });
         let reply = refusal(
             &pending.id,
-            &format!("mcppin-guard refused {what}: {}", reason.policy()),
+            &format!("mcppin-guard refused {what}: {policy}"),
         );
         match self.mode {
             Mode::Refuse => Element::Refuse(reply),
@@ -1155,7 +1184,11 @@ impl Shared {
         );
     }
 
-    fn write_log(&mut self, event: &str, fields: serde_json::Value) {
+    fn write_log(&mut self, event: &'static str, fields: serde_json::Value) {
+        if let Some(held) = &mut self.held {
+            held.push((event, fields));
+            return;
+        }
         if let Err(err) = self.log.event(event, fields)
             && !self.log_failed
         {

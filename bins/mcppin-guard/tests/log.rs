@@ -72,6 +72,8 @@ fn a_session_is_reconstructed_from_the_log_alone() {
         let generation = line["catalog_generation"].as_u64().unwrap();
         let tool = line["tool"].as_str().unwrap().to_owned();
         let observed = line["observed_digest"].as_str().unwrap().to_owned();
+        // In quarantine mode the client is shown exactly the allowed tools.
+        assert_eq!(line["shown"], json!(line["decision"] == json!("allow")));
         if line["decision"] == json!("allow") {
             assert_eq!(line["approved_digest"], line["observed_digest"]);
             shown
@@ -221,4 +223,50 @@ fn completions_record_tool_errors_protocol_errors_and_missing_answers() {
         .into_iter()
         .collect()
     );
+}
+
+#[test]
+fn a_refused_list_shows_nothing_in_the_log() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let args = [
+        "--lock",
+        "mcp.lock.json",
+        "--server",
+        "fixture",
+        "--log",
+        "admission.jsonl",
+        "--now",
+        NOW,
+    ];
+    let input = [
+        initialize(1),
+        request(2, "tools/list", json!({})),
+        call(3, "summarize"),
+        call(4, "summarize"),
+        call(5, "summarize"),
+        request(6, "tools/list", json!({})),
+    ];
+    dir.guard_interactive(&args, &["--mode", "counter"], &input)
+        .code(1);
+    let listed: Vec<(u64, String, bool, String)> = read_log(&dir)
+        .iter()
+        .filter(|l| {
+            l["event"] == json!("tool_admission") && l["request_method"] == json!("tools/list")
+        })
+        .map(|l| {
+            (
+                l["catalog_generation"].as_u64().unwrap(),
+                l["tool"].as_str().unwrap().to_owned(),
+                l["shown"].as_bool().unwrap(),
+                l["decision"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let first: Vec<_> = listed.iter().filter(|l| l.0 == 1).collect();
+    assert!(!first.is_empty() && first.iter().all(|l| l.2), "{listed:?}");
+    let second: Vec<_> = listed.iter().filter(|l| l.0 == 2).collect();
+    // The refused reading: approved tools were allowed one by one, yet none reached the client.
+    assert!(second.iter().any(|l| l.3 == "allow"), "{listed:?}");
+    assert!(second.iter().all(|l| !l.2), "{listed:?}");
 }
