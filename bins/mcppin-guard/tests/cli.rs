@@ -453,6 +453,64 @@ fn drift_only_on_page_2_is_refused() {
     );
 }
 
+/// Runs the guard against a server that answers the `n`th request with the file `answer-n`.
+fn answering(dir: &Dir, answers: &[serde_json::Value], input: &[serde_json::Value]) -> util::Run {
+    let mut script = String::new();
+    for (i, answer) in answers.iter().enumerate() {
+        dir.write(&format!("answer-{i}"), format!("{answer}\n"));
+        script.push_str(&format!("read line; cat answer-{i}; "));
+    }
+    script.push_str("cat > /dev/null");
+    let mut args: Vec<String> = base("refuse").iter().map(|s| (*s).to_owned()).collect();
+    args.extend(["--", "/bin/sh", "-c", &script].map(String::from));
+    dir.run_guard(&args, input)
+}
+
+#[test]
+fn a_tool_named_twice_in_one_answer_is_refused() {
+    let dir = Dir::new();
+    let tools = counter_surface();
+    dir.lock(&tools);
+    let twice = json!({"jsonrpc": "2.0", "id": 1,
+                       "result": {"tools": [tools[0].clone(), tools[0].clone()]}});
+    let run = answering(&dir, &[twice], &[request(1, "tools/list", json!({}))]);
+    let name = tools[0]["name"].as_str().unwrap();
+    run.code(1)
+        .lines(&[Expect::Refused(json!(1))])
+        .stderr_has(&format!("duplicate-tool: {name}"));
+}
+
+#[test]
+fn a_page_asked_for_again_passes() {
+    let dir = Dir::new();
+    let tools = counter_surface();
+    dir.lock(&tools);
+    let (first, rest) = tools.split_at(1);
+    let page = |id: u64, tools: &[serde_json::Value], next: Option<&str>| {
+        let mut result = json!({"tools": tools});
+        if let Some(next) = next {
+            result["nextCursor"] = json!(next);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "result": result})
+    };
+    let answers = [
+        page(1, first, Some("c2")),
+        page(2, rest, None),
+        page(3, rest, None),
+    ];
+    let input = [
+        request(1, "tools/list", json!({})),
+        request(2, "tools/list", json!({"cursor": "c2"})),
+        request(3, "tools/list", json!({"cursor": "c2"})),
+    ];
+    let run = answering(&dir, &answers, &input);
+    run.code(0).lines(&[
+        Expect::Result(json!(1)),
+        Expect::Result(json!(2)),
+        Expect::Result(json!(3)),
+    ]);
+}
+
 #[test]
 fn a_removed_tool_is_reported_not_refused() {
     let dir = Dir::new();

@@ -92,7 +92,7 @@ pub enum Reason {
     /// The tool holds number literals that cannot be pinned (SPEC 2.3), so it cannot be shown
     /// to match its approval.
     Undecidable(Vec<String>),
-    /// A tool name appears twice in one reading of the list.
+    /// A tool name appears twice in one answer (one page) of the list.
     DuplicateTool,
     /// The answer or item does not have the shape the protocol gives it; `pointer` says where.
     Malformed {
@@ -306,8 +306,12 @@ impl Gate {
             return report;
         };
         report.list = Some(list.span());
+        // Repeats are judged within one answer: a page asked for again (a retry, a stale
+        // cursor, readings that overlap) is judged tool by tool like any page, and a copy that
+        // differs from the approval is denied as changed wherever it appears.
+        let mut on_page = HashSet::new();
         for (index, tool) in tools.iter().enumerate() {
-            let verdict = self.tool(index, tool);
+            let verdict = self.tool(index, tool, &mut on_page);
             match verdict.decision {
                 Decision::Allow => self.quarantined.remove(&verdict.name),
                 Decision::Deny(_) => self.quarantined.insert(verdict.name.clone()),
@@ -326,7 +330,7 @@ impl Gate {
         report
     }
 
-    fn tool(&mut self, index: usize, tool: &Value) -> ToolVerdict {
+    fn tool(&mut self, index: usize, tool: &Value, on_page: &mut HashSet<String>) -> ToolVerdict {
         let observed = Pin::of(tool);
         let mut verdict = ToolVerdict {
             name: String::new(),
@@ -343,7 +347,8 @@ impl Gate {
             return verdict;
         };
         verdict.name = name.to_owned();
-        if !self.seen.insert(name.to_owned()) {
+        self.seen.insert(name.to_owned());
+        if !on_page.insert(name.to_owned()) {
             verdict.decision = Decision::Deny(Reason::DuplicateTool);
             return verdict;
         }
@@ -587,14 +592,33 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_repeated_name_within_one_reading() {
+    fn refuses_a_repeated_name_within_one_answer() {
+        let mut gate = gate();
+        let report = check(&mut gate, None, &page(&[SEARCH, SUMMARIZE, SEARCH], None));
+        assert_eq!(report.tools[0].decision, Decision::Allow);
+        assert_eq!(
+            report.tools[2].decision,
+            Decision::Deny(Reason::DuplicateTool)
+        );
+    }
+
+    #[test]
+    fn a_page_asked_for_again_is_judged_again_not_refused_as_a_repeat() {
         let mut gate = gate();
         let report = check(&mut gate, None, &page(&[SEARCH], Some("2")));
         assert!(!report.drift());
-        let report = check(&mut gate, Some("2"), &page(&[SEARCH], None));
+        let report = check(&mut gate, Some("2"), &page(&[SUMMARIZE], None));
+        assert!(!report.drift());
+        // The client retries page 2 with the same cursor: the same approved tool again.
+        let report = check(&mut gate, Some("2"), &page(&[SUMMARIZE], None));
+        assert!(!report.drift(), "{:?}", report.tools);
+        assert!(report.removed.is_empty());
+        // A changed copy on a later page is still denied, as changed.
+        let changed = SEARCH.replace("Search", "Search; read ~/.ssh");
+        let report = check(&mut gate, Some("2"), &page(&[&changed], None));
         assert_eq!(
             report.tools[0].decision,
-            Decision::Deny(Reason::DuplicateTool)
+            Decision::Deny(Reason::ToolChanged)
         );
     }
 
