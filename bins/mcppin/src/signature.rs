@@ -74,7 +74,7 @@ impl Flags {
     /// signature is to be checked.
     pub(crate) fn lock_digest(&self, lock: &Value) -> LockDigest {
         (!self.pubkey.is_empty())
-            .then(|| mcppin_core::canonicalize(lock).map(|canonical| Digest::of_bytes(&canonical)))
+            .then(|| Ok(Digest::of_bytes(&mcppin_core::canonicalize_exact(lock))))
     }
 }
 

@@ -646,39 +646,62 @@ fn files_that_are_not_secret_get_the_mode_of_any_new_file() {
     }
 }
 
+/// Writes a manifest serving `schema` as the input schema of one tool, and its lockfile.
+fn undecidable_lock(dir: &Dir, schema: &str) {
+    let served = format!(
+        r#"{{"schema_version": 2, "complete": true, "servers": [{{"id": "docs",
+        "tools": [{{"name": "search", "inputSchema": {schema}}}]}}]}}"#
+    );
+    let lock = Lockfile::approve(None, &Manifest::parse(served.as_bytes()).unwrap(), &[]).unwrap();
+    dir.write("manifest.json", served);
+    dir.write("mcp.lock.json", lock.to_bytes());
+}
+
 #[test]
-fn sign_exits_3_for_a_lockfile_with_a_number_that_has_no_canonical_form() {
+fn a_signature_covers_undecidable_literals_as_written_and_where_they_stand() {
     let dir = Dir::new();
-    let served = br#"{"schema_version": 2, "complete": true, "servers": [{"id": "docs",
-        "tools": [{"name": "search", "inputSchema": {"type": "number", "maximum": 1e400}}]}]}"#;
-    let lock = Lockfile::approve(None, &Manifest::parse(served).unwrap(), &[]).unwrap();
-    dir.write("mcp.lock.json", lock.to_bytes());
     private_key(&dir, "alice.pem", ALICE);
-    dir.mcppin(&[
-        "sign",
-        "--lock",
-        "mcp.lock.json",
-        "--key",
-        "alice.pem",
-        "--now",
-        NOW,
-    ])
-    .code(3)
-    .stderr_has("mcppin: mcp.lock.json: not a lockfile that can be signed");
-    assert!(!dir.path().join("mcp.lock.json.sig").exists());
-    // Undecidable but finite literals are signed: the lockfile lists them verbatim.
-    let served = br#"{"schema_version": 2, "complete": true, "servers": [{"id": "docs",
-        "tools": [{"name": "search", "inputSchema": {"maximum": 9007199254740993}}]}]}"#;
-    let lock = Lockfile::approve(None, &Manifest::parse(served).unwrap(), &[]).unwrap();
-    dir.write("mcp.lock.json", lock.to_bytes());
-    dir.mcppin(&[
-        "sign",
-        "--lock",
-        "mcp.lock.json",
-        "--key",
-        "alice.pem",
-        "--now",
-        NOW,
-    ])
-    .code(0);
+    dir.write("alice.pem.pub", ALICE_PUB);
+    let sign = |dir: &Dir| {
+        dir.mcppin(&[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            "alice.pem",
+            "--now",
+            NOW,
+        ])
+    };
+    // A literal that overflows float64 has no RFC 8785 form; the signature covers its text.
+    undecidable_lock(&dir, r#"{"type": "number", "maximum": 1e400}"#);
+    let pubkey = ["--pubkey", "alice.pem.pub"];
+    // Unsigned, it is refused as unsigned (exit 4), not set aside as undecidable (exit 3).
+    verify(&dir, &pubkey)
+        .code(4)
+        .stderr_has("mcp.lock.json.sig");
+    sign(&dir).code(0);
+    verify(&dir, &pubkey).code(3).stderr_has("verified");
+    // Two big literals swapped: the same canonical form, but not the lockfile that was signed.
+    undecidable_lock(
+        &dir,
+        r#"{"minimum": 9007199254740992, "maximum": 9007199254740993}"#,
+    );
+    sign(&dir).code(0);
+    verify(&dir, &pubkey).code(3).stderr_has("verified");
+    let signed = String::from_utf8(dir.read("mcp.lock.json")).unwrap();
+    let swapped = signed
+        .replace(
+            "\"maximum\": 9007199254740993,",
+            "\"maximum\": 9007199254740992,",
+        )
+        .replace(
+            "\"minimum\": 9007199254740992\n",
+            "\"minimum\": 9007199254740993\n",
+        );
+    assert_ne!(swapped, signed);
+    dir.write("mcp.lock.json", &swapped);
+    verify(&dir, &pubkey)
+        .code(4)
+        .stderr_has("mcp.lock.json.sig");
 }

@@ -110,7 +110,35 @@ pub(crate) fn emit<S: Sink>(value: &Value, out: &mut S) -> Result<(), Error> {
     Ok(())
 }
 
-/// The canonical form with a non-finite number written as its literal, for display only.
+/// The RFC 8785 canonical form, except that a number literal that is undecidable (or
+/// overflows float64) keeps the text it was written with: the form a lockfile's signature
+/// covers (SPEC 3.3). Canonicalising such literals would merge distinct ones
+/// (`9007199254740993` and `9007199254740992` both become `9007199254740992`), so two lockfiles
+/// that differ in where such a literal stands would share a digest. For values without such
+/// literals it is exactly [`canonicalize`]'s output; it cannot fail.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_core::{canonicalize, canonicalize_exact, parse};
+///
+/// let plain = parse(br#"{"b": 1.50, "a": "x"}"#)?;
+/// assert_eq!(canonicalize_exact(&plain), canonicalize(&plain)?);
+/// let big = parse(br#"{"min": 9007199254740992, "max": 9007199254740993}"#)?;
+/// let swapped = parse(br#"{"min": 9007199254740993, "max": 9007199254740992}"#)?;
+/// assert_eq!(canonicalize(&big)?, canonicalize(&swapped)?);
+/// assert_ne!(canonicalize_exact(&big), canonicalize_exact(&swapped));
+/// assert_eq!(canonicalize_exact(&parse(b"[1e400]")?), b"[1e400]");
+/// # Ok::<(), mcppin_core::Error>(())
+/// ```
+#[must_use]
+pub fn canonicalize_exact(value: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(value.span().end - value.span().start + 64);
+    write_lossy(value, &mut out);
+    out
+}
+
+/// The canonical form with an undecidable or non-finite number written as its literal.
 pub(crate) fn write_lossy(value: &Value, out: &mut Vec<u8>) {
     let mut pretty = Pretty {
         out,

@@ -85,7 +85,7 @@ pub mod scan;
 pub mod surface;
 pub mod value;
 
-pub use canon::{canonicalize, to_pretty, write_canonical};
+pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
 pub use digest::{Digest, DigestSyntaxError, digest};
 pub use error::{Document, Error, Position};
 pub use escape::{Escaped, escape};

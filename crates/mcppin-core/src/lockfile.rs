@@ -335,16 +335,15 @@ impl Lockfile {
     }
 
     /// The digest of the lockfile's canonical form, which a signature envelope names as
-    /// `lock_digest` (SPEC 3.3).
+    /// `lock_digest` (SPEC 3.3): [`crate::canonicalize_exact`], so an undecidable literal is
+    /// covered as written and where it stands.
     ///
     /// # Errors
     ///
-    /// [`Error::NonFiniteNumber`] when an approved object holds a number literal that
-    /// overflows float64: such a file has no canonical form, so it cannot be signed.
+    /// None today; kept fallible so that a future form may refuse.
     pub fn digest(&self) -> Result<Digest, Error> {
         let value = self.to_value();
-        let canonical = crate::canonicalize(&value)?;
-        Ok(Digest::of_bytes(&canonical))
+        Ok(Digest::of_bytes(&crate::canonicalize_exact(&value)))
     }
 
     /// Whether two lockfiles approve the same surface: the same servers, names, protocol

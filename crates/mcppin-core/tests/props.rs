@@ -5,7 +5,7 @@
 //! member order, whitespace and escapes, then read by the strict reader: so the properties
 //! cover the reader, the canonical writer and the digest together.
 
-use mcppin_core::{Digest, canonicalize, digest, is_noncharacter, parse};
+use mcppin_core::{Digest, canonicalize, canonicalize_exact, digest, is_noncharacter, parse};
 use proptest::prelude::*;
 use unicode_normalization::UnicodeNormalization;
 
@@ -212,6 +212,18 @@ proptest! {
         let once = canonicalize(&parsed).expect("canonical");
         let again = canonicalize(&parse(&once).expect("canonical form reads back")).expect("canonical");
         prop_assert_eq!(once, again);
+    }
+
+    #[test]
+    fn the_exact_form_is_the_canonical_form_of_decidable_documents(
+        value in json(),
+        seed in any::<u64>(),
+    ) {
+        // A lockfile signature covers the exact form: for decidable documents it must be the
+        // RFC 8785 form, byte for byte, or signatures made before it existed would break.
+        let text = write(&value, seed);
+        let parsed = parse(text.as_bytes()).unwrap_or_else(|e| panic!("{e}: {text}"));
+        prop_assert_eq!(canonicalize_exact(&parsed), canonicalize(&parsed).expect("canonical"));
     }
 
     #[test]

@@ -35,8 +35,9 @@ pub struct Freshness {
 ///
 /// # Errors
 ///
-/// [`Error::Lockfile`] when the bytes break a strict-reading rule, are not a lockfile that
-/// passes its self-check, or hold a number with no canonical form (overflow).
+/// [`Error::Lockfile`] when the bytes break a strict-reading rule or are not a lockfile that
+/// passes its self-check. The digest is over [`mcppin_core::canonicalize_exact`]: an
+/// undecidable number literal is covered as written and where it stands.
 ///
 /// # Examples
 ///
@@ -51,7 +52,7 @@ pub fn lock_digest(lockfile: &[u8]) -> Result<Digest, Error> {
     let check = |bytes: &[u8]| {
         let value = mcppin_core::parse(bytes)?;
         Lockfile::from_value(&value)?;
-        mcppin_core::canonicalize(&value)
+        Ok::<_, mcppin_core::Error>(mcppin_core::canonicalize_exact(&value))
     };
     check(lockfile)
         .map(|canonical| Digest::of_bytes(&canonical))
@@ -131,6 +132,32 @@ mod tests {
 
     fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
+    }
+
+    /// A lockfile approving one tool with `schema` as its input schema.
+    fn lock_with(schema: &str) -> Vec<u8> {
+        let manifest = format!(
+            r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"s","tools":[{{"name":"t","inputSchema":{schema}}}]}}]}}"#
+        );
+        let manifest = mcppin_core::manifest::Manifest::parse(manifest.as_bytes()).unwrap();
+        Lockfile::approve(None, &manifest, &[]).unwrap().to_bytes()
+    }
+
+    #[test]
+    fn the_lock_digest_covers_where_an_undecidable_literal_stands() {
+        // Both canonicalise alike (every such literal becomes 9007199254740992) and list the
+        // same undecidable literal: only the literal as written tells them apart.
+        let a = lock_with(r#"{"minimum":9007199254740992,"maximum":9007199254740993}"#);
+        let b = lock_with(r#"{"minimum":9007199254740993,"maximum":9007199254740992}"#);
+        assert_ne!(lock_digest(&a).unwrap(), lock_digest(&b).unwrap());
+        // A literal that overflows float64 is covered as written too: such a lockfile can be
+        // signed, and its signature checked, like any other.
+        let overflow = lock_with(r#"{"default":1e400}"#);
+        assert!(lock_digest(&overflow).is_ok());
+        assert_ne!(
+            lock_digest(&overflow).unwrap(),
+            lock_digest(&lock_with(r#"{"default":1e401}"#)).unwrap()
+        );
     }
 
     fn signed() -> (SigningKey, Vec<u8>) {
