@@ -396,8 +396,10 @@ impl Lockfile {
                     .as_ref()
                     .is_none_or(|scope| scope.contains(id))
             };
-            next.servers
-                .retain(|id, _| manifest.servers.contains_key(id) || !in_scope(id));
+            // A server missing from an incomplete capture was not seen, not withdrawn.
+            next.servers.retain(|id, _| {
+                manifest.servers.contains_key(id) || !in_scope(id) || !manifest.complete
+            });
         }
         for choice in selection {
             match choice {
@@ -805,6 +807,22 @@ mod tests {
         let next = Lockfile::approve(Some(&first), &complete, &[]).unwrap();
         assert!(!next.servers["docs"].tools.contains_key("big"));
         assert_eq!(next.approval_serial, 2);
+        // A whole server missing from an incomplete capture is unseen too, not withdrawn.
+        let without_parcel = manifest(
+            r#"{"schema_version":2,"complete":false,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[{"name":"search_docs","description":"Search"}]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &without_parcel, &[]).unwrap();
+        assert_eq!(next.servers.get("parcel"), first.servers.get("parcel"));
+        let complete_without = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[{"name":"search_docs","description":"Search"}]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &complete_without, &[]).unwrap();
+        assert!(
+            !next.servers.contains_key("parcel"),
+            "a complete capture withdraws it"
+        );
     }
 
     #[test]

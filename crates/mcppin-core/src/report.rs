@@ -209,9 +209,15 @@ fn change_text(c: &Change, out: &mut String) {
         "  {}  ({})\n    - {}\n    + {}",
         escape(&c.pointer),
         classes.join(", "),
-        opt_value_text(c.old.as_ref()).replace("(null)", "null"),
-        opt_value_text(c.new.as_ref()).replace("(null)", "null"),
+        place_text(c.old.as_ref()),
+        place_text(c.new.as_ref()),
     );
+}
+
+/// One side of a change: `(absent)` when the place does not exist, the value otherwise (a
+/// JSON `null` included, which is not absence).
+fn place_text(value: Option<&Value>) -> String {
+    value.map_or_else(|| "(absent)".to_owned(), value_text)
 }
 
 fn reason_text(reason: &Reason) -> String {
@@ -848,6 +854,21 @@ mod tests {
             text.contains("text at /description: U+001B U+202E U+200B"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn text_tells_null_from_absent_and_keeps_server_text() {
+        let approved = r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[
+            {"name":"t","description":"Returns (null) when empty","default":null}]}]}"#;
+        let served = r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[
+            {"name":"t","description":"Returns null when empty"}]}]}"#;
+        let text = to_text(&report(approved, served));
+        assert!(
+            text.contains("/default  (other)\n    - null\n    + (absent)"),
+            "{text}"
+        );
+        assert!(text.contains("- \"Returns (null) when empty\""), "{text}");
+        assert!(text.contains("+ \"Returns null when empty\""), "{text}");
     }
 
     #[test]
