@@ -87,26 +87,8 @@ fn main() {
     let me = std::env::current_exe().expect("own path");
     let guard = Path::new(env!("CARGO_BIN_EXE_mcppin-guard"));
 
-    let direct: Vec<OsString> = vec![me.clone().into(), "--serve".into()];
-    let relay: Vec<OsString> = vec![
-        "/bin/sh".into(),
-        "-c".into(),
-        format!("cat | '{}' --serve | cat", me.display()).into(),
-    ];
-    let mut guarded: Vec<OsString> = vec![
-        guard.into(),
-        "--lock".into(),
-        lock.clone().into(),
-        "--server".into(),
-        "bench".into(),
-        "--".into(),
-    ];
-    guarded.extend(direct.iter().cloned());
-    let configurations = [
-        ("direct", &direct),
-        ("cat relay", &relay),
-        ("mcppin-guard", &guarded),
-    ];
+    let configurations = configurations(vec![me.into(), "--serve".into()], guard, &lock, "bench");
+    let guarded = &configurations[2].1;
 
     if part("session") {
         println!(
@@ -115,21 +97,9 @@ fn main() {
             2 * requests
         );
         for (pipelined, label) in [(true, "pipelined"), (false, "one at a time")] {
-            let mut times = vec![Vec::new(); configurations.len()];
-            for _ in 0..repeats {
-                for (i, (_, command)) in configurations.iter().enumerate() {
-                    times[i].push(session(command, pipelined, requests));
-                }
-            }
-            let base = median(times[0].clone());
-            for ((name, _), times) in configurations.iter().zip(times) {
-                let time = median(times);
-                println!(
-                    "  {label:<14} {name:<13} {:>9.1} ms  {:+6.1}% against direct",
-                    ms(time),
-                    percent(time, base)
-                );
-            }
+            compare(&configurations, repeats, label, |command| {
+                session(command, pipelined, requests)
+            });
         }
     }
 
@@ -155,8 +125,8 @@ fn main() {
         return;
     }
     println!("mcppin-guard peak resident memory (VmHWM)");
-    let idle = peak_rss(&guarded, requests, 0);
-    let peak = peak_rss(&guarded, requests, big);
+    let idle = peak_rss(guarded, requests, 0);
+    let peak = peak_rss(guarded, requests, big);
     println!("  after {requests} calls and a {TOOLS}-tool list: {idle} KiB");
     println!("  after also one {big}-byte message: {peak} KiB");
 }
@@ -241,11 +211,6 @@ fn real_sessions(dir: &tempfile::TempDir, guard: &Path, calls: usize, repeats: u
         return;
     }
     let direct: Vec<OsString> = vec!["node".into(), script.into()];
-    let relay: Vec<OsString> = vec![
-        "/bin/sh".into(),
-        "-c".into(),
-        format!("cat | node '{}' | cat", direct[1].to_string_lossy()).into(),
-    ];
     // The lock: the tools the server serves now, approved as they are.
     let (mut child, mut stdin, mut stdout) = spawn(&direct);
     let hello = handshake(&mut stdin, &mut stdout);
@@ -281,36 +246,69 @@ fn real_sessions(dir: &tempfile::TempDir, guard: &Path, calls: usize, repeats: u
             .to_bytes(),
     )
     .expect("write lock");
-    let mut guarded: Vec<OsString> = vec![
-        guard.into(),
-        "--lock".into(),
-        lock.into(),
-        "--server".into(),
-        "everything".into(),
-        "--".into(),
-    ];
-    guarded.extend(direct.iter().cloned());
-    let configurations = [
-        ("direct", &direct),
-        ("cat relay", &relay),
-        ("mcppin-guard", &guarded),
-    ];
+    let configurations = configurations(direct, guard, &lock, "everything");
     println!(
         "real server (server-everything under Node.js): initialize, then {calls} echo calls one \
          at a time ({} messages), median of {repeats}",
         2 * calls + 3
     );
+    compare(&configurations, repeats, "one at a time", |command| {
+        echo_session(command, calls)
+    });
+}
+
+/// The three ways a session runs: `direct`, through `cat` in each direction (the floor of any
+/// process in the middle), and through the guard holding `lock` for `server`.
+fn configurations(
+    direct: Vec<OsString>,
+    guard: &Path,
+    lock: &Path,
+    server: &str,
+) -> [(&'static str, Vec<OsString>); 3] {
+    let quoted: Vec<String> = direct
+        .iter()
+        .map(|arg| format!("'{}'", arg.to_string_lossy()))
+        .collect();
+    let relay: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("cat | {} | cat", quoted.join(" ")).into(),
+    ];
+    let mut guarded: Vec<OsString> = vec![
+        guard.into(),
+        "--lock".into(),
+        lock.into(),
+        "--server".into(),
+        server.into(),
+        "--".into(),
+    ];
+    guarded.extend(direct.iter().cloned());
+    [
+        ("direct", direct),
+        ("cat relay", relay),
+        ("mcppin-guard", guarded),
+    ]
+}
+
+/// Times `session` with each configuration `repeats` times, the configurations taking turns,
+/// and prints the medians against the first.
+fn compare(
+    configurations: &[(&str, Vec<OsString>)],
+    repeats: usize,
+    label: &str,
+    session: impl Fn(&[OsString]) -> Duration,
+) {
     let mut times = vec![Vec::new(); configurations.len()];
     for _ in 0..repeats {
-        for (i, (_, command)) in configurations.iter().enumerate() {
-            times[i].push(echo_session(command, calls));
+        for ((_, command), times) in configurations.iter().zip(&mut times) {
+            times.push(session(command));
         }
     }
     let base = median(times[0].clone());
     for ((name, _), times) in configurations.iter().zip(times) {
         let time = median(times);
         println!(
-            "  {name:<13} {:>9.1} ms  {:+6.1}% against direct",
+            "  {label:<14} {name:<13} {:>9.1} ms  {:+6.1}% against direct",
             ms(time),
             percent(time, base)
         );

@@ -687,7 +687,11 @@ impl Shared {
                 } else if kept.is_empty() {
                     Forward::Nothing
                 } else {
-                    Forward::Bytes(join(line, kept.iter().map(|s| s.range())))
+                    let parts: Vec<Cow<'_, [u8]>> = kept
+                        .iter()
+                        .map(|span| Cow::Borrowed(line.get(span.range()).unwrap_or_default()))
+                        .collect();
+                    Forward::Bytes(join_parts(&parts))
                 };
                 (forward, answers)
             }
@@ -1278,19 +1282,6 @@ fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
             out.push(b',');
         }
         out.extend_from_slice(part);
-    }
-    out.push(b']');
-    out
-}
-
-/// `[` + the given ranges of `line` joined by `,` + `]`.
-fn join(line: &[u8], ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Vec<u8> {
-    let mut out = vec![b'['];
-    for (i, range) in ranges.enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(line.get(range).unwrap_or_default());
     }
     out.push(b']');
     out
