@@ -527,6 +527,28 @@ fn a_removed_tool_is_reported_not_refused() {
         .stderr_has("tool-removed: retired is approved but was not served");
 }
 
+/// Issue 10: `"cursor": null` asks a server for the first page; the guard took it to continue
+/// the reading, and a tool served before hid its removal.
+#[test]
+fn a_null_cursor_starts_a_new_reading() {
+    let dir = Dir::new();
+    let tools = counter_surface();
+    dir.lock(&tools);
+    let answer = |id: u64, tools: &[serde_json::Value]| json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools}});
+    let dropped = tools.last().unwrap()["name"].as_str().unwrap().to_owned();
+    let answers = [answer(1, &tools), answer(2, &tools[..tools.len() - 1])];
+    let input = [
+        request(1, "tools/list", json!({})),
+        request(2, "tools/list", json!({"cursor": null})),
+    ];
+    answering(&dir, &answers, &input)
+        .code(0)
+        .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))])
+        .stderr_has(&format!(
+            "tool-removed: {dropped} is approved but was not served"
+        ));
+}
+
 #[test]
 fn quarantine_filters_the_changed_tool_and_refuses_calls_to_it() {
     let dir = Dir::new();

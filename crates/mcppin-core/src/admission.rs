@@ -265,11 +265,14 @@ impl Gate {
 
     /// Checks one `tools/list` page: `params` of the request, `result` of the answer.
     ///
-    /// A request without a `cursor` begins a new reading. Each tool is allowed when its digest
+    /// A request without a `cursor` (or with a `null` one) begins a new reading. Each tool is allowed when its digest
     /// equals the approved one; otherwise it is denied as changed, added, undecidable or a
     /// repeat. Denied tools are quarantined until a later reading serves them as approved.
     pub fn tools_page(&mut self, params: Option<&Value>, result: &Value) -> PageReport {
-        let continues = params.and_then(|p| p.get("cursor")).is_some();
+        // A `cursor` set to `null` is one that is absent, as a server reads it (the first page).
+        let continues = params
+            .and_then(|p| p.get("cursor"))
+            .is_some_and(|c| !c.is_null());
         if !continues || self.generation == 0 {
             self.generation += 1;
             self.seen.clear();
@@ -672,6 +675,25 @@ mod tests {
         let only = check(&mut gate, None, &page(&[SEARCH], None));
         assert!(!only.drift(), "a removal is not a refusal");
         assert_eq!(only.removed, ["summarize"]);
+    }
+
+    /// Issue 10: a `cursor` set to `null` asks for the first page, as a server reads it; it
+    /// was taken to continue the reading, so a tool served earlier hid its removal.
+    #[test]
+    fn a_null_cursor_starts_a_new_reading() {
+        let mut gate = gate();
+        let both = check(&mut gate, None, &page(&[SEARCH, SUMMARIZE], None));
+        assert!(both.removed.is_empty());
+        for params in [r#"{"cursor":null}"#, r#"{"cursor":null,"_meta":{}}"#, "{}"] {
+            let params = parse(params.as_bytes()).unwrap();
+            let again = gate.tools_page(Some(&params), &parse(&page(&[SEARCH], None)).unwrap());
+            assert_eq!(again.removed, ["summarize"], "{params}");
+        }
+        assert_eq!(gate.generation(), 4);
+        let params = parse(br#"{"cursor":"2"}"#).unwrap();
+        let next = gate.tools_page(Some(&params), &parse(&page(&[SUMMARIZE], None)).unwrap());
+        assert_eq!(next.generation, 4, "a cursor continues the reading");
+        assert!(next.removed.is_empty());
     }
 
     #[test]
