@@ -770,10 +770,7 @@ impl Shared {
             if let Decision::Deny(reason) = decision {
                 return Request::Answer(refusal(
                     raw_id,
-                    &format!(
-                        "mcppin-guard refused tools/call: {reason}: {}",
-                        escape(&tool)
-                    ),
+                    &format!("mcppin-guard refused tools/call: {}", reason.policy()),
                 ));
             }
             if self.log.enabled() {
@@ -1067,9 +1064,11 @@ impl Shared {
                  request in this session"
             ),
         });
+        // The method and the policy, not the name: the client already knows what it asked
+        // for, and the message holds no string from the wire (docs/guard.md).
         let reply = refusal(
             &pending.id,
-            &format!("mcppin-guard refused {what}: {policy}"),
+            &format!("mcppin-guard refused {}: {policy}", escape(method)),
         );
         match self.mode {
             Mode::Refuse => Element::Refuse(reply),
@@ -1112,10 +1111,8 @@ impl Shared {
         if !report.drift() {
             return Element::Forward;
         }
-        let mut refused = Vec::new();
         if let Some(reason) = &report.malformed {
             notes.push(format!("refused tools/list: {reason}"));
-            refused.push(reason.to_string());
         }
         for tool in report.tools.iter().filter(|t| !t.decision.is_allow()) {
             let reason = tool
@@ -1133,11 +1130,12 @@ impl Shared {
                 notes.push(format!("    approved: {}", shown(change.old.as_ref())));
                 notes.push(format!("    served:   {}", shown(change.new.as_ref())));
             }
-            refused.push(format!("{reason}: {}", escape(&tool.name)));
         }
+        // Counts and policies only: the names and the diff went to stderr (docs/guard.md).
+        let summary = report.summary().unwrap_or_default();
         let reply = refusal(
             &pending.id,
-            &format!("mcppin-guard refused tools/list: {}", refused.join(", ")),
+            &format!("mcppin-guard refused tools/list: {summary}"),
         );
         match self.mode {
             Mode::Refuse => Element::Refuse(reply),
@@ -1247,6 +1245,10 @@ fn id_json(raw: &[u8]) -> serde_json::Value {
 }
 
 /// A JSON-RPC error answer with the client's id, code -32001.
+///
+/// `message` is what the model reads: it names the method and the policy, with counts, and
+/// never a string the server chose (a tool name, a number literal) nor one of unbounded length
+/// (docs/guard.md, "What the client sees"). The detail goes to stderr and the log.
 fn refusal(id: &[u8], message: &str) -> Vec<u8> {
     error_answer(id, REFUSED, message)
 }
