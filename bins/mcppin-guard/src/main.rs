@@ -15,6 +15,7 @@ use clap::{Parser, ValueEnum};
 use mcppin_client::DEFAULT_MAX_LINE;
 use mcppin_core::lockfile::{LockedServer, Lockfile};
 
+mod feed;
 mod log;
 mod proxy;
 
