@@ -448,7 +448,8 @@ fn emit(out: &Out, message: &[u8], flush: bool) -> io::Result<()> {
 ///
 /// Forwarded lines are gathered (at most [`BUFFER`] bytes, or one larger line) and written
 /// when no further client line is buffered, by [`feed`]: a server that stops reading never
-/// blocks this thread, which sees the client leave and starts the shutdown order.
+/// blocks this thread, which sees the client leave and starts the shutdown order. A last line
+/// without a newline is read as a line: judged, then forwarded or answered like any other.
 fn client_to_server(
     limit: usize,
     shared: &Mutex<Shared>,
@@ -471,9 +472,17 @@ fn client_to_server(
         let last = match reader.read_line_into(&mut line) {
             Ok(true) => false,
             Ok(false) => break,
+            // `line` holds the bytes after the last newline.
+            Err(mcppin_client::Error::UnterminatedLine { .. }) => true,
             Err(mcppin_client::Error::LineTooLong { limit }) => {
                 let _ = tx.send(End::ClientFailed(format!(
                     "a message from the client exceeds --max-message ({limit} bytes)"
+                )));
+                return;
+            }
+            Err(mcppin_client::Error::Io { source, .. }) => {
+                let _ = tx.send(End::ClientFailed(format!(
+                    "reading from the client: {source}"
                 )));
                 return;
             }

@@ -9,8 +9,8 @@ mod util;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-use util::{Dir, Expect, HANG, counter_surface, request, running, wait_for_pid};
+use serde_json::{Value, json};
+use util::{Dir, Expect, HANG, call, counter_surface, initialize, request, running, wait_for_pid};
 
 /// The guard's command line (refuse mode) running `script` under `/bin/sh` as the server.
 fn shell(script: &str) -> Vec<String> {
@@ -18,6 +18,21 @@ fn shell(script: &str) -> Vec<String> {
         .into_iter()
         .chain(["/bin/sh", "-c", script])
         .map(String::from)
+        .collect()
+}
+
+/// The guard's command line running the fixture server (honest, counting surface).
+fn fixture() -> Vec<String> {
+    ["--lock", "mcp.lock.json", "--server", "fixture", "--"]
+        .into_iter()
+        .map(String::from)
+        .chain([
+            mcppin_fixture::locate_example("mcppin-fixture")
+                .display()
+                .to_string(),
+            "--mode".to_owned(),
+            "counter".to_owned(),
+        ])
         .collect()
 }
 
@@ -93,4 +108,52 @@ fn a_daemon_in_the_servers_group_is_stopped_with_it() {
     kill(daemon);
     run.code(0).lines(&[Expect::Result(json!(1))]);
     assert!(stopped, "the daemon {daemon} outlived the session");
+}
+
+/// The client's bytes: `lines`, each ended by a newline, then `last` without one.
+fn unterminated(lines: &[Value], last: &Value) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for line in lines {
+        bytes.extend_from_slice(line.to_string().as_bytes());
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(last.to_string().as_bytes());
+    bytes
+}
+
+/// The answer to `id` among the guard's output.
+fn answer(run: &util::Run, id: u64) -> Value {
+    run.messages()
+        .into_iter()
+        .find(|m| m["id"] == json!(id))
+        .unwrap_or_else(|| panic!("no answer to {id}\n{}\n{}", run.stdout, run.stderr))
+}
+
+#[test]
+fn a_last_client_line_without_a_newline_is_judged_and_refused() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let input = unterminated(&[initialize(1)], &call(2, "exfiltrate"));
+    let run = dir.run_guard_bounded(&fixture(), input);
+    run.code(0);
+    assert!(answer(&run, 1).get("result").is_some(), "{}", run.stdout);
+    assert_eq!(
+        answer(&run, 2)["error"]["code"],
+        json!(-32001),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.messages().len(), 2, "{}", run.stdout);
+    assert!(!run.stderr.contains("server"), "{}", run.stderr);
+}
+
+#[test]
+fn a_last_client_line_without_a_newline_is_forwarded_and_answered() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let input = unterminated(&[initialize(1)], &request(2, "tools/list", json!({})));
+    let run = dir.run_guard_bounded(&fixture(), input);
+    run.code(0)
+        .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))]);
+    assert_eq!(run.stderr, "", "nothing to report");
 }
