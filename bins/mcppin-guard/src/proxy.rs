@@ -254,11 +254,17 @@ fn stop_server_on_signal(mut signals: Signals, group: u32) {
 
 /// Runs the session to its end and says how it ended.
 pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
-    let command = ServerCommand::new(&config.program)
+    let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         .envs(inherited_environment(std::env::vars_os(), Inherit::All))
         .stderr(StderrMode::Capture { limit: STDERR_KEPT })
         .grace(DEFAULT_GRACE);
+    // The server dies with the guard, even by SIGKILL: started from this (the main) thread
+    // through the guard's own executable, which sets the parent-death signal before it
+    // becomes the server. Without a path to itself the guard starts the server directly.
+    if let Ok(exe) = std::env::current_exe() {
+        command = command.die_with_parent(exe);
+    }
     // Registered before the server starts, so a signal arriving in between is not lost.
     let signals =
         Signals::new([SIGINT, SIGTERM, SIGHUP]).context("cannot install the signal handler")?;

@@ -110,6 +110,102 @@ fn a_daemon_in_the_servers_group_is_stopped_with_it() {
     assert!(stopped, "the daemon {daemon} outlived the session");
 }
 
+#[test]
+fn the_server_dies_with_a_guard_killed_by_sigkill() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let mut guard = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .args(shell("echo $$ > server.pid; exec sleep 60"))
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mcppin-guard");
+    // Held open: the guard must not see its client leave, only the kill.
+    let client = guard.stdin.take();
+    let server = wait_for_pid(dir.path(), "server.pid");
+    assert!(running(server));
+    guard.kill().expect("SIGKILL the guard");
+    let _ = guard.wait();
+    drop(client);
+    let stopped = gone(server);
+    kill(server);
+    assert!(stopped, "the server {server} outlived the guard");
+}
+
+#[test]
+fn the_server_runs_its_command_with_the_arguments_and_environment_given() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // What the server sees of itself: its arguments, its environment, and that its stdin and
+    // stdout are the guard's pipes (it answers a request it read).
+    let script = "printf '%s|' \"$0\" \"$@\" > argv; env > env; read line; \
+                  printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}'; cat > /dev/null";
+    let mut args = shell(script);
+    args.extend(["name", "a b", ""].map(String::from));
+    let input = format!("{}\n", request(1, "ping", json!({})));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"));
+    command
+        .args(&args)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("ONLY_THIS", "value")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("spawn mcppin-guard");
+    {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(input.as_bytes()).expect("write");
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(dir.read("argv"), "name|a b||");
+    let mut names: Vec<String> = dir
+        .read("env")
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_owned()))
+        .filter(|k| !matches!(k.as_str(), "PWD" | "SHLVL" | "_" | "OLDPWD"))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ONLY_THIS"]);
+}
+
+#[test]
+fn a_server_that_cannot_be_executed_exits_3() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    dir.write("server", "#!/bin/sh\n");
+    let args: Vec<String> = [
+        "--lock",
+        "mcp.lock.json",
+        "--server",
+        "fixture",
+        "--",
+        "./server",
+    ]
+    .map(String::from)
+    .to_vec();
+    let input = format!("{}\n", initialize(1));
+    dir.run_guard_bounded(&args, input.into_bytes())
+        .code(3)
+        .stderr_has("mcppin-guard: cannot start ./server: Permission denied");
+}
+
+#[test]
+fn the_way_the_server_is_started_is_not_an_option() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .arg("--help")
+        .output()
+        .expect("run mcppin-guard --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--max-message"), "{help}");
+    assert!(!help.contains(mcppin_client::TRAMPOLINE_ARG), "{help}");
+}
+
 /// The client's bytes: `lines`, each ended by a newline, then `last` without one.
 fn unterminated(lines: &[Value], last: &Value) -> Vec<u8> {
     let mut bytes = Vec::new();
