@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use util::{Dir, Expect, HANG, call, counter_surface, initialize, request, running, wait_for_pid};
+use util::{
+    ClientEnd, Dir, Expect, HANG, call, counter_surface, initialize, request, running, wait_for_pid,
+};
 
 /// The guard's command line (refuse mode) running `script` under `/bin/sh` as the server.
 fn shell(script: &str) -> Vec<String> {
@@ -92,6 +94,23 @@ fn a_daemon_holding_the_servers_output_does_not_hold_the_guard() {
     let daemon = wait_for_pid(dir.path(), "daemon.pid");
     kill(daemon);
     run.code(0).lines(&[Expect::Result(json!(1))]);
+}
+
+#[test]
+fn a_server_that_exits_mid_session_leaving_a_daemon_on_its_output_exits_3() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    // The client stays; the server answers and exits on its own, and the daemon keeps its
+    // stdout open: the guard must notice the server is gone.
+    let script = "setsid sleep 60 & echo $! > daemon.pid; read line; \
+                  printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}'; exit 0";
+    let input = format!("{}\n", request(1, "ping", json!({})));
+    let run = dir.run_guard_bounded_as(&shell(script), input.into_bytes(), ClientEnd::StaysOpen);
+    let daemon = wait_for_pid(dir.path(), "daemon.pid");
+    kill(daemon);
+    run.code(3)
+        .lines(&[Expect::Result(json!(1))])
+        .stderr_has("the server exited while the session was open");
 }
 
 #[test]

@@ -359,6 +359,11 @@ impl Dir {
     /// from another thread and then closes the client's end. A guard still running after
     /// [`HANG`] is killed and the test fails: a hang is a failure, not a stuck test run.
     pub fn run_guard_bounded(&self, args: &[String], stdin: Vec<u8>) -> Run {
+        self.run_guard_bounded_as(args, stdin, ClientEnd::Closes)
+    }
+
+    /// As [`Dir::run_guard_bounded`], with the client's end closed or held open to the end.
+    pub fn run_guard_bounded_as(&self, args: &[String], stdin: Vec<u8>, end: ClientEnd) -> Run {
         use std::io::Read;
         use std::time::Instant;
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
@@ -371,9 +376,13 @@ impl Dir {
             .spawn()
             .expect("spawn mcppin-guard");
         let mut pipe = child.stdin.take().expect("stdin");
+        let (exited, wait_exit) = std::sync::mpsc::channel::<()>();
         // The guard may stop reading: a write that fails or blocks must not hold the test.
         let writer = std::thread::spawn(move || {
             let _ = pipe.write_all(&stdin);
+            if end == ClientEnd::StaysOpen {
+                let _ = wait_exit.recv();
+            }
         });
         let drain = |mut from: Box<dyn Read + Send>| {
             std::thread::spawn(move || {
@@ -390,6 +399,7 @@ impl Dir {
                 break status;
             }
             if started.elapsed() > HANG {
+                drop(exited);
                 let _ = child.kill();
                 let _ = child.wait();
                 let stderr = stderr.join().unwrap_or_default();
@@ -397,6 +407,7 @@ impl Dir {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
+        drop(exited);
         let _ = writer.join();
         Run {
             code: status.code().unwrap_or(-1),
@@ -404,6 +415,14 @@ impl Dir {
             stderr: stderr.join().unwrap_or_default(),
         }
     }
+}
+
+/// Whether the client closes its end after its messages, or holds it open until the guard
+/// exits (then the server, not the client, ends the session).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ClientEnd {
+    Closes,
+    StaysOpen,
 }
 
 /// Whether process `pid` runs (a zombie has exited: it does not count).
