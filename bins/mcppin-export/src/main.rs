@@ -99,6 +99,22 @@ fn parse_protocol(text: &str) -> Result<Protocol, String> {
 }
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    if args
+        .nth(1)
+        .is_some_and(|first| first == mcppin_client::TRAMPOLINE_ARG)
+    {
+        // Started by itself to become a server that dies with the export (see
+        // `capture_server`); returns only when the server could not be executed. Stderr is
+        // the server's: the export shows it.
+        let err = mcppin_client::exec_server(args);
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{NAME}: {}",
+            escape(&err.to_string())
+        );
+        return ExitCode::from(127);
+    }
     let cli = Cli::parse();
     let outcome = run(&cli);
     if interrupt::interrupted() {
@@ -255,6 +271,12 @@ fn capture_server(
         .grace(cli.grace);
     if let Some(dir) = &server.cwd {
         command = command.current_dir(dir);
+    }
+    // The server dies with the export, even by SIGKILL: started from the main thread through
+    // the export's own executable, which sets the parent-death signal before it becomes the
+    // server. Without a path to itself the export starts the server directly.
+    if let Ok(exe) = std::env::current_exe() {
+        command = command.die_with_parent(exe);
     }
     let failed = |cause: String| -> anyhow::Error {
         Fail::new(

@@ -352,6 +352,50 @@ fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
 }
 
 #[test]
+fn a_server_dies_with_an_export_killed_by_sigkill() {
+    let dir = Dir::new();
+    // A silent server also ignores the end of its input: only a signal stops it.
+    dir.config(&[("demo", &["--mode", "silent"])]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+        .args(["--config", "mcp.json", "--timeout", "60s"])
+        .args(["-o", "manifest.json"])
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !dir.exists("demo.pid") {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = dir.pid("demo");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let started = std::time::Instant::now();
+    while !util::group_members(pid).is_empty()
+        && started.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left = util::group_members(pid);
+    for member in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &member.to_string()])
+            .status();
+    }
+    assert!(
+        left.is_empty(),
+        "the server {pid} outlived the export: {left:?}"
+    );
+}
+
+#[test]
 fn a_crash_mid_list_fails_the_export_and_shows_stderr() {
     let dir = Dir::new();
     dir.config(&[("demo", &["--mode", "crash"])]);

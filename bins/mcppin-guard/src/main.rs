@@ -15,6 +15,7 @@ use clap::{Parser, ValueEnum};
 use mcppin_client::DEFAULT_MAX_LINE;
 use mcppin_core::lockfile::{LockedServer, Lockfile};
 
+mod feed;
 mod log;
 mod proxy;
 
@@ -113,6 +114,21 @@ impl Fail {
 }
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    if args
+        .nth(1)
+        .is_some_and(|first| first == mcppin_client::TRAMPOLINE_ARG)
+    {
+        // Started by itself to become the server (docs/guard.md, "Shutdown"); returns only
+        // when the server could not be executed. Stderr is the server's: the guard shows it.
+        let err = mcppin_client::exec_server(args);
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mcppin-guard: {}",
+            mcppin_core::escape(&err.to_string())
+        );
+        return ExitCode::from(127);
+    }
     let cli = Cli::parse();
     let outcome = run(cli);
     if proxy::signalled() {

@@ -11,12 +11,11 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
-use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use mcppin_client::{
@@ -32,6 +31,7 @@ use serde_json::json;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::feed::{Client, ServerIn, feed};
 use crate::log::Log;
 use crate::{Exit, Fail, Mode};
 
@@ -215,7 +215,9 @@ enum End {
 /// for input (see [`LineReader::has_line`]), so a burst of messages costs one write, and no
 /// message waits in the buffer while the guard waits.
 type Out = Arc<Mutex<BufWriter<File>>>;
-type ServerIn = Arc<Mutex<Option<BufWriter<ChildStdin>>>>;
+
+/// How often the main thread looks whether the server exited while its output stays open.
+const WATCH: Duration = Duration::from_millis(100);
 
 /// Set when a signal told the guard to stop: the signal thread then owns the exit.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
@@ -252,11 +254,17 @@ fn stop_server_on_signal(mut signals: Signals, group: u32) {
 
 /// Runs the session to its end and says how it ended.
 pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
-    let command = ServerCommand::new(&config.program)
+    let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         .envs(inherited_environment(std::env::vars_os(), Inherit::All))
         .stderr(StderrMode::Capture { limit: STDERR_KEPT })
         .grace(DEFAULT_GRACE);
+    // The server dies with the guard, even by SIGKILL: started from this (the main) thread
+    // through the guard's own executable, which sets the parent-death signal before it
+    // becomes the server. Without a path to itself the guard starts the server directly.
+    if let Ok(exe) = std::env::current_exe() {
+        command = command.die_with_parent(exe);
+    }
     // Registered before the server starts, so a signal arriving in between is not lost.
     let signals =
         Signals::new([SIGINT, SIGTERM, SIGHUP]).context("cannot install the signal handler")?;
@@ -264,11 +272,11 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
     stop_server_on_signal(signals, server.id());
-    let server_in: ServerIn = Arc::new(Mutex::new(
-        server
-            .take_stdin()
-            .map(|pipe| BufWriter::with_capacity(BUFFER, pipe)),
-    ));
+    let stdin = server.take_stdin();
+    if let Some(pipe) = &stdin {
+        crate::feed::nonblocking(pipe).context("cannot set up the server's stdin")?;
+    }
+    let server_in: Arc<ServerIn> = Arc::new(Mutex::new(stdin));
     let server_out = server.take_stdout().context("the server has no stdout")?;
     let shared = Arc::new(Mutex::new(Shared {
         gate: Gate::new(approved),
@@ -313,16 +321,42 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
 
     let mut stderr_lines = Vec::new();
     let mut client_eof = false;
+    // Set once the server has exited and its group was stopped: how long its output may still
+    // stay open (a process that left the group can hold it forever).
+    let mut output_deadline: Option<Instant> = None;
     let exit = loop {
-        let Ok(end) = rx.recv() else {
-            break Exit::Server;
+        let wait = output_deadline.map_or(WATCH, |d| d.saturating_duration_since(Instant::now()));
+        let end = match rx.recv_timeout(wait) {
+            Ok(end) => end,
+            Err(RecvTimeoutError::Disconnected) => break Exit::Server,
+            Err(RecvTimeoutError::Timeout) if output_deadline.is_some() => {
+                // Everything read from the server was forwarded; what is still owed never comes.
+                if client_eof || lock(&shared).client_done {
+                    break Exit::Clean;
+                }
+                stderr_lines.push(
+                    "mcppin-guard: the server exited while the session was open (a process it \
+                     started still held its output)"
+                        .to_owned(),
+                );
+                break Exit::Server;
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if server.has_exited().unwrap_or(false) {
+                    server.shutdown().context("stopping the server")?;
+                    output_deadline = Some(Instant::now() + DEFAULT_GRACE);
+                }
+                continue;
+            }
         };
         match end {
             End::ClientEof => {
-                // SPEC 6 shutdown: the client's end of input closes the server's stdin (done by
-                // the client thread), then 2 s, SIGTERM, SIGKILL; answers keep flowing meanwhile.
+                // The shutdown order: the client's end of input closes the server's stdin (done
+                // by the client thread), then 2 s, SIGTERM, SIGKILL; answers keep flowing
+                // meanwhile, until the server's output ends or a bounded wait after it exited.
                 client_eof = true;
                 server.shutdown().context("stopping the server")?;
+                output_deadline = Some(Instant::now() + DEFAULT_GRACE);
             }
             End::ClientFailed(message) => {
                 stop(&shared, &server_in);
@@ -378,13 +412,12 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 /// Stops forwarding and closes the server's stdin (the first step of the shutdown order),
-/// dropping whatever was not yet written to it.
-fn stop(shared: &Mutex<Shared>, server_in: &Mutex<Option<BufWriter<ChildStdin>>>) {
+/// dropping whatever was not yet written to it. A write that holds the pipe at this moment
+/// closes it itself within a moment (see [`feed`]).
+fn stop(shared: &Mutex<Shared>, server_in: &ServerIn) {
     lock(shared).stopped = true;
-    if let Ok(mut stdin) = server_in.try_lock()
-        && let Some(pipe) = stdin.take()
-    {
-        drop(pipe.into_parts());
+    if let Ok(mut stdin) = server_in.try_lock() {
+        stdin.take();
     }
 }
 
@@ -418,6 +451,11 @@ fn emit(out: &Out, message: &[u8], flush: bool) -> io::Result<()> {
 }
 
 /// The client-to-server direction.
+///
+/// Forwarded lines are gathered (at most [`BUFFER`] bytes, or one larger line) and written
+/// when no further client line is buffered, by [`feed`]: a server that stops reading never
+/// blocks this thread, which sees the client leave and starts the shutdown order. A last line
+/// without a newline is read as a line: judged, then forwarded or answered like any other.
 fn client_to_server(
     limit: usize,
     shared: &Mutex<Shared>,
@@ -425,15 +463,32 @@ fn client_to_server(
     server_in: &ServerIn,
     tx: &Sender<End>,
 ) {
-    let mut reader = LineReader::new(io::stdin().lock(), limit);
+    let input = io::stdin();
+    let mut client = Client::new(input.as_fd());
+    let mut reader = LineReader::new(input.lock(), limit);
     let mut line = Vec::new();
+    let mut outgoing: Vec<u8> = Vec::with_capacity(BUFFER);
+    let stopped = || lock(shared).stopped;
+    // Called once, when the client closes its end while the server is not reading.
+    let hangup = || {
+        lock(shared).client_done = true;
+        let _ = tx.send(End::ClientEof);
+    };
     loop {
-        match reader.read_line_into(&mut line) {
-            Ok(true) => {}
+        let last = match reader.read_line_into(&mut line) {
+            Ok(true) => false,
             Ok(false) => break,
+            // `line` holds the bytes after the last newline.
+            Err(mcppin_client::Error::UnterminatedLine { .. }) => true,
             Err(mcppin_client::Error::LineTooLong { limit }) => {
                 let _ = tx.send(End::ClientFailed(format!(
                     "a message from the client exceeds --max-message ({limit} bytes)"
+                )));
+                return;
+            }
+            Err(mcppin_client::Error::Io { source, .. }) => {
+                let _ = tx.send(End::ClientFailed(format!(
+                    "reading from the client: {source}"
                 )));
                 return;
             }
@@ -441,7 +496,7 @@ fn client_to_server(
                 let _ = tx.send(End::ClientFailed(format!("reading from the client: {err}")));
                 return;
             }
-        }
+        };
         let reading = Reading::of(&line);
         let mut notes = Vec::new();
         let (forward, answers) = {
@@ -459,37 +514,44 @@ fn client_to_server(
                 break;
             }
         }
-        let mut stdin = server_in
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(pipe) = stdin.as_mut() {
-            let message = match &forward {
-                Forward::Line => Some(&line[..]),
-                Forward::Bytes(bytes) => Some(&bytes[..]),
-                Forward::Nothing => None,
-            };
-            let mut written = Ok(());
-            if let Some(message) = message {
-                written = pipe.write_all(message).and_then(|()| pipe.write_all(b"\n"));
+        let message = match &forward {
+            Forward::Line => Some(&line[..]),
+            Forward::Bytes(bytes) => Some(&bytes[..]),
+            Forward::Nothing => None,
+        };
+        if let Some(message) = message {
+            if outgoing.len() + message.len() >= BUFFER {
+                feed(server_in, &[&outgoing], &mut client, stopped, hangup);
+                outgoing.clear();
             }
-            if !reader.has_line() {
-                written = written.and_then(|()| pipe.flush());
-            }
-            if written.is_err() {
-                // The server is gone; its end of output tells the main thread.
-                stdin.take().map(BufWriter::into_parts);
+            if message.len() >= BUFFER {
+                // Written from where it is, not copied.
+                feed(server_in, &[message, b"\n"], &mut client, stopped, hangup);
+            } else {
+                outgoing.extend_from_slice(message);
+                outgoing.push(b'\n');
             }
         }
+        if last || !reader.has_line() {
+            feed(server_in, &[&outgoing], &mut client, stopped, hangup);
+            outgoing.clear();
+        }
+        if last {
+            break;
+        }
     }
+    // The end of the client's input closes the server's stdin, the first step of the order.
     lock(shared).client_done = true;
-    if let Some(pipe) = server_in
+    lock_in(server_in).take();
+    if !client.closed() {
+        let _ = tx.send(End::ClientEof);
+    }
+}
+
+fn lock_in(server_in: &ServerIn) -> MutexGuard<'_, Option<std::process::ChildStdin>> {
+    server_in
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take()
-    {
-        let _ = pipe.into_inner();
-    }
-    let _ = tx.send(End::ClientEof);
 }
 
 /// The server-to-client direction; returns how it ended.

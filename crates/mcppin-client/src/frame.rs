@@ -93,7 +93,9 @@ impl<R: Read> LineReader<R> {
     ///
     /// # Errors
     ///
-    /// As [`LineReader::read_line`].
+    /// As [`LineReader::read_line`]. On [`Error::UnterminatedLine`], `line` holds the bytes
+    /// after the last newline: a proxy that must judge a peer's last words (a client may end
+    /// its input without a final newline) reads them there.
     pub fn read_line_into(&mut self, line: &mut Vec<u8>) -> Result<bool, Error> {
         line.clear();
         if line.capacity() > KEPT_CAPACITY {
@@ -222,6 +224,18 @@ mod tests {
             lines.read_line(),
             Err(Error::UnterminatedLine { len: 4 })
         ));
+    }
+
+    #[test]
+    fn an_unterminated_last_line_is_left_in_the_buffer() {
+        let mut lines = LineReader::new(&b"{\"a\":1}\n{\"b\":2}"[..], 64);
+        let mut line = Vec::new();
+        assert!(lines.read_line_into(&mut line).unwrap());
+        assert!(matches!(
+            lines.read_line_into(&mut line),
+            Err(Error::UnterminatedLine { len: 7 })
+        ));
+        assert_eq!(line, b"{\"b\":2}");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
-    Shutdown, Stage, StderrMode, inherited_environment, stop_group,
+    Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment, stop_group,
 };
 pub use session::{ClientInfo, MAX_PAGES, Protocol, Revision, Session, SessionOptions};
 pub use transport::{Channel, Connection, Received, Transport};

@@ -36,6 +36,11 @@ pub const DEFAULT_STDERR_LIMIT: usize = 64 * 1024;
 /// How often a wait for a process polls.
 const POLL: Duration = Duration::from_millis(10);
 
+/// The first argument that runs a binary as the trampoline of [`ServerCommand::die_with_parent`]
+/// (see [`exec_server`]). Not an option for people: binaries check for it before parsing their
+/// command line and never list it.
+pub const TRAMPOLINE_ARG: &str = "--mcppin-exec-server-dying-with-parent";
+
 /// How much of the caller's environment a server inherits.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub enum Inherit {
@@ -121,6 +126,7 @@ pub struct ServerCommand {
     cwd: Option<PathBuf>,
     stderr: StderrMode,
     grace: Duration,
+    trampoline: Option<PathBuf>,
 }
 
 impl ServerCommand {
@@ -133,6 +139,7 @@ impl ServerCommand {
             cwd: None,
             stderr: StderrMode::default(),
             grace: DEFAULT_GRACE,
+            trampoline: None,
         }
     }
 
@@ -191,6 +198,24 @@ impl ServerCommand {
         self
     }
 
+    /// Makes the server die with the thread that starts it, even when the caller is killed by
+    /// SIGKILL and runs no shutdown order: the server is started through `trampoline`, the
+    /// caller's own executable, which sets a parent-death signal (SIGKILL, Linux) and then
+    /// executes the server in its place: same process, process group, arguments, environment,
+    /// working directory and standard streams.
+    ///
+    /// The caller's `main` must hand a command line that starts with [`TRAMPOLINE_ARG`] to
+    /// [`exec_server`] before parsing it. The signal comes when the *thread* that called
+    /// [`ServerCommand::spawn`] ends: spawn from a thread that lives as long as the server
+    /// should (the main thread). It does not reach what the server starts, a server that is a
+    /// set-user-ID or set-group-ID program or has file capabilities (the kernel clears the
+    /// signal when executing one), nor other systems than Linux.
+    #[must_use]
+    pub fn die_with_parent(mut self, trampoline: impl Into<PathBuf>) -> Self {
+        self.trampoline = Some(trampoline.into());
+        self
+    }
+
     /// The program as configured.
     #[must_use]
     pub fn program(&self) -> &OsStr {
@@ -221,7 +246,23 @@ impl ServerCommand {
     ///
     /// [`Error::Spawn`] when the program cannot be started.
     pub fn spawn(&self) -> Result<ServerProcess, Error> {
-        let mut command = Command::new(&self.program);
+        let mut command = match &self.trampoline {
+            Some(trampoline) => {
+                // The trampoline reports a failed exec only on the server's stderr: a program
+                // that is not there at all is reported here, as a direct start would.
+                self.find_program().map_err(|source| Error::Spawn {
+                    program: self.program.to_string_lossy().into_owned(),
+                    source,
+                })?;
+                let mut command = Command::new(trampoline);
+                command
+                    .arg(TRAMPOLINE_ARG)
+                    .arg(std::process::id().to_string())
+                    .arg(&self.program);
+                command
+            }
+            None => Command::new(&self.program),
+        };
         command
             .args(&self.args)
             .env_clear()
@@ -256,6 +297,48 @@ impl ServerCommand {
             finished: None,
         })
     }
+}
+
+impl ServerCommand {
+    /// Whether an executable file stands where executing the program will look for it: the
+    /// path itself when it holds a `/` (from the working directory), else each directory of
+    /// the server's `PATH` (the system's default one when it has none).
+    fn find_program(&self) -> io::Result<()> {
+        let program = Path::new(&self.program);
+        let found = if self.program.as_encoded_bytes().contains(&b'/') {
+            let path = match &self.cwd {
+                Some(dir) if program.is_relative() => dir.join(program),
+                _ => program.to_path_buf(),
+            };
+            if path.is_file() && !executable(&path) {
+                return Err(rustix::io::Errno::ACCESS.into());
+            }
+            path.is_file()
+        } else {
+            let search = self
+                .env
+                .get(OsStr::new("PATH"))
+                .map_or(OsStr::new("/bin:/usr/bin"), OsString::as_os_str);
+            std::env::split_paths(search).any(|dir| {
+                let dir = match &self.cwd {
+                    Some(cwd) if dir.is_relative() => cwd.join(dir),
+                    _ => dir,
+                };
+                executable(&dir.join(program))
+            })
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(rustix::io::Errno::NOENT.into())
+        }
+    }
+}
+
+/// Whether `path` is a file with an execute permission bit.
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// A running server: the leader of its own process group.
@@ -426,6 +509,52 @@ pub fn stop_group(id: u32, grace: Duration) -> Result<(), Error> {
             source: io::ErrorKind::InvalidInput.into(),
         })?;
     sweep_group(pgid, grace)
+}
+
+/// The trampoline of [`ServerCommand::die_with_parent`]: `args` is the command line after
+/// [`TRAMPOLINE_ARG`] (the parent's process id, the program, its arguments). Sets the
+/// parent-death signal to SIGKILL, checks that the parent is still the process that started
+/// this one (it may have died before the signal was set), and executes the program in place of
+/// this process, which keeps its environment, working directory, process group and standard
+/// streams.
+///
+/// Returns only when it could not do so; the caller then reports the error on stderr (the
+/// server's) and exits with 127, as a shell does for a command it cannot run.
+#[must_use]
+pub fn exec_server(mut args: impl Iterator<Item = OsString>) -> Error {
+    let usage = || Error::Spawn {
+        program: TRAMPOLINE_ARG.to_owned(),
+        source: io::ErrorKind::InvalidInput.into(),
+    };
+    let Some(parent) = args
+        .next()
+        .and_then(|pid| pid.to_str().and_then(|pid| pid.parse::<i32>().ok()))
+        .and_then(Pid::from_raw)
+    else {
+        return usage();
+    };
+    let Some(program) = args.next() else {
+        return usage();
+    };
+    let name = program.to_string_lossy().into_owned();
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Err(errno) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
+        return Error::Spawn {
+            program: name,
+            source: errno.into(),
+        };
+    }
+    if rustix::process::getppid() != Some(parent) {
+        return Error::Spawn {
+            program: name,
+            source: io::Error::other("the process that started it is gone"),
+        };
+    }
+    let source = Command::new(program).args(args).exec();
+    Error::Spawn {
+        program: name,
+        source,
+    }
 }
 
 /// Polls `child` until it exits or `grace` passes.
@@ -758,6 +887,37 @@ mod tests {
         // The owner's own shutdown still completes on a group that is already gone.
         let mut server = server;
         assert_eq!(server.shutdown().unwrap().stage, Stage::AlreadyExited);
+    }
+
+    #[test]
+    fn a_missing_program_is_a_spawn_error_through_the_trampoline_too() {
+        for program in ["/nonexistent/server", "no-such-server-on-path"] {
+            let err = ServerCommand::new(program)
+                .env("PATH", "/usr/bin:/bin")
+                .die_with_parent("/bin/true")
+                .spawn()
+                .unwrap_err();
+            assert!(
+                matches!(err, Error::Spawn { program: ref p, ref source }
+                    if p == program && source.kind() == io::ErrorKind::NotFound),
+                "{err}"
+            );
+        }
+        // Found on the server's PATH: the trampoline is started (here one that just exits).
+        let mut server = ServerCommand::new("sh")
+            .env("PATH", "/usr/bin:/bin")
+            .die_with_parent("/bin/true")
+            .spawn()
+            .unwrap();
+        assert!(server.shutdown().unwrap().status.success());
+    }
+
+    #[test]
+    fn the_trampoline_refuses_a_command_line_it_was_not_given() {
+        for args in [&[][..], &["not-a-pid", "sh"][..], &["1"][..]] {
+            let err = exec_server(args.iter().map(OsString::from));
+            assert!(matches!(err, Error::Spawn { ref program, .. } if program == TRAMPOLINE_ARG));
+        }
     }
 
     #[test]

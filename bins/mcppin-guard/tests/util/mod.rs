@@ -349,3 +349,105 @@ pub fn counter_surface() -> Vec<Value> {
 pub fn alive(pid: &str) -> bool {
     Path::new(&format!("/proc/{}", pid.trim())).exists()
 }
+
+/// How long a test waits for the guard to exit on its own before it kills it and fails: far
+/// above any shutdown the guard runs (grace periods included), so only a hang reaches it.
+pub const HANG: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Dir {
+    /// Runs the guard with the full command line `args`, writes `stdin` as the client's bytes
+    /// from another thread and then closes the client's end. A guard still running after
+    /// [`HANG`] is killed and the test fails: a hang is a failure, not a stuck test run.
+    pub fn run_guard_bounded(&self, args: &[String], stdin: Vec<u8>) -> Run {
+        self.run_guard_bounded_as(args, stdin, ClientEnd::Closes)
+    }
+
+    /// As [`Dir::run_guard_bounded`], with the client's end closed or held open to the end.
+    pub fn run_guard_bounded_as(&self, args: &[String], stdin: Vec<u8>, end: ClientEnd) -> Run {
+        use std::io::Read;
+        use std::time::Instant;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcppin-guard");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let (exited, wait_exit) = std::sync::mpsc::channel::<()>();
+        // The guard may stop reading: a write that fails or blocks must not hold the test.
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&stdin);
+            if end == ClientEnd::StaysOpen {
+                let _ = wait_exit.recv();
+            }
+        });
+        let drain = |mut from: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = from.read_to_end(&mut bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+        let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() > HANG {
+                drop(exited);
+                let _ = child.kill();
+                let _ = child.wait();
+                let stderr = stderr.join().unwrap_or_default();
+                panic!("the guard did not exit within {HANG:?}: killed\n--- stderr\n{stderr}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        drop(exited);
+        let _ = writer.join();
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        }
+    }
+}
+
+/// Whether the client closes its end after its messages, or holds it open until the guard
+/// exits (then the server, not the client, ends the session).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ClientEnd {
+    Closes,
+    StaysOpen,
+}
+
+/// Whether process `pid` runs (a zombie has exited: it does not count).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Waits up to [`HANG`] for `name` in `dir` to hold a process id, and returns it.
+pub fn wait_for_pid(dir: &Path, name: &str) -> u32 {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(dir.join(name))
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+        {
+            return pid;
+        }
+        assert!(started.elapsed() < HANG, "no process id in {name}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
