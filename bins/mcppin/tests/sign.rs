@@ -449,6 +449,32 @@ fn verify_refuses_an_envelope_with_an_extra_member() {
 }
 
 #[test]
+fn verify_reads_the_envelope_schema_version_only_in_plain_digits() {
+    // Issue 10 item 8: `1.0` and `1e0` are 1 to a number reader, and the signature (over the
+    // canonical form) still verifies, but an envelope has one spelling.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
+    verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+    for spelling in ["1.0", "1e0", "-1"] {
+        dir.write(
+            "mcp.lock.json.sig",
+            text.replacen(
+                "\"schema_version\": 1",
+                &format!("\"schema_version\": {spelling}"),
+                1,
+            ),
+        );
+        verify(&dir, &["--pubkey", "alice.pem.pub"])
+            .code(4)
+            .stderr_has(&format!(
+                "malformed signature: mcp.lock.json.sig: the signature envelope member \
+                 \"schema_version\" is {spelling}, expected 1 (in plain digits)"
+            ));
+    }
+}
+
+#[test]
 fn verify_refuses_a_valid_signature_by_a_key_not_given_naming_both() {
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "bob.pem", NOW);

@@ -108,11 +108,13 @@ impl Envelope {
                 expected: "a number",
             });
         };
-        if number.is_undecidable() || number.as_f64() != 1.0 {
+        // Plain digits only, as every format of this project reads its version: `1.0` and
+        // `1e0` equal 1 as numbers but would give one file two spellings.
+        if number.literal() != "1" {
             return Err(Error::MemberValue {
                 name: "schema_version",
                 found: number.literal().to_owned(),
-                expected: "1",
+                expected: "1 (in plain digits)",
             });
         }
         constant("algorithm", ALGORITHM, "\"ed25519\"")?;
@@ -465,6 +467,49 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
             assert!(expect(&err), "{to}: {err:?}");
             assert_eq!(err.refusal(), Some(crate::Refusal::Malformed));
         }
+    }
+
+    #[test]
+    fn reads_schema_version_only_in_plain_digits() {
+        // Issue 10 item 8: `1.0` and `1e0` equal 1 as numbers, but the formats of this project
+        // spell a version in plain digits only, so one file has one spelling.
+        assert!(Envelope::parse(text().as_bytes()).is_ok());
+        for spelling in ["1.0", "1e0", "-1", "10"] {
+            let edited = text().replacen(
+                "\"schema_version\": 1",
+                &format!("\"schema_version\": {spelling}"),
+                1,
+            );
+            let err = Envelope::parse(edited.as_bytes()).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::MemberValue {
+                        name: "schema_version",
+                        ..
+                    }
+                ),
+                "{spelling}: {err:?}"
+            );
+            let message = err.to_string();
+            assert!(message.contains("\"schema_version\""), "{message}");
+            assert!(message.contains(spelling), "{message}");
+            assert!(message.contains("plain digits"), "{message}");
+        }
+        // A leading zero is refused by the strict reader, a string as the wrong type.
+        let leading_zero = text().replacen("\"schema_version\": 1", "\"schema_version\": 01", 1);
+        assert!(matches!(
+            Envelope::parse(leading_zero.as_bytes()),
+            Err(Error::EnvelopeJson { .. })
+        ));
+        let string = text().replacen("\"schema_version\": 1", "\"schema_version\": \"1\"", 1);
+        assert!(matches!(
+            Envelope::parse(string.as_bytes()),
+            Err(Error::MemberType {
+                name: "schema_version",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub enum Error {
     MemberValue {
         /// The member.
         name: &'static str,
-        /// The value found, as canonical JSON, raw.
+        /// The value found, raw: a string as canonical JSON, a number as written.
         found: String,
         /// The one value this version accepts, as JSON.
         expected: &'static str,
