@@ -731,3 +731,33 @@ fn a_signature_covers_undecidable_literals_as_written_and_where_they_stand() {
         .code(4)
         .stderr_has("mcp.lock.json.sig");
 }
+
+#[test]
+fn sign_signs_a_lockfile_holding_numbers_with_no_canonical_form_and_says_so() {
+    // Issue 10 item 8: signing compares nothing, and the signature covers such a literal as
+    // written, so a lockfile holding one is signed (exit 0); `--help` said exit 3.
+    let dir = Dir::new();
+    private_key(&dir, "alice.pem", ALICE);
+    for schema in [
+        r#"{"type": "number", "maximum": 1e400}"#,
+        r#"{"type": "integer", "maximum": 9007199254740993}"#,
+    ] {
+        undecidable_lock(&dir, schema);
+        dir.mcppin(&[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            "alice.pem",
+            "--now",
+            NOW,
+        ])
+        .code(0)
+        .stdout_has("wrote mcp.lock.json.sig");
+    }
+    let help = dir.mcppin(&["sign", "--help"]);
+    help.code(0)
+        .stdout_has("A lockfile holding a number with no canonical form")
+        .stdout_has("is signed as written");
+    assert!(!help.stdout.contains("3 when"), "{}", help.stdout);
+}

@@ -39,8 +39,8 @@ pub enum Error {
         /// The fingerprint of the refused key.
         fingerprint: Digest,
     },
-    /// The lockfile cannot be signed or checked: it breaks a strict-reading rule, fails its
-    /// own check (SPEC 3.2), or holds a number with no canonical form.
+    /// The lockfile cannot be signed or checked: it breaks a strict-reading rule or fails its
+    /// own check (SPEC 3.2). A number with no canonical form is signed as written.
     #[error("not a lockfile that can be signed: {source}")]
     Lockfile {
         /// The strict-reading or digest error.
