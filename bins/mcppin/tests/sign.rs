@@ -761,3 +761,28 @@ fn sign_signs_a_lockfile_holding_numbers_with_no_canonical_form_and_says_so() {
         .stdout_has("is signed as written");
     assert!(!help.stdout.contains("3 when"), "{}", help.stdout);
 }
+
+#[test]
+fn verify_quotes_a_short_excerpt_of_a_long_member_name_of_the_envelope() {
+    // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
+    let name = "s".repeat(1 << 20);
+    dir.write(
+        "mcp.lock.json.sig",
+        text.replacen('{', &format!("{{\n  \"{name}\": 1,"), 1),
+    );
+    let excerpt = format!("\"{}\"... ({} bytes)", "s".repeat(64), name.len());
+    let run = verify(&dir, &["--pubkey", "alice.pem.pub"]);
+    run.code(4).stderr_has(&format!(
+        "malformed signature: mcp.lock.json.sig: the signature envelope holds the member \
+         {excerpt}, which this version does not sign"
+    ));
+    assert!(run.stderr.len() < 300, "{} bytes", run.stderr.len());
+    // Unchecked, the note says why it is unreadable, as briefly.
+    let run = verify(&dir, &[]);
+    run.code(0).stderr_has(&excerpt);
+    assert!(run.stderr.len() < 400, "{} bytes", run.stderr.len());
+    assert!(run.stdout.len() < 4000, "{} bytes", run.stdout.len());
+}

@@ -364,6 +364,47 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
     }
 
     #[test]
+    fn quotes_a_short_excerpt_of_long_text_from_the_envelope() {
+        // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+        let long = "w".repeat(1 << 20);
+        let excerpt = |quote: &str| format!("{quote}{}{quote}... (1048576 bytes)", "w".repeat(64));
+        let cases = [
+            (
+                text().replacen('{', &format!("{{\"{long}\": 1,"), 1),
+                excerpt("\""),
+            ),
+            (
+                text().replacen(
+                    "\"schema_version\": 1",
+                    &format!("\"schema_version\": 1{}", "0".repeat((1 << 20) - 1)),
+                    1,
+                ),
+                format!("1{}... (1048576 bytes)", "0".repeat(63)),
+            ),
+            (
+                text().replacen("\"ed25519\"", &format!("\"{long}\""), 1),
+                // The value as JSON, quotes included.
+                format!("\"{}... (1048578 bytes)", "w".repeat(63)),
+            ),
+            (
+                text().replacen("\"2026-08-01T09:20:00Z\"", &format!("\"{long}\""), 1),
+                excerpt("\""),
+            ),
+        ];
+        for (edited, expected) in cases {
+            let message = Envelope::parse(edited.as_bytes()).unwrap_err().to_string();
+            assert!(message.len() < 300, "{} bytes", message.len());
+            assert!(message.contains(&expected), "{message}");
+        }
+        // Short text is quoted whole.
+        let other = text().replacen("\"ed25519\"", "\"ES256\"", 1);
+        assert_eq!(
+            Envelope::parse(other.as_bytes()).unwrap_err().to_string(),
+            "the signature envelope member \"algorithm\" is \"ES256\", expected \"ed25519\""
+        );
+    }
+
+    #[test]
     fn refuses_each_missing_member() {
         let env = mcppin_core::parse(&envelope().1.to_bytes()).unwrap();
         for name in MEMBERS {

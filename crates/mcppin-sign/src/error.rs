@@ -3,14 +3,14 @@
 use std::fmt;
 use std::time::Duration;
 
-use mcppin_core::{Digest, Escaped};
+use mcppin_core::{Digest, Excerpt};
 
 use crate::time::Timestamp;
 
 /// Everything that can go wrong while reading keys, signing, or checking a signature.
 ///
-/// Text that came from a file (a member name, a timestamp) is kept raw here and escaped with
-/// [`mcppin_core::escape`] in the message. No variant ever carries secret key material.
+/// Text that came from a file (a member name, a timestamp) is kept raw here; the message shows
+/// a short escaped excerpt of it ([`mcppin_core::Excerpt`]). No variant ever carries secret key material.
 /// [`Error::refusal`] sorts the variants into the reasons a verifier reports.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -72,7 +72,10 @@ pub enum Error {
     },
     /// The envelope holds a member this version does not sign (SPEC 3.3): whatever it says
     /// would not be covered by the signature.
-    #[error("the signature envelope holds the member \"{}\", which this version does not sign", Escaped(.name))]
+    #[error(
+        "the signature envelope holds the member {}, which this version does not sign",
+        Excerpt::quoted(.name)
+    )]
     UnknownMember {
         /// The member name, raw.
         name: String,
@@ -87,7 +90,10 @@ pub enum Error {
     },
     /// A member has a value this version does not know (`schema`, `schema_version`,
     /// `algorithm`).
-    #[error("the signature envelope member \"{name}\" is {}, expected {expected}", Escaped(.found))]
+    #[error(
+        "the signature envelope member \"{name}\" is {}, expected {expected}",
+        Excerpt::bare(.found)
+    )]
     MemberValue {
         /// The member.
         name: &'static str,
@@ -105,7 +111,10 @@ pub enum Error {
         name: &'static str,
     },
     /// `signed_at` is not an RFC 3339 UTC timestamp of the form `2026-08-01T09:20:00Z`.
-    #[error("\"{}\" is not a timestamp of the form 2026-08-01T09:20:00Z (RFC 3339, UTC, whole seconds)", Escaped(.found))]
+    #[error(
+        "{} is not a timestamp of the form 2026-08-01T09:20:00Z (RFC 3339, UTC, whole seconds)",
+        Excerpt::quoted(.found)
+    )]
     Timestamp {
         /// The text found, raw.
         found: String,
