@@ -626,7 +626,17 @@ fn verify_refuses_every_one_character_change_of_the_public_key() {
             run.stderr_has(&format!("signed by key {ALICE_ID}"));
             foreign += 1;
         } else {
-            run.stderr_has("public key alice.pem.pub: not an Ed25519 public key in SPKI PEM");
+            // A changed algorithm identifier names the algorithm it now says.
+            let refusal = [
+                "not an Ed25519 public key in SPKI PEM",
+                "only Ed25519 keys are accepted",
+            ];
+            assert!(
+                refusal.iter().any(|r| run.stderr.contains(r)),
+                "{}",
+                run.stderr
+            );
+            run.stderr_has("public key alice.pem.pub: ");
             malformed += 1;
         }
     }
@@ -785,4 +795,115 @@ fn verify_quotes_a_short_excerpt_of_a_long_member_name_of_the_envelope() {
     run.code(0).stderr_has(&excerpt);
     assert!(run.stderr.len() < 400, "{} bytes", run.stderr.len());
     assert!(run.stdout.len() < 4000, "{} bytes", run.stdout.len());
+}
+
+/// Test keys of other algorithms (testdata/keys/README.md): name, what the message says of
+/// the algorithm, private key, public key.
+const OTHER_KEYS: [(&str, &str, &str, &str); 4] = [
+    (
+        "rsa",
+        "an RSA {} key (OID 1.2.840.113549.1.1.1)",
+        include_str!("../../../testdata/keys/test-rsa.pem"),
+        include_str!("../../../testdata/keys/test-rsa.pem.pub"),
+    ),
+    (
+        "ec-p256",
+        "an EC {} key (OID 1.2.840.10045.2.1, curve P-256, 1.2.840.10045.3.1.7)",
+        include_str!("../../../testdata/keys/test-ec-p256.pem"),
+        include_str!("../../../testdata/keys/test-ec-p256.pem.pub"),
+    ),
+    (
+        "x25519",
+        "an X25519 {} key (OID 1.3.101.110)",
+        include_str!("../../../testdata/keys/test-x25519.pem"),
+        include_str!("../../../testdata/keys/test-x25519.pem.pub"),
+    ),
+    (
+        "ed448",
+        "an Ed448 {} key (OID 1.3.101.113)",
+        include_str!("../../../testdata/keys/test-ed448.pem"),
+        include_str!("../../../testdata/keys/test-ed448.pem.pub"),
+    ),
+];
+
+#[test]
+fn sign_and_verify_name_the_algorithm_of_a_key_that_is_not_ed25519() {
+    // Issue 10 item 9: RSA, EC, X25519 and Ed448 keys were all reported with Ed25519's OID.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    for (name, kind, private, public) in OTHER_KEYS {
+        private_key(&dir, &format!("{name}.pem"), private);
+        dir.write(&format!("{name}.pem.pub"), public);
+        let key = format!("{name}.pem");
+        let run = dir.mcppin(&[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            &key,
+            "--now",
+            NOW,
+        ]);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "mcppin: {key}: {}: only Ed25519 keys are accepted\n",
+                kind.replace("{}", "private")
+            )
+        );
+        assert!(!run.stderr.contains("1.3.101.112"), "{}", run.stderr);
+        let pubkey = format!("{name}.pem.pub");
+        let run = verify(&dir, &["--pubkey", &pubkey]);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "mcppin: public key {pubkey}: {}: only Ed25519 keys are accepted\n",
+                kind.replace("{}", "public")
+            )
+        );
+    }
+    // The Ed25519 keys still hold.
+    verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+}
+
+#[test]
+fn sign_and_verify_say_a_key_file_is_empty() {
+    // Issue 10 item 9: an empty key file was reported as a NUL byte in the PEM preamble.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    private_key(&dir, "empty.pem", "");
+    dir.write("empty.pem.pub", "");
+    let run = dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "empty.pem",
+        "--now",
+        NOW,
+    ]);
+    run.code(4);
+    assert_eq!(run.stderr, "mcppin: empty.pem: the key file is empty\n");
+    let run = verify(&dir, &["--pubkey", "empty.pem.pub"]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin: public key empty.pem.pub: the key file is empty\n"
+    );
+    // A file that is not text at all is not called empty.
+    private_key(&dir, "der.pem", "");
+    std::fs::write(dir.path().join("der.pem"), [0x30, 0x82, 0xff, 0x00]).unwrap();
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "der.pem",
+        "--now",
+        NOW,
+    ])
+    .code(4)
+    .stderr_has("mcppin: der.pem: not PEM text");
 }

@@ -63,9 +63,10 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
     );
     let key = std::str::from_utf8(&bytes)
-        .ok()
-        .map(SigningKey::from_pem)
-        .unwrap_or_else(|| SigningKey::from_pem(""))
+        .map_err(|_| {
+            anyhow::anyhow!("not PEM text (a DER key? openssl pkey -outform PEM converts it)")
+        })
+        .and_then(|pem| SigningKey::from_pem(pem).map_err(anyhow::Error::from))
         .with_context(|| path.display().to_string())?;
     if let Ok(meta) = std::fs::metadata(path) {
         let mode = meta.permissions().mode() & 0o777;
