@@ -15,7 +15,7 @@ use mcppin_core::{EXCERPT_CHARS, Excerpt, Value};
 #[non_exhaustive]
 pub enum Error {
     /// The server program could not be started (not found, not executable, bad `cwd`).
-    #[error("cannot start {}: {source}", Short(.program))]
+    #[error("cannot start {}: {source}", Excerpt::bare(.program))]
     Spawn {
         /// The configured command, as given.
         program: String,
@@ -264,6 +264,10 @@ mod tests {
                 cursor: long.clone(),
             },
             Error::DuplicateTool { name: long.clone() },
+            Error::Spawn {
+                program: long.clone(),
+                source: io::Error::from(io::ErrorKind::NotFound),
+            },
             Error::ConfigShape {
                 server: Some(long.clone()),
                 problem: "no command".to_owned(),
@@ -280,7 +284,10 @@ mod tests {
         for err in errors {
             let message = err.to_string();
             assert!(message.len() < 1000, "{} bytes", message.len());
-            assert!(message.contains(&excerpt), "{message}");
+            assert!(message.contains("... (1048576 bytes)"), "{message}");
+            if !matches!(err, Error::Spawn { .. }) {
+                assert!(message.contains(&excerpt), "{message}");
+            }
         }
         let err = Error::UnexpectedResponse {
             method: "tools/list".to_owned(),
