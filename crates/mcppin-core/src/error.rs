@@ -76,7 +76,8 @@ impl fmt::Display for Position {
 ///
 /// Reading errors carry the [`Position`] of the offending byte; each rule of SPEC 2.1 has its
 /// own variant, so a caller (and a test) can tell exactly which rule refused the input. Text
-/// that came from the input (a member name) is kept raw here: escape it before showing it.
+/// that came from the input (a member name) is kept raw here: escape it before showing it. The
+/// messages show it as a short escaped [`Excerpt`].
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -525,13 +526,19 @@ const LISTED_LITERALS: usize = 8;
 pub struct Excerpt<'a> {
     text: &'a str,
     quoted: bool,
+    /// The text is already escaped (by the Display of its own type).
+    escaped: bool,
 }
 
 impl<'a> Excerpt<'a> {
     /// The text between double quotes (a name, a pointer); the cut is marked after the quote.
     #[must_use]
     pub fn quoted(text: &'a str) -> Self {
-        Self { text, quoted: true }
+        Self {
+            text,
+            quoted: true,
+            escaped: false,
+        }
     }
 
     /// The text as it is (a number literal).
@@ -540,6 +547,16 @@ impl<'a> Excerpt<'a> {
         Self {
             text,
             quoted: false,
+            escaped: false,
+        }
+    }
+
+    /// Text its own type has already escaped for display: only cut short.
+    fn escaped(text: &'a str) -> Self {
+        Self {
+            text,
+            quoted: false,
+            escaped: true,
         }
     }
 }
@@ -551,7 +568,11 @@ impl fmt::Display for Excerpt<'_> {
             None => (self.text, false),
         };
         let quote = if self.quoted { "\"" } else { "" };
-        write!(f, "{quote}{}{quote}", escape(head))?;
+        if self.escaped {
+            write!(f, "{quote}{head}{quote}")?;
+        } else {
+            write!(f, "{quote}{}{quote}", escape(head))?;
+        }
         if cut {
             write!(f, "... ({} bytes)", self.text.len())?;
         }
@@ -591,17 +612,12 @@ impl fmt::Display for PinText<'_> {
     }
 }
 
-/// A selection in a message, each part an excerpt.
+/// A selection in a message: as the selection writes itself (escaped), cut short.
 struct SelectionText<'a>(&'a Selection);
 
 impl fmt::Display for SelectionText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Selection::Server(server) => write!(f, "{}", Excerpt::bare(server)),
-            Selection::Item { server, name } => {
-                write!(f, "{}/{}", Excerpt::bare(server), Excerpt::bare(name))
-            }
-        }
+        write!(f, "{}", Excerpt::escaped(&self.0.to_string()))
     }
 }
 
@@ -761,7 +777,15 @@ mod tests {
                 err.rule(),
                 message.len()
             );
-            assert!(message.contains(&format!("({LONG} bytes)")), "{message}");
+            // A selection is cut as it writes itself: `SERVER/ITEM`, escaped.
+            let length = match err {
+                Error::UnknownSelection { .. } => 2 * LONG + 1,
+                _ => LONG,
+            };
+            assert!(
+                message.contains(&format!("... ({length} bytes)")),
+                "{message}"
+            );
         }
     }
 }
