@@ -203,7 +203,48 @@ fn canon_is_plain_rfc8785_and_exits_3_only_for_overflow() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
-        "mcppin: o.json: number -1e400 has no canonical form: it overflows float64\n"
+        "mcppin: o.json: number -1e400 has no canonical form: it overflows float64, at line 1, \
+         column 9 (byte 8) [non-finite-number]\n"
+    );
+}
+
+#[test]
+fn messages_quote_a_short_excerpt_of_a_long_literal_or_name() {
+    // Issue 10 item 9: a 10 MB number literal put 10 MB on stderr.
+    let dir = Dir::new();
+    let literal = format!("1{}", "0".repeat(10 << 20));
+    dir.write("big.json", format!("{{\"a\": [true, {literal}]}}"));
+    let run = dir.mcppin(&["canon", "big.json"]);
+    run.code(3);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "mcppin: big.json: number 1{}... ({} bytes) has no canonical form: it overflows \
+             float64, at line 1, column 14 (byte 13) [non-finite-number]\n",
+            "0".repeat(63),
+            literal.len()
+        )
+    );
+    let run = dir.mcppin(&["digest", "big.json"]);
+    run.code(3)
+        .stderr_has(&format!("({} bytes)", literal.len()));
+    assert!(run.stderr.len() < 200, "{} bytes", run.stderr.len());
+
+    let name = "n".repeat(1 << 20);
+    dir.write("dup.json", format!("{{\"{name}\": 1, \"{name}\": 2}}"));
+    let run = dir.mcppin(&["canon", "dup.json"]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "mcppin: dup.json: duplicate member name \"{}\"... ({} bytes) at line 1, column {} \
+             (byte {}) [duplicate-member]\n",
+            "n".repeat(64),
+            name.len(),
+            name.len() + 9,
+            name.len() + 8
+        )
     );
 }
 

@@ -449,6 +449,32 @@ fn verify_refuses_an_envelope_with_an_extra_member() {
 }
 
 #[test]
+fn verify_reads_the_envelope_schema_version_only_in_plain_digits() {
+    // Issue 10 item 8: `1.0` and `1e0` are 1 to a number reader, and the signature (over the
+    // canonical form) still verifies, but an envelope has one spelling.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
+    verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+    for spelling in ["1.0", "1e0", "-1"] {
+        dir.write(
+            "mcp.lock.json.sig",
+            text.replacen(
+                "\"schema_version\": 1",
+                &format!("\"schema_version\": {spelling}"),
+                1,
+            ),
+        );
+        verify(&dir, &["--pubkey", "alice.pem.pub"])
+            .code(4)
+            .stderr_has(&format!(
+                "malformed signature: mcp.lock.json.sig: the signature envelope member \
+                 \"schema_version\" is {spelling}, expected 1 (in plain digits)"
+            ));
+    }
+}
+
+#[test]
 fn verify_refuses_a_valid_signature_by_a_key_not_given_naming_both() {
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "bob.pem", NOW);
@@ -600,7 +626,17 @@ fn verify_refuses_every_one_character_change_of_the_public_key() {
             run.stderr_has(&format!("signed by key {ALICE_ID}"));
             foreign += 1;
         } else {
-            run.stderr_has("public key alice.pem.pub: not an Ed25519 public key in SPKI PEM");
+            // A changed algorithm identifier names the algorithm it now says.
+            let refusal = [
+                "not an Ed25519 public key in SPKI PEM",
+                "only Ed25519 keys are accepted",
+            ];
+            assert!(
+                refusal.iter().any(|r| run.stderr.contains(r)),
+                "{}",
+                run.stderr
+            );
+            run.stderr_has("public key alice.pem.pub: ");
             malformed += 1;
         }
     }
@@ -704,4 +740,170 @@ fn a_signature_covers_undecidable_literals_as_written_and_where_they_stand() {
     verify(&dir, &pubkey)
         .code(4)
         .stderr_has("mcp.lock.json.sig");
+}
+
+#[test]
+fn sign_signs_a_lockfile_holding_numbers_with_no_canonical_form_and_says_so() {
+    // Issue 10 item 8: signing compares nothing, and the signature covers such a literal as
+    // written, so a lockfile holding one is signed (exit 0); `--help` said exit 3.
+    let dir = Dir::new();
+    private_key(&dir, "alice.pem", ALICE);
+    for schema in [
+        r#"{"type": "number", "maximum": 1e400}"#,
+        r#"{"type": "integer", "maximum": 9007199254740993}"#,
+    ] {
+        undecidable_lock(&dir, schema);
+        dir.mcppin(&[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            "alice.pem",
+            "--now",
+            NOW,
+        ])
+        .code(0)
+        .stdout_has("wrote mcp.lock.json.sig");
+    }
+    let help = dir.mcppin(&["sign", "--help"]);
+    help.code(0)
+        .stdout_has("A lockfile holding a number with no canonical form")
+        .stdout_has("is signed as written");
+    assert!(!help.stdout.contains("3 when"), "{}", help.stdout);
+}
+
+#[test]
+fn verify_quotes_a_short_excerpt_of_a_long_member_name_of_the_envelope() {
+    // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
+    let name = "s".repeat(1 << 20);
+    dir.write(
+        "mcp.lock.json.sig",
+        text.replacen('{', &format!("{{\n  \"{name}\": 1,"), 1),
+    );
+    let excerpt = format!("\"{}\"... ({} bytes)", "s".repeat(64), name.len());
+    let run = verify(&dir, &["--pubkey", "alice.pem.pub"]);
+    run.code(4).stderr_has(&format!(
+        "malformed signature: mcp.lock.json.sig: the signature envelope holds the member \
+         {excerpt}, which this version does not sign"
+    ));
+    assert!(run.stderr.len() < 300, "{} bytes", run.stderr.len());
+    // Unchecked, the note says why it is unreadable, as briefly.
+    let run = verify(&dir, &[]);
+    run.code(0).stderr_has(&excerpt);
+    assert!(run.stderr.len() < 400, "{} bytes", run.stderr.len());
+    assert!(run.stdout.len() < 4000, "{} bytes", run.stdout.len());
+}
+
+/// Test keys of other algorithms (testdata/keys/README.md): name, what the message says of
+/// the algorithm, private key, public key.
+const OTHER_KEYS: [(&str, &str, &str, &str); 4] = [
+    (
+        "rsa",
+        "an RSA {} key (OID 1.2.840.113549.1.1.1)",
+        include_str!("../../../testdata/keys/test-rsa.pem"),
+        include_str!("../../../testdata/keys/test-rsa.pem.pub"),
+    ),
+    (
+        "ec-p256",
+        "an EC {} key (OID 1.2.840.10045.2.1, curve P-256, 1.2.840.10045.3.1.7)",
+        include_str!("../../../testdata/keys/test-ec-p256.pem"),
+        include_str!("../../../testdata/keys/test-ec-p256.pem.pub"),
+    ),
+    (
+        "x25519",
+        "an X25519 {} key (OID 1.3.101.110)",
+        include_str!("../../../testdata/keys/test-x25519.pem"),
+        include_str!("../../../testdata/keys/test-x25519.pem.pub"),
+    ),
+    (
+        "ed448",
+        "an Ed448 {} key (OID 1.3.101.113)",
+        include_str!("../../../testdata/keys/test-ed448.pem"),
+        include_str!("../../../testdata/keys/test-ed448.pem.pub"),
+    ),
+];
+
+#[test]
+fn sign_and_verify_name_the_algorithm_of_a_key_that_is_not_ed25519() {
+    // Issue 10 item 9: RSA, EC, X25519 and Ed448 keys were all reported with Ed25519's OID.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    for (name, kind, private, public) in OTHER_KEYS {
+        private_key(&dir, &format!("{name}.pem"), private);
+        dir.write(&format!("{name}.pem.pub"), public);
+        let key = format!("{name}.pem");
+        let run = dir.mcppin(&[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            &key,
+            "--now",
+            NOW,
+        ]);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "mcppin: {key}: {}: only Ed25519 keys are accepted\n",
+                kind.replace("{}", "private")
+            )
+        );
+        assert!(!run.stderr.contains("1.3.101.112"), "{}", run.stderr);
+        let pubkey = format!("{name}.pem.pub");
+        let run = verify(&dir, &["--pubkey", &pubkey]);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "mcppin: public key {pubkey}: {}: only Ed25519 keys are accepted\n",
+                kind.replace("{}", "public")
+            )
+        );
+    }
+    // The Ed25519 keys still hold.
+    verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+}
+
+#[test]
+fn sign_and_verify_say_a_key_file_is_empty() {
+    // Issue 10 item 9: an empty key file was reported as a NUL byte in the PEM preamble.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    private_key(&dir, "empty.pem", "");
+    dir.write("empty.pem.pub", "");
+    let run = dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "empty.pem",
+        "--now",
+        NOW,
+    ]);
+    run.code(4);
+    assert_eq!(run.stderr, "mcppin: empty.pem: the key file is empty\n");
+    let run = verify(&dir, &["--pubkey", "empty.pem.pub"]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin: public key empty.pem.pub: the key file is empty\n"
+    );
+    // A file that is not text at all is not called empty.
+    private_key(&dir, "der.pem", "");
+    std::fs::write(dir.path().join("der.pem"), [0x30, 0x82, 0xff, 0x00]).unwrap();
+    dir.mcppin(&[
+        "sign",
+        "--lock",
+        "mcp.lock.json",
+        "--key",
+        "der.pem",
+        "--now",
+        NOW,
+    ])
+    .code(4)
+    .stderr_has("mcppin: der.pem: not PEM text");
 }

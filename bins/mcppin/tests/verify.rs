@@ -579,3 +579,41 @@ fn every_policy_fires_on_the_binary_and_gates_as_documented() {
         let _ = std::fs::remove_file(dir.path().join("relock.lock.json"));
     }
 }
+
+#[test]
+fn verify_quotes_a_short_excerpt_of_a_long_member_name() {
+    // Issue 10 item 9: a message quotes at most a short excerpt of the input, with its length
+    // and where it stands.
+    let dir = locked(BASE);
+    let name = "m".repeat(1 << 20);
+    let excerpt = format!("\"{}\"... ({} bytes)", "m".repeat(64), name.len());
+    // Served: a repeated member name inside a tool.
+    dir.write(
+        "served.json",
+        variant(&[(QUERY, &format!("\"{name}\": 1, \"{name}\": 2, {QUERY}"))]),
+    );
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "served.json"]);
+    run.code(4)
+        .stderr_has(&format!(
+            "mcppin: served.json: duplicate member name {excerpt} at line "
+        ))
+        .stderr_has("[duplicate-member]");
+    assert!(run.stderr.len() < 300, "{} bytes", run.stderr.len());
+    // The lockfile: a member its format does not define.
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    dir.write(
+        "lock.json",
+        lock.replacen('{', &format!("{{\n  \"{name}\": 1,"), 1),
+    );
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "approved.json"]);
+    let pointer = format!("\"/{}\"... ({} bytes)", "m".repeat(63), name.len() + 1);
+    run.code(4).stderr_has(&format!(
+        "unknown member {excerpt} at {pointer} [unknown-member]"
+    ));
+    assert!(run.stderr.len() < 300, "{} bytes", run.stderr.len());
+    // A short name is still quoted whole.
+    dir.write("lock.json", lock.replacen('{', "{\n  \"extra\": 1,", 1));
+    dir.mcppin(&["verify", "--lock", "lock.json", "approved.json"])
+        .code(4)
+        .stderr_has("unknown member \"extra\" at \"/extra\" [unknown-member]");
+}

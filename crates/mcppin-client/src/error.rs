@@ -1,19 +1,21 @@
 //! The one error type of this crate.
 
+use std::fmt;
 use std::io;
 use std::time::Duration;
 
-use mcppin_core::Value;
+use mcppin_core::{EXCERPT_CHARS, Excerpt, Value};
 
 /// Everything that can go wrong while starting, speaking to or stopping an MCP server.
 ///
 /// Text that came from a server (an error message, a cursor, a tool name) is kept raw here:
-/// escape it with [`mcppin_core::escape`] before showing it to a person.
+/// escape it with [`mcppin_core::escape`] before showing it to a person. The messages quote at
+/// most [`mcppin_core::EXCERPT_CHARS`] characters of it, then its length.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The server program could not be started (not found, not executable, bad `cwd`).
-    #[error("cannot start {program}: {source}")]
+    #[error("cannot start {}: {source}", Excerpt::bare(.program))]
     Spawn {
         /// The configured command, as given.
         program: String,
@@ -72,7 +74,8 @@ pub enum Error {
     /// A protocol revision this build was not written against (on the command line or in
     /// a configuration).
     #[error(
-        "unknown protocol revision {revision:?}: this build speaks 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28"
+        "unknown protocol revision {}: this build speaks 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28",
+        Short(.revision)
     )]
     UnknownRevision {
         /// The revision as given.
@@ -102,7 +105,7 @@ pub enum Error {
         problem: &'static str,
     },
     /// The server answered a request with a JSON-RPC error.
-    #[error("the server answered {method} with error {code}: {message:?}")]
+    #[error("the server answered {method} with error {code}: {}", Short(.message))]
     ServerError {
         /// The request.
         method: String,
@@ -114,7 +117,10 @@ pub enum Error {
         data: Option<Box<Value>>,
     },
     /// A response to an id that is not outstanding.
-    #[error("a response to id {id}, which was not asked, while waiting for {method}")]
+    #[error(
+        "a response to id {}, which was not asked, while waiting for {method}",
+        Excerpt::bare(.id)
+    )]
     UnexpectedResponse {
         /// The request being awaited.
         method: String,
@@ -122,7 +128,7 @@ pub enum Error {
         id: String,
     },
     /// A list returned a cursor it had returned before: following it would loop.
-    #[error("{method} returned cursor {cursor:?} a second time")]
+    #[error("{method} returned cursor {} a second time", Short(.cursor))]
     RepeatedCursor {
         /// The list method.
         method: String,
@@ -138,7 +144,7 @@ pub enum Error {
         limit: usize,
     },
     /// Two tools of one server have the same name (SPEC 3.1).
-    #[error("the server lists tool {name:?} twice")]
+    #[error("the server lists tool {} twice", Short(.name))]
     DuplicateTool {
         /// The duplicated name, raw.
         name: String,
@@ -150,7 +156,7 @@ pub enum Error {
         message: String,
     },
     /// The configuration holds no server table, or an entry is not a server a client runs.
-    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {s:?}: ")).unwrap_or_default())]
+    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {}: ", Short(s))).unwrap_or_default())]
     ConfigShape {
         /// The server id, when the problem is in one entry.
         server: Option<String>,
@@ -159,7 +165,9 @@ pub enum Error {
     },
     /// `${input:...}` asks the user at start-up (VS Code); an exporter cannot.
     #[error(
-        "server {server:?}: ${{input:{name}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})"
+        "server {}: ${{input:{}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})",
+        Short(.server),
+        Excerpt::bare(.name)
     )]
     InputVariable {
         /// The server id.
@@ -168,7 +176,11 @@ pub enum Error {
         name: String,
     },
     /// `${VAR}` names a variable the environment does not have.
-    #[error("server {server:?}: environment variable {name} is not set")]
+    #[error(
+        "server {}: environment variable {} is not set",
+        Short(.server),
+        Excerpt::bare(.name)
+    )]
     UndefinedVariable {
         /// The server id.
         server: String,
@@ -186,15 +198,117 @@ fn humanize(duration: Duration) -> String {
     }
 }
 
-/// Formats a list of raw strings for a message.
+/// How many strings of a list a message shows; the rest are only counted.
+const LISTED: usize = 8;
+
+/// Formats a list of raw strings for a message: the first few, each cut short.
 fn list(items: &[String]) -> String {
     if items.is_empty() {
-        "none".to_owned()
-    } else {
-        items
-            .iter()
-            .map(|i| format!("{i:?}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        return "none".to_owned();
+    }
+    let mut out = items
+        .iter()
+        .take(LISTED)
+        .map(|i| Short(i).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > LISTED {
+        out.push_str(&format!(" and {} more", items.len() - LISTED));
+    }
+    out
+}
+
+/// A raw string in a message, quoted as Rust quotes it: its first [`EXCERPT_CHARS`]
+/// characters, then `...` and its length in bytes when longer, so that a server's 10 MB
+/// string cannot put 10 MB on a terminal.
+struct Short<'a>(&'a str);
+
+impl fmt::Display for Short<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(EXCERPT_CHARS) {
+            None => write!(f, "{:?}", self.0),
+            Some((end, _)) => write!(
+                f,
+                "{:?}... ({} bytes)",
+                self.0.get(..end).unwrap_or_default(),
+                self.0.len()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_a_short_excerpt_of_long_server_text() {
+        // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+        let long = "q".repeat(1 << 20);
+        let excerpt = format!("\"{}\"... (1048576 bytes)", "q".repeat(64));
+        let errors = [
+            Error::UnknownRevision {
+                revision: long.clone(),
+            },
+            Error::RevisionRefused {
+                offered: vec![long.clone(); 1000],
+            },
+            Error::ServerError {
+                method: "tools/list".to_owned(),
+                code: -32000,
+                message: long.clone(),
+                data: None,
+            },
+            Error::RepeatedCursor {
+                method: "tools/list".to_owned(),
+                cursor: long.clone(),
+            },
+            Error::DuplicateTool { name: long.clone() },
+            Error::Spawn {
+                program: long.clone(),
+                source: io::Error::from(io::ErrorKind::NotFound),
+            },
+            Error::ConfigShape {
+                server: Some(long.clone()),
+                problem: "no command".to_owned(),
+            },
+            Error::InputVariable {
+                server: long.clone(),
+                name: "token".to_owned(),
+            },
+            Error::UndefinedVariable {
+                server: long.clone(),
+                name: "HOME".to_owned(),
+            },
+        ];
+        for err in errors {
+            let message = err.to_string();
+            assert!(message.len() < 1000, "{} bytes", message.len());
+            assert!(message.contains("... (1048576 bytes)"), "{message}");
+            if !matches!(err, Error::Spawn { .. }) {
+                assert!(message.contains(&excerpt), "{message}");
+            }
+        }
+        let err = Error::UnexpectedResponse {
+            method: "tools/list".to_owned(),
+            id: long.clone(),
+        };
+        assert!(err.to_string().contains("(1048576 bytes)"));
+        assert!(err.to_string().len() < 200);
+        // Short text is quoted whole.
+        assert_eq!(
+            Error::DuplicateTool {
+                name: "read\u{1b}".to_owned()
+            }
+            .to_string(),
+            "the server lists tool \"read\\u{1b}\" twice"
+        );
+        assert_eq!(
+            Error::RevisionRefused {
+                offered: vec!["a".to_owned(), "b".to_owned()]
+            }
+            .to_string(),
+            "the server offers no protocol revision this build knows (offered: \"a\", \"b\")"
+        );
     }
 }

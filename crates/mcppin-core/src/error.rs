@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::escape::Escaped;
+use crate::escape::{Escaped, escape};
 use crate::lockfile::{Pin, Selection};
 use crate::surface::ItemKind;
 
@@ -76,7 +76,8 @@ impl fmt::Display for Position {
 ///
 /// Reading errors carry the [`Position`] of the offending byte; each rule of SPEC 2.1 has its
 /// own variant, so a caller (and a test) can tell exactly which rule refused the input. Text
-/// that came from the input (a member name) is kept raw here: escape it before showing it.
+/// that came from the input (a member name) is kept raw here: escape it before showing it. The
+/// messages show it as a short escaped [`Excerpt`].
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -225,7 +226,7 @@ pub enum Error {
     },
     /// A member name repeated in one object, compared after escapes are decoded (I-JSON
     /// section 2.3).
-    #[error("duplicate member name \"{}\" at {at}", Escaped(.name))]
+    #[error("duplicate member name {} at {at}", Excerpt::quoted(.name))]
     DuplicateMember {
         /// The repeated name.
         name: String,
@@ -234,9 +235,9 @@ pub enum Error {
     },
     /// Two member names of one object that differ but are equal after NFC normalisation.
     #[error(
-        "member names \"{}\" and \"{}\" are equal after NFC normalisation at {at}",
-        Escaped(.first),
-        Escaped(.second)
+        "member names {} and {} are equal after NFC normalisation at {at}",
+        Excerpt::quoted(.first),
+        Excerpt::quoted(.second)
     )]
     NfcDuplicateMember {
         /// The name that came first.
@@ -256,7 +257,7 @@ pub enum Error {
     },
     /// A number whose float64 value is infinite has no canonical form (RFC 8785 section
     /// 3.2.2.3).
-    #[error("number {} has no canonical form: it overflows float64", Escaped(.literal))]
+    #[error("number {} has no canonical form: it overflows float64", Excerpt::bare(.literal))]
     NonFiniteNumber {
         /// The literal text.
         literal: String,
@@ -265,7 +266,7 @@ pub enum Error {
     #[error(
         "no digest: {} undecidable number literal(s): {}",
         .literals.len(),
-        Escaped(&.literals.join(", "))
+        Literals(.literals)
     )]
     Undecidable {
         /// The undecidable literals, as written, in document order.
@@ -273,7 +274,7 @@ pub enum Error {
     },
     /// A member that this project's format does not define (our formats refuse unknown names;
     /// served items are kept verbatim and never refused for theirs).
-    #[error("unknown member \"{}\" at \"{}\"", Escaped(.name), Escaped(.pointer))]
+    #[error("unknown member {} at {}", Excerpt::quoted(.name), Excerpt::quoted(.pointer))]
     UnknownMember {
         /// The JSON pointer of the member.
         pointer: String,
@@ -281,7 +282,7 @@ pub enum Error {
         name: String,
     },
     /// A member the format requires is absent.
-    #[error("missing member \"{name}\" in the object at \"{}\"", Escaped(.pointer))]
+    #[error("missing member \"{name}\" in the object at {}", Excerpt::quoted(.pointer))]
     MissingMember {
         /// The JSON pointer of the object that lacks it.
         pointer: String,
@@ -289,7 +290,7 @@ pub enum Error {
         name: &'static str,
     },
     /// A member of the format has the wrong type or value.
-    #[error("expected {expected} at \"{}\"", Escaped(.pointer))]
+    #[error("expected {expected} at {}", Excerpt::quoted(.pointer))]
     Invalid {
         /// The JSON pointer of the value.
         pointer: String,
@@ -318,7 +319,7 @@ pub enum Error {
     )]
     MissingCompleteness,
     /// One server id listed twice.
-    #[error("server \"{}\" listed twice, at \"{}\"", Escaped(.id), Escaped(.pointer))]
+    #[error("server {} listed twice, at {}", Excerpt::quoted(.id), Excerpt::quoted(.pointer))]
     DuplicateServer {
         /// The JSON pointer of the second entry.
         pointer: String,
@@ -327,7 +328,11 @@ pub enum Error {
     },
     /// Two items of one kind with one key in one server (for a capture: an error of the
     /// capture, SPEC 3.1).
-    #[error("{kind} \"{}\" listed twice in one server, at \"{}\"", Escaped(.name), Escaped(.pointer))]
+    #[error(
+        "{kind} {} listed twice in one server, at {}",
+        Excerpt::quoted(.name),
+        Excerpt::quoted(.pointer)
+    )]
     DuplicateItem {
         /// The JSON pointer of the second item.
         pointer: String,
@@ -338,7 +343,11 @@ pub enum Error {
     },
     /// A manifest's `scope` and its servers disagree: a server outside the scope, or a scoped
     /// server with no entry.
-    #[error("server \"{}\" and the capture's scope disagree, at \"{}\"", Escaped(.id), Escaped(.pointer))]
+    #[error(
+        "server {} and the capture's scope disagree, at {}",
+        Excerpt::quoted(.id),
+        Excerpt::quoted(.pointer)
+    )]
     OutOfScope {
         /// The JSON pointer of the server entry or of `scope`.
         pointer: String,
@@ -348,8 +357,10 @@ pub enum Error {
     /// A lockfile item whose recorded pin is not what its approved object gives: the file's
     /// halves disagree, so it cannot be trusted as an approval (SPEC 3.2).
     #[error(
-        "lockfile item at \"{}\" records {recorded} but its approved object gives {computed}",
-        Escaped(.pointer)
+        "lockfile item at {} records {} but its approved object gives {}",
+        Excerpt::quoted(.pointer),
+        PinText(.recorded),
+        PinText(.computed)
     )]
     PinMismatch {
         /// The JSON pointer of the item.
@@ -361,10 +372,10 @@ pub enum Error {
     },
     /// A lockfile item whose approved object carries another key.
     #[error(
-        "lockfile item \"{}\" holds an approved object named \"{}\", at \"{}\"",
-        Escaped(.name),
-        Escaped(.approved),
-        Escaped(.pointer)
+        "lockfile item {} holds an approved object named {}, at {}",
+        Excerpt::quoted(.name),
+        Excerpt::quoted(.approved),
+        Excerpt::quoted(.pointer)
     )]
     NameMismatch {
         /// The JSON pointer of the approved object.
@@ -375,14 +386,14 @@ pub enum Error {
         approved: String,
     },
     /// An approval selection that is neither `SERVER` nor `SERVER/ITEM`.
-    #[error("\"{}\" is not SERVER or SERVER/ITEM", Escaped(.text))]
+    #[error("{} is not SERVER or SERVER/ITEM", Excerpt::quoted(.text))]
     InvalidSelection {
         /// The text given.
         text: String,
     },
     /// An approval selection naming something the manifest (or, for a removal, the
     /// lockfile) does not have.
-    #[error("nothing to approve for {selection}: not in the manifest")]
+    #[error("nothing to approve for {}: not in the manifest", SelectionText(.selection))]
     UnknownSelection {
         /// The selection.
         selection: Selection,
@@ -392,8 +403,8 @@ pub enum Error {
     #[error(
         "{kind} {}/{} is approved by a version 1 lockfile without its object, and the manifest \
          serves something else: approve it as served or lock the whole surface",
-        Escaped(.server),
-        Escaped(.name)
+        Excerpt::bare(.server),
+        Excerpt::bare(.name)
     )]
     Version1Item {
         /// The server id.
@@ -485,6 +496,296 @@ impl Error {
             Self::InvalidSelection { .. } => "invalid-selection",
             Self::UnknownSelection { .. } => "unknown-selection",
             Self::Version1Item { .. } => "version-1-item",
+        }
+    }
+}
+
+/// How many characters of a text from the input a message quotes; the rest is only counted.
+pub const EXCERPT_CHARS: usize = 64;
+
+/// How many undecidable literals a message lists; the rest are only counted.
+const LISTED_LITERALS: usize = 8;
+
+/// A text from the input as a message shows it: escaped with [`escape`] and, when longer than
+/// [`EXCERPT_CHARS`] characters, cut there and followed by `...` and its whole length in
+/// bytes. A hostile 10 MB number literal or member name then costs a terminal a line, and the
+/// message keeps the position that finds it in the input.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_core::Excerpt;
+/// assert_eq!(Excerpt::quoted("read\u{1b}").to_string(), "\"read<U+001B>\"");
+/// let long = "9".repeat(100);
+/// assert_eq!(
+///     Excerpt::bare(&long).to_string(),
+///     format!("{}... (100 bytes)", "9".repeat(64))
+/// );
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Excerpt<'a> {
+    text: &'a str,
+    quoted: bool,
+    /// The text is already escaped (by the Display of its own type).
+    escaped: bool,
+}
+
+impl<'a> Excerpt<'a> {
+    /// The text between double quotes (a name, a pointer); the cut is marked after the quote.
+    #[must_use]
+    pub fn quoted(text: &'a str) -> Self {
+        Self {
+            text,
+            quoted: true,
+            escaped: false,
+        }
+    }
+
+    /// The text as it is (a number literal).
+    #[must_use]
+    pub fn bare(text: &'a str) -> Self {
+        Self {
+            text,
+            quoted: false,
+            escaped: false,
+        }
+    }
+
+    /// Text its own type has already escaped for display: only cut short.
+    fn escaped(text: &'a str) -> Self {
+        Self {
+            text,
+            quoted: false,
+            escaped: true,
+        }
+    }
+}
+
+impl fmt::Display for Excerpt<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (head, cut) = match self.text.char_indices().nth(EXCERPT_CHARS) {
+            Some((end, _)) => (self.text.get(..end).unwrap_or_default(), true),
+            None => (self.text, false),
+        };
+        let quote = if self.quoted { "\"" } else { "" };
+        if self.escaped {
+            write!(f, "{quote}{head}{quote}")?;
+        } else {
+            write!(f, "{quote}{}{quote}", escape(head))?;
+        }
+        if cut {
+            write!(f, "... ({} bytes)", self.text.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// The first [`LISTED_LITERALS`] literals as excerpts, then how many more there are.
+struct Literals<'a>(&'a [String]);
+
+impl fmt::Display for Literals<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, literal) in self.0.iter().take(LISTED_LITERALS).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", Excerpt::bare(literal))?;
+        }
+        if self.0.len() > LISTED_LITERALS {
+            write!(f, " and {} more", self.0.len() - LISTED_LITERALS)?;
+        }
+        Ok(())
+    }
+}
+
+/// A pin in a message, its literals bounded like [`Literals`].
+struct PinText<'a>(&'a Pin);
+
+impl fmt::Display for PinText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Pin::Digest(d) => write!(f, "{d}"),
+            Pin::Undecidable(literals) => {
+                write!(f, "undecidable literals [{}]", Literals(literals))
+            }
+        }
+    }
+}
+
+/// A selection in a message: as the selection writes itself (escaped), cut short.
+struct SelectionText<'a>(&'a Selection);
+
+impl fmt::Display for SelectionText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", Excerpt::escaped(&self.0.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+    const LONG: usize = 1 << 20;
+
+    #[test]
+    fn quotes_a_short_excerpt_of_a_long_member_name_with_its_length_and_position() {
+        let name = "x".repeat(LONG);
+        let input = format!("{{\"{name}\": 1, \"{name}\": 2}}");
+        let err = crate::parse(input.as_bytes()).unwrap_err();
+        assert!(matches!(&err, Error::DuplicateMember { name: n, .. } if n.len() == LONG));
+        let message = err.to_string();
+        assert!(message.len() < 200, "{} bytes", message.len());
+        assert_eq!(
+            message,
+            format!(
+                "duplicate member name \"{}\"... ({LONG} bytes) at line 1, column {} (byte {})",
+                "x".repeat(64),
+                LONG + 9,
+                LONG + 8
+            )
+        );
+    }
+
+    #[test]
+    fn quotes_a_short_excerpt_of_a_long_number_literal() {
+        let literal = format!("1{}", "0".repeat(10 << 20));
+        let value = crate::parse(format!("[{literal}]").as_bytes()).unwrap();
+        let err = crate::canonicalize(&value).unwrap_err();
+        let message = err.to_string();
+        assert_eq!(
+            message,
+            format!(
+                "number 1{}... ({} bytes) has no canonical form: it overflows float64",
+                "0".repeat(63),
+                literal.len()
+            )
+        );
+        let err = crate::digest(&value).unwrap_err();
+        assert!(err.to_string().len() < 200, "{}", err.to_string().len());
+    }
+
+    #[test]
+    fn lists_a_few_undecidable_literals_and_counts_the_rest() {
+        let literals: Vec<String> = (0..10_000)
+            .map(|i| format!("9007199254750{i:03}"))
+            .collect();
+        let value = crate::parse(format!("[{}]", literals.join(",")).as_bytes()).unwrap();
+        let message = crate::digest(&value).unwrap_err().to_string();
+        assert!(message.len() < 400, "{} bytes", message.len());
+        assert!(
+            message.starts_with(
+                "no digest: 10000 undecidable number literal(s): 9007199254750000, \
+                 9007199254750001,"
+            ),
+            "{message}"
+        );
+        assert!(message.ends_with(" and 9992 more"), "{message}");
+    }
+
+    #[test]
+    fn quotes_short_text_whole_and_escaped() {
+        let err = crate::parse(b"{\"a\\u202Eb\": 1, \"a\\u202Eb\": 2}").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "duplicate member name \"a<U+202E>b\" at line 1, column 17 (byte 16)"
+        );
+        let value = crate::parse(b"[1e400]").unwrap();
+        assert_eq!(
+            crate::canonicalize(&value).unwrap_err().to_string(),
+            "number 1e400 has no canonical form: it overflows float64"
+        );
+        let value = crate::parse(b"[9007199254740993, 1e400]").unwrap();
+        assert_eq!(
+            crate::digest(&value).unwrap_err().to_string(),
+            "no digest: 2 undecidable number literal(s): 9007199254740993, 1e400"
+        );
+        // Exactly the excerpt's length is still whole.
+        let name = "y".repeat(64);
+        let err = Error::UnknownMember {
+            pointer: String::new(),
+            name: name.clone(),
+        };
+        assert_eq!(
+            err.to_string(),
+            format!("unknown member \"{name}\" at \"\"")
+        );
+    }
+
+    #[test]
+    fn bounds_every_text_from_the_input() {
+        let long = "z".repeat(LONG);
+        let errors = [
+            Error::NfcDuplicateMember {
+                first: long.clone(),
+                second: long.clone(),
+                at: Position::default(),
+            },
+            Error::UnknownMember {
+                pointer: long.clone(),
+                name: long.clone(),
+            },
+            Error::MissingMember {
+                pointer: long.clone(),
+                name: "id",
+            },
+            Error::Invalid {
+                pointer: long.clone(),
+                expected: "a string",
+            },
+            Error::DuplicateServer {
+                pointer: long.clone(),
+                id: long.clone(),
+            },
+            Error::DuplicateItem {
+                pointer: long.clone(),
+                kind: ItemKind::Tool,
+                name: long.clone(),
+            },
+            Error::OutOfScope {
+                pointer: long.clone(),
+                id: long.clone(),
+            },
+            Error::PinMismatch {
+                pointer: long.clone(),
+                recorded: Pin::Undecidable(vec![long.clone(); 1000]),
+                computed: Pin::Digest(crate::Digest::of_bytes(b"")),
+            },
+            Error::NameMismatch {
+                pointer: long.clone(),
+                name: long.clone(),
+                approved: long.clone(),
+            },
+            Error::InvalidSelection { text: long.clone() },
+            Error::UnknownSelection {
+                selection: Selection::Item {
+                    server: long.clone(),
+                    name: long.clone(),
+                },
+            },
+            Error::Version1Item {
+                server: long.clone(),
+                kind: ItemKind::Tool,
+                name: long.clone(),
+            },
+        ];
+        for err in errors {
+            let message = err.to_string();
+            assert!(
+                message.len() < 1000,
+                "{}: {} bytes",
+                err.rule(),
+                message.len()
+            );
+            // A selection is cut as it writes itself: `SERVER/ITEM`, escaped.
+            let length = match err {
+                Error::UnknownSelection { .. } => 2 * LONG + 1,
+                _ => LONG,
+            };
+            assert!(
+                message.contains(&format!("... ({length} bytes)")),
+                "{message}"
+            );
         }
     }
 }

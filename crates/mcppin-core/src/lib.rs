@@ -87,7 +87,7 @@ pub mod value;
 
 pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
 pub use digest::{Digest, DigestSyntaxError, digest};
-pub use error::{Document, Error, Position};
+pub use error::{Document, EXCERPT_CHARS, Error, Excerpt, Position};
 pub use escape::{Escaped, escape};
 pub use number::Number;
 pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};

@@ -108,11 +108,13 @@ impl Envelope {
                 expected: "a number",
             });
         };
-        if number.is_undecidable() || number.as_f64() != 1.0 {
+        // Plain digits only, as every format of this project reads its version: `1.0` and
+        // `1e0` equal 1 as numbers but would give one file two spellings.
+        if number.literal() != "1" {
             return Err(Error::MemberValue {
                 name: "schema_version",
                 found: number.literal().to_owned(),
-                expected: "1",
+                expected: "1 (in plain digits)",
             });
         }
         constant("algorithm", ALGORITHM, "\"ed25519\"")?;
@@ -362,6 +364,47 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
     }
 
     #[test]
+    fn quotes_a_short_excerpt_of_long_text_from_the_envelope() {
+        // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+        let long = "w".repeat(1 << 20);
+        let excerpt = |quote: &str| format!("{quote}{}{quote}... (1048576 bytes)", "w".repeat(64));
+        let cases = [
+            (
+                text().replacen('{', &format!("{{\"{long}\": 1,"), 1),
+                excerpt("\""),
+            ),
+            (
+                text().replacen(
+                    "\"schema_version\": 1",
+                    &format!("\"schema_version\": 1{}", "0".repeat((1 << 20) - 1)),
+                    1,
+                ),
+                format!("1{}... (1048576 bytes)", "0".repeat(63)),
+            ),
+            (
+                text().replacen("\"ed25519\"", &format!("\"{long}\""), 1),
+                // The value as JSON, quotes included.
+                format!("\"{}... (1048578 bytes)", "w".repeat(63)),
+            ),
+            (
+                text().replacen("\"2026-08-01T09:20:00Z\"", &format!("\"{long}\""), 1),
+                excerpt("\""),
+            ),
+        ];
+        for (edited, expected) in cases {
+            let message = Envelope::parse(edited.as_bytes()).unwrap_err().to_string();
+            assert!(message.len() < 300, "{} bytes", message.len());
+            assert!(message.contains(&expected), "{message}");
+        }
+        // Short text is quoted whole.
+        let other = text().replacen("\"ed25519\"", "\"ES256\"", 1);
+        assert_eq!(
+            Envelope::parse(other.as_bytes()).unwrap_err().to_string(),
+            "the signature envelope member \"algorithm\" is \"ES256\", expected \"ed25519\""
+        );
+    }
+
+    #[test]
     fn refuses_each_missing_member() {
         let env = mcppin_core::parse(&envelope().1.to_bytes()).unwrap();
         for name in MEMBERS {
@@ -465,6 +508,49 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
             assert!(expect(&err), "{to}: {err:?}");
             assert_eq!(err.refusal(), Some(crate::Refusal::Malformed));
         }
+    }
+
+    #[test]
+    fn reads_schema_version_only_in_plain_digits() {
+        // Issue 10 item 8: `1.0` and `1e0` equal 1 as numbers, but the formats of this project
+        // spell a version in plain digits only, so one file has one spelling.
+        assert!(Envelope::parse(text().as_bytes()).is_ok());
+        for spelling in ["1.0", "1e0", "-1", "10"] {
+            let edited = text().replacen(
+                "\"schema_version\": 1",
+                &format!("\"schema_version\": {spelling}"),
+                1,
+            );
+            let err = Envelope::parse(edited.as_bytes()).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::MemberValue {
+                        name: "schema_version",
+                        ..
+                    }
+                ),
+                "{spelling}: {err:?}"
+            );
+            let message = err.to_string();
+            assert!(message.contains("\"schema_version\""), "{message}");
+            assert!(message.contains(spelling), "{message}");
+            assert!(message.contains("plain digits"), "{message}");
+        }
+        // A leading zero is refused by the strict reader, a string as the wrong type.
+        let leading_zero = text().replacen("\"schema_version\": 1", "\"schema_version\": 01", 1);
+        assert!(matches!(
+            Envelope::parse(leading_zero.as_bytes()),
+            Err(Error::EnvelopeJson { .. })
+        ));
+        let string = text().replacen("\"schema_version\": 1", "\"schema_version\": \"1\"", 1);
+        assert!(matches!(
+            Envelope::parse(string.as_bytes()),
+            Err(Error::MemberType {
+                name: "schema_version",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -3,14 +3,14 @@
 use std::fmt;
 use std::time::Duration;
 
-use mcppin_core::{Digest, Escaped};
+use mcppin_core::{Digest, Excerpt};
 
 use crate::time::Timestamp;
 
 /// Everything that can go wrong while reading keys, signing, or checking a signature.
 ///
-/// Text that came from a file (a member name, a timestamp) is kept raw here and escaped with
-/// [`mcppin_core::escape`] in the message. No variant ever carries secret key material.
+/// Text that came from a file (a member name, a timestamp) is kept raw here; the message shows
+/// a short escaped excerpt of it ([`mcppin_core::Excerpt`]). No variant ever carries secret key material.
 /// [`Error::refusal`] sorts the variants into the reasons a verifier reports.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -30,6 +30,23 @@ pub enum Error {
         #[source]
         source: ed25519_dalek::pkcs8::spki::Error,
     },
+    /// The key file is empty (or holds only white space).
+    #[error("the key file is empty")]
+    EmptyKey,
+    /// A well-formed key of another algorithm than Ed25519 (RSA, EC, X25519, Ed448...), named
+    /// by the OID of its algorithm identifier.
+    #[error(
+        "{}: only Ed25519 keys are accepted",
+        KeyKind::new(*.private, .oid, .curve.as_deref())
+    )]
+    KeyAlgorithm {
+        /// Whether it is a private key (PKCS#8) or a public key (SPKI).
+        private: bool,
+        /// The algorithm's OID, dotted (`1.2.840.113549.1.1.1`).
+        oid: String,
+        /// The OID of the algorithm's parameters when they are one (an EC key's curve).
+        curve: Option<String>,
+    },
     /// A private key was given where a public key belongs.
     #[error("this is a private key; give the public key (the .pub file)")]
     PrivateKeyAsPublic,
@@ -39,8 +56,8 @@ pub enum Error {
         /// The fingerprint of the refused key.
         fingerprint: Digest,
     },
-    /// The lockfile cannot be signed or checked: it breaks a strict-reading rule, fails its
-    /// own check (SPEC 3.2), or holds a number with no canonical form.
+    /// The lockfile cannot be signed or checked: it breaks a strict-reading rule or fails its
+    /// own check (SPEC 3.2). A number with no canonical form is signed as written.
     #[error("not a lockfile that can be signed: {source}")]
     Lockfile {
         /// The strict-reading or digest error.
@@ -72,7 +89,10 @@ pub enum Error {
     },
     /// The envelope holds a member this version does not sign (SPEC 3.3): whatever it says
     /// would not be covered by the signature.
-    #[error("the signature envelope holds the member \"{}\", which this version does not sign", Escaped(.name))]
+    #[error(
+        "the signature envelope holds the member {}, which this version does not sign",
+        Excerpt::quoted(.name)
+    )]
     UnknownMember {
         /// The member name, raw.
         name: String,
@@ -87,11 +107,14 @@ pub enum Error {
     },
     /// A member has a value this version does not know (`schema`, `schema_version`,
     /// `algorithm`).
-    #[error("the signature envelope member \"{name}\" is {}, expected {expected}", Escaped(.found))]
+    #[error(
+        "the signature envelope member \"{name}\" is {}, expected {expected}",
+        Excerpt::bare(.found)
+    )]
     MemberValue {
         /// The member.
         name: &'static str,
-        /// The value found, as canonical JSON, raw.
+        /// The value found, raw: a string as canonical JSON, a number as written.
         found: String,
         /// The one value this version accepts, as JSON.
         expected: &'static str,
@@ -105,7 +128,10 @@ pub enum Error {
         name: &'static str,
     },
     /// `signed_at` is not an RFC 3339 UTC timestamp of the form `2026-08-01T09:20:00Z`.
-    #[error("\"{}\" is not a timestamp of the form 2026-08-01T09:20:00Z (RFC 3339, UTC, whole seconds)", Escaped(.found))]
+    #[error(
+        "{} is not a timestamp of the form 2026-08-01T09:20:00Z (RFC 3339, UTC, whole seconds)",
+        Excerpt::quoted(.found)
+    )]
     Timestamp {
         /// The text found, raw.
         found: String,
@@ -208,6 +234,8 @@ impl Error {
             Self::SerialTooLow { .. } => Refusal::SerialTooLow,
             Self::PrivateKey { .. }
             | Self::PublicKey { .. }
+            | Self::EmptyKey
+            | Self::KeyAlgorithm { .. }
             | Self::PrivateKeyAsPublic
             | Self::WeakPublicKey { .. }
             | Self::Lockfile { .. }
@@ -245,5 +273,53 @@ impl fmt::Display for List<'_> {
             write!(f, "{d}")?;
         }
         Ok(())
+    }
+}
+
+/// A key of another algorithm, as a message names it: `an RSA private key (OID ...)`.
+struct KeyKind<'a> {
+    private: bool,
+    oid: &'a str,
+    curve: Option<&'a str>,
+}
+
+impl<'a> KeyKind<'a> {
+    fn new(private: bool, oid: &'a str, curve: Option<&'a str>) -> Self {
+        Self {
+            private,
+            oid,
+            curve,
+        }
+    }
+}
+
+impl fmt::Display for KeyKind<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let half = if self.private { "private" } else { "public" };
+        // RFC 8017 (rsaEncryption), RFC 5480 (id-ecPublicKey), RFC 8410 (X25519, X448, Ed448).
+        let name = match self.oid {
+            "1.2.840.113549.1.1.1" => Some("an RSA"),
+            "1.2.840.10045.2.1" => Some("an EC"),
+            "1.3.101.110" => Some("an X25519"),
+            "1.3.101.111" => Some("an X448"),
+            "1.3.101.113" => Some("an Ed448"),
+            _ => None,
+        };
+        match name {
+            Some(name) => write!(f, "{name} {half} key (OID {}", self.oid)?,
+            None => write!(f, "a {half} key of another algorithm (OID {}", self.oid)?,
+        }
+        if let Some(curve) = self.curve {
+            // RFC 5480 section 2.1.1.1, and the curve SEC 2 adds.
+            let curve_name = match curve {
+                "1.2.840.10045.3.1.7" => "P-256, ",
+                "1.3.132.0.34" => "P-384, ",
+                "1.3.132.0.35" => "P-521, ",
+                "1.3.132.0.10" => "secp256k1, ",
+                _ => "",
+            };
+            write!(f, ", curve {curve_name}{curve}")?;
+        }
+        f.write_str(")")
     }
 }

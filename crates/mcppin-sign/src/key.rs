@@ -1,8 +1,10 @@
 //! Ed25519 keys: PKCS#8 PEM for the private half, SPKI PEM for the public half (RFC 8410).
 
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
+use ed25519_dalek::pkcs8::spki::{AlgorithmIdentifierRef, SubjectPublicKeyInfoRef, der};
 use ed25519_dalek::pkcs8::{
     DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, KeypairBytes,
+    ObjectIdentifier, PrivateKeyInfo,
 };
 use mcppin_core::Digest;
 use rand_core::CryptoRngCore;
@@ -56,11 +58,12 @@ impl SigningKey {
     ///
     /// # Errors
     ///
-    /// [`Error::PrivateKey`] for anything else: another algorithm, an encrypted key, a public
-    /// key, broken PEM or DER.
+    /// [`Error::EmptyKey`] for an empty text, [`Error::KeyAlgorithm`] for a key of another
+    /// algorithm, [`Error::PrivateKey`] for anything else: an encrypted key, a public key,
+    /// broken PEM or DER.
     pub fn from_pem(pem: &str) -> Result<Self, Error> {
         let inner = ed25519_dalek::SigningKey::from_pkcs8_pem(pem)
-            .map_err(|source| Error::PrivateKey { source })?;
+            .map_err(|source| other_algorithm(pem, true).unwrap_or(Error::PrivateKey { source }))?;
         Ok(Self { inner })
     }
 
@@ -111,14 +114,17 @@ impl PublicKey {
     ///
     /// # Errors
     ///
-    /// [`Error::PrivateKeyAsPublic`] when given a private key, [`Error::PublicKey`] for any
-    /// other input that is not an Ed25519 SPKI PEM document, [`Error::WeakPublicKey`] for a key
-    /// of small order.
+    /// [`Error::EmptyKey`] for an empty text, [`Error::PrivateKeyAsPublic`] when given a
+    /// private key, [`Error::KeyAlgorithm`] for a key of another algorithm, [`Error::PublicKey`]
+    /// for any other input that is not an Ed25519 SPKI PEM document, [`Error::WeakPublicKey`]
+    /// for a key of small order.
     pub fn from_pem(pem: &str) -> Result<Self, Error> {
         let inner = match ed25519_dalek::VerifyingKey::from_public_key_pem(pem) {
             Ok(inner) => inner,
             Err(_) if pem.contains("PRIVATE KEY-----") => return Err(Error::PrivateKeyAsPublic),
-            Err(source) => return Err(Error::PublicKey { source }),
+            Err(source) => {
+                return Err(other_algorithm(pem, false).unwrap_or(Error::PublicKey { source }));
+            }
         };
         let key = Self::new(inner);
         if key.inner.is_weak() {
@@ -152,6 +158,39 @@ impl PublicKey {
     pub(crate) fn verifying_key(&self) -> &ed25519_dalek::VerifyingKey {
         &self.inner
     }
+}
+
+/// Ed25519's algorithm identifier (RFC 8410 section 3).
+const ED25519: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.101.112");
+
+/// Why a key the decoder refused is no Ed25519 key, when that can be told: the text is empty,
+/// or it is a well-formed key (`private`: PKCS#8, otherwise SPKI) of another algorithm. `None`
+/// leaves the decoder's own reason standing (its error names Ed25519's OID whatever the key
+/// holds).
+fn other_algorithm(pem: &str, private: bool) -> Option<Error> {
+    if pem.trim().is_empty() {
+        return Some(Error::EmptyKey);
+    }
+    let (label, der) = der::pem::decode_vec(pem.as_bytes()).ok()?;
+    // A private key's DER holds the secret: wiped when dropped.
+    let der = Zeroizing::new(der);
+    let algorithm: AlgorithmIdentifierRef<'_> = match (private, label) {
+        (true, "PRIVATE KEY") => PrivateKeyInfo::try_from(der.as_slice()).ok()?.algorithm,
+        (false, "PUBLIC KEY") => {
+            SubjectPublicKeyInfoRef::try_from(der.as_slice())
+                .ok()?
+                .algorithm
+        }
+        _ => return None,
+    };
+    if algorithm.oid == ED25519 {
+        return None;
+    }
+    Some(Error::KeyAlgorithm {
+        private,
+        oid: algorithm.oid.to_string(),
+        curve: algorithm.parameters_oid().ok().map(|oid| oid.to_string()),
+    })
 }
 
 /// The SPKI DER encoding of a public key (RFC 8410 section 4).
@@ -215,9 +254,16 @@ MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
 
     #[test]
     fn rejects_broken_pem_and_other_algorithms() {
-        let flipped = RFC8410_PUBLIC.replace("MCowBQYDK2Vw", "MCowBQYDK2Vx");
+        // One bit of the OID flipped: 1.3.101.113, Ed448's.
+        let flipped = RFC8410_PUBLIC.replace("MCowBQYDK2VwAyEA", "MCowBQYDK2VxAyEA");
         assert!(matches!(
             PublicKey::from_pem(&flipped),
+            Err(Error::KeyAlgorithm { oid, private: false, .. }) if oid == "1.3.101.113"
+        ));
+        // DER cut short.
+        let cut = RFC8410_PUBLIC.replace("MCowBQYDK2VwAyEA", "MCsw");
+        assert!(matches!(
+            PublicKey::from_pem(&cut),
             Err(Error::PublicKey { .. })
         ));
         assert!(matches!(
@@ -231,7 +277,80 @@ MCowBQYDK2VuAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
 ";
         assert!(matches!(
             PublicKey::from_pem(x25519),
-            Err(Error::PublicKey { .. })
+            Err(Error::KeyAlgorithm { oid, .. }) if oid == "1.3.101.110"
+        ));
+    }
+
+    /// Test keys of other algorithms, made by `openssl genpkey` (testdata/keys/README.md).
+    const OTHERS: [(&str, &str, &str, &str); 4] = [
+        (
+            "RSA",
+            "OID 1.2.840.113549.1.1.1",
+            include_str!("../../../testdata/keys/test-rsa.pem"),
+            include_str!("../../../testdata/keys/test-rsa.pem.pub"),
+        ),
+        (
+            "EC",
+            "OID 1.2.840.10045.2.1, curve P-256, 1.2.840.10045.3.1.7",
+            include_str!("../../../testdata/keys/test-ec-p256.pem"),
+            include_str!("../../../testdata/keys/test-ec-p256.pem.pub"),
+        ),
+        (
+            "X25519",
+            "OID 1.3.101.110",
+            include_str!("../../../testdata/keys/test-x25519.pem"),
+            include_str!("../../../testdata/keys/test-x25519.pem.pub"),
+        ),
+        (
+            "Ed448",
+            "OID 1.3.101.113",
+            include_str!("../../../testdata/keys/test-ed448.pem"),
+            include_str!("../../../testdata/keys/test-ed448.pem.pub"),
+        ),
+    ];
+
+    #[test]
+    fn names_the_algorithm_of_a_key_that_is_not_ed25519() {
+        // Issue 10 item 9: every such key was reported with Ed25519's own OID.
+        for (name, oid, private, public) in OTHERS {
+            for (err, half) in [
+                (SigningKey::from_pem(private).err().unwrap(), "private"),
+                (PublicKey::from_pem(public).unwrap_err(), "public"),
+            ] {
+                assert!(
+                    matches!(&err, Error::KeyAlgorithm { private, .. } if *private == (half == "private")),
+                    "{name} {half}: {err:?}"
+                );
+                assert_eq!(
+                    err.to_string(),
+                    format!("an {name} {half} key ({oid}): only Ed25519 keys are accepted"),
+                    "{name} {half}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_an_unknown_algorithm_by_its_dotted_oid() {
+        // The Ed25519 example key with its OID changed to 1.3.101.114 (an arc nobody uses).
+        let other = RFC8410_PUBLIC.replace("MCowBQYDK2VwAyEA", "MCowBQYDK2VyAyEA");
+        assert_eq!(
+            PublicKey::from_pem(&other).unwrap_err().to_string(),
+            "a public key of another algorithm (OID 1.3.101.114): only Ed25519 keys are accepted"
+        );
+    }
+
+    #[test]
+    fn says_a_key_file_is_empty() {
+        for empty in ["", "\n", "  \r\n"] {
+            assert!(matches!(SigningKey::from_pem(empty), Err(Error::EmptyKey)));
+            assert!(matches!(PublicKey::from_pem(empty), Err(Error::EmptyKey)));
+        }
+        assert_eq!(Error::EmptyKey.to_string(), "the key file is empty");
+        // Anything else that is not PEM keeps the decoder's own reason.
+        assert!(matches!(
+            SigningKey::from_pem("not a key"),
+            Err(Error::PrivateKey { .. })
         ));
     }
 

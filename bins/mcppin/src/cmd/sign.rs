@@ -16,9 +16,10 @@ use crate::{input, output};
 /// Sign a lockfile: writes LOCK.sig, the detached Ed25519 signature envelope.
 ///
 /// The signature names the digest of the lockfile's canonical form (re-indenting keeps it
-/// valid; any change inside breaks it), the key's fingerprint and the time. Exits 4 when the
-/// lockfile or the key cannot be read (a lockfile that fails its own check included), 3 when
-/// the lockfile holds a number with no canonical form.
+/// valid; any change inside breaks it), the key's fingerprint and the time. A lockfile holding
+/// a number with no canonical form (above 2^53, or overflowing float64) is signed as written.
+/// Exits 4 when the lockfile or the key cannot be read (a lockfile that fails its own check
+/// included).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The lockfile to sign.
@@ -62,9 +63,10 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
     );
     let key = std::str::from_utf8(&bytes)
-        .ok()
-        .map(SigningKey::from_pem)
-        .unwrap_or_else(|| SigningKey::from_pem(""))
+        .map_err(|_| {
+            anyhow::anyhow!("not PEM text (a DER key? openssl pkey -outform PEM converts it)")
+        })
+        .and_then(|pem| SigningKey::from_pem(pem).map_err(anyhow::Error::from))
         .with_context(|| path.display().to_string())?;
     if let Ok(meta) = std::fs::metadata(path) {
         let mode = meta.permissions().mode() & 0o777;
@@ -80,25 +82,17 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
     Ok(key)
 }
 
-/// The error for a lockfile that cannot be signed or checked: 3 for a number with no canonical
-/// form or digest, 4 for a file that is not a lockfile passing its own check.
+/// The error for a lockfile that cannot be signed or checked: it is not a lockfile passing its
+/// own check (exit 4). A number with no canonical form is no reason: the signed form keeps it
+/// as written.
 pub(crate) fn lock_error(path: &Path, err: mcppin_sign::Error) -> anyhow::Error {
-    let message = format!("{}: {err}", input::name(path));
-    let exit = match err {
+    let message = match &err {
         mcppin_sign::Error::Lockfile { source } => {
-            return Fail::new(
-                match source {
-                    mcppin_core::Error::NonFiniteNumber { .. }
-                    | mcppin_core::Error::Undecidable { .. } => Exit::Incomparable,
-                    _ => Exit::Unreadable,
-                },
-                format!("{message} [{}]", source.rule()),
-            )
-            .into();
+            format!("{}: {err} [{}]", input::name(path), source.rule())
         }
-        _ => Exit::Unreadable,
+        _ => format!("{}: {err}", input::name(path)),
     };
-    Fail::new(exit, message).into()
+    Fail::new(Exit::Unreadable, message).into()
 }
 
 /// `LOCK.sig` beside `LOCK`.
