@@ -568,6 +568,12 @@ fn verify_refuses_an_older_lockfile_put_back_with_its_own_signature() {
 fn verify_prints_the_approval_messages_of_the_guard() {
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    verify(&dir, &["--pubkey", "alice.pem.pub"])
+        .code(0)
+        .stderr_has(&format!(
+            "mcppin: mcp.lock.json.sig: signature verified: key {ALICE_ID}, signed at {NOW}, \
+             approval_serial 1\n"
+        ));
     verify(&dir, &["--pubkey", "alice.pem.pub", "--min-serial", "2"])
         .code(4)
         .stderr_has(
