@@ -227,6 +227,7 @@ impl fmt::Display for Refused {
     }
 }
 
+/// No `source`: the message already holds the error's own text ([`Refused::error`] gives it).
 impl std::error::Error for Refused {}
 
 impl fmt::Display for Signature {
