@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use mcppin_client::DEFAULT_MAX_LINE;
-use mcppin_core::lockfile::{LockedServer, Lockfile};
+use mcppin_core::lockfile::LockedServer;
 
 mod feed;
 mod log;
@@ -206,62 +206,73 @@ struct Approval<'a> {
     now: SystemTime,
 }
 
-/// Reads the lockfile, checks its signature when keys are given, and finds the server's entry.
+/// Reads the lockfile, the signature beside it and the keys, checks them as an approval
+/// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
+/// says on stderr what the signature check found, and finds the server's entry.
 fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
-    let pubkeys = approval.pubkeys;
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(lock)
-        .map_err(|e| unreadable(format!("cannot read the lockfile {}: {e}", lock.display())))?;
-    let lockfile = Lockfile::parse(&bytes)
-        .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
-    if !pubkeys.is_empty() {
-        let mut keys = Vec::new();
-        for path in pubkeys {
-            let pem = std::fs::read_to_string(path).map_err(|e| {
-                unreadable(format!(
-                    "cannot read the public key {}: {e}",
-                    path.display()
-                ))
-            })?;
-            keys.push(
-                mcppin_sign::PublicKey::from_pem(&pem)
-                    .map_err(|e| unreadable(format!("the public key {}: {e}", path.display())))?,
-            );
+        .map_err(|e| unreadable(format!("cannot read {}: {e}", lock.display())))?;
+    let mut sig_path = lock.as_os_str().to_owned();
+    sig_path.push(".sig");
+    let sig_path = PathBuf::from(sig_path);
+    let signature = match std::fs::read(&sig_path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(unreadable(format!("cannot read {}: {e}", sig_path.display())).into());
         }
-        let mut sig_path = lock.as_os_str().to_owned();
-        sig_path.push(".sig");
-        let sig_path = PathBuf::from(sig_path);
-        let envelope = match std::fs::read(&sig_path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(unreadable(format!("cannot read {}: {e}", sig_path.display())).into());
-            }
-        };
-        let digest = mcppin_sign::lock_digest(&bytes)
-            .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
-        let freshness = match approval.max_signature_age {
-            None => None,
-            Some(max_age) => Some(mcppin_sign::Freshness {
-                max_age,
-                now: mcppin_sign::Timestamp::try_from(approval.now)
-                    .map_err(|e| unreadable(format!("the clock: {e}")))?,
-            }),
-        };
-        mcppin_sign::verify(envelope.as_deref(), digest, &keys, freshness)
-            .map_err(|e| unreadable(format!("the signature {}: {e}", sig_path.display())))?;
+    };
+    let mut keys = Vec::new();
+    for path in approval.pubkeys {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| unreadable(format!("cannot read public key {}: {e}", path.display())))?;
+        keys.push(
+            mcppin_sign::PublicKey::from_pem(&pem)
+                .map_err(|e| unreadable(format!("public key {}: {e}", path.display())))?,
+        );
     }
-    if let Some(min) = approval.min_serial {
-        mcppin_sign::check_serial(lockfile.approval_serial, min)
-            .map_err(|e| unreadable(format!("the lockfile {}: {e}", lock.display())))?;
+    let freshness = match approval.max_signature_age {
+        None => None,
+        Some(max_age) => Some(mcppin_sign::Freshness {
+            max_age,
+            now: mcppin_sign::Timestamp::try_from(approval.now)
+                .map_err(|e| unreadable(format!("the clock: {e}")))?,
+        }),
+    };
+    let check = mcppin_sign::Approval {
+        lockfile: &bytes,
+        signature: signature.as_deref(),
+        keys: &keys,
+        min_serial: approval.min_serial,
+        freshness,
+    };
+    let approved = check.check().map_err(|refused| {
+        let file = match refused.subject() {
+            mcppin_sign::Subject::Signature => &sig_path,
+            _ => lock,
+        };
+        unreadable(format!("{}: {refused}", file.display()))
+    })?;
+    if !matches!(approved.signature, mcppin_sign::Signature::Unsigned) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mcppin-guard: {}",
+            mcppin_core::escape(&format!("{}: {}", sig_path.display(), approved.signature))
+        );
     }
-    lockfile.servers.get(server).cloned().ok_or_else(|| {
-        unreadable(format!(
-            "the lockfile {} has no entry for server {server}; the server was not started",
-            lock.display()
-        ))
-        .into()
-    })
+    approved
+        .lockfile
+        .servers
+        .get(server)
+        .cloned()
+        .ok_or_else(|| {
+            unreadable(format!(
+                "the lockfile {} has no entry for server {server}; the server was not started",
+                lock.display()
+            ))
+            .into()
+        })
 }
 
 /// A session id unique enough to join log lines of one run: process id and start time.

@@ -148,7 +148,7 @@ fn an_unreadable_lock_exits_4() {
     );
     let run = dir.guard(&base("refuse"), &["--pid-file", "pid"], &[initialize(1)]);
     run.code(4)
-        .stderr_has("mcppin-guard: the lockfile mcp.lock.json");
+        .stderr_has("mcppin-guard: mcp.lock.json: duplicate member name \"servers\"");
     assert!(!dir.path().join("pid").exists());
 }
 
@@ -904,6 +904,10 @@ fn a_valid_signature_lets_the_session_run() {
     args.extend(["--pubkey", key]);
     let run = dir.guard(&args, &["--mode", "counter"], &[initialize(1)]);
     run.code(0).lines(&[Expect::Result(json!(1))]);
+    run.stderr_has(&format!(
+        "mcppin-guard: mcp.lock.json.sig: signature verified: key {ALICE_ID}, signed at \
+         2026-08-01T09:20:00Z, approval_serial 1\n"
+    ));
 }
 
 #[test]
@@ -923,11 +927,13 @@ fn a_tampered_lock_or_a_missing_signature_exits_4_before_the_server_starts() {
     };
     std::fs::write(&lock, edited).unwrap();
     let run = dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)]);
-    run.code(4).stderr_has("the signature mcp.lock.json.sig");
+    run.code(4)
+        .stderr_has("mcppin-guard: mcp.lock.json.sig: signature for another lockfile: ");
     assert_eq!(run.stdout, "");
     std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
     let run = dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)]);
-    run.code(4).stderr_has("the signature mcp.lock.json.sig");
+    run.code(4)
+        .stderr_has("mcppin-guard: mcp.lock.json.sig: missing signature: ");
     assert!(!dir.path().join("pid").exists(), "the server never started");
 }
 
@@ -1003,7 +1009,8 @@ fn a_signature_by_a_key_not_given_exits_4() {
     let mut args = base("refuse");
     args.extend(["--pubkey", other]);
     let run = dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)]);
-    run.code(4).stderr_has("the signature mcp.lock.json.sig");
+    run.code(4)
+        .stderr_has("mcppin-guard: mcp.lock.json.sig: signature by a foreign key: ");
     assert_eq!(run.stdout, "");
     assert!(!dir.path().join("pid").exists(), "the server never started");
 }
@@ -1320,11 +1327,91 @@ fn an_old_signature_or_a_low_serial_exits_4_before_the_server_starts() {
     std::fs::remove_file(dir.path().join("pid")).unwrap();
     run_with(&["--max-signature-age", "1d", "--now", "2026-08-05T00:00:00Z"])
         .code(4)
-        .stderr_has("the signature mcp.lock.json.sig");
+        .stderr_has("mcppin-guard: mcp.lock.json.sig: stale signature: ");
     run_with(&["--min-serial", "2"])
         .code(4)
-        .stderr_has("the lockfile mcp.lock.json");
+        .stderr_has("mcppin-guard: mcp.lock.json: approval serial below the floor: ");
     assert!(!dir.path().join("pid").exists(), "the server never started");
+}
+
+/// The fingerprint of testdata/keys/test-alice.pem, the key [`sign`] uses.
+const ALICE_ID: &str = "sha256:07a181dfdaf4ef6c373c776f25b8e70436301a8dd200ff5fef7c006fd17363ad";
+
+/// Changes the first character of the base64 signature in `mcp.lock.json.sig`.
+fn flip_signature(dir: &Dir) {
+    let text = dir.read("mcp.lock.json.sig");
+    let at = text.find("\"signature\": \"").unwrap() + "\"signature\": \"".len();
+    let other = if text[at..].starts_with('A') {
+        "B"
+    } else {
+        "A"
+    };
+    dir.write(
+        "mcp.lock.json.sig",
+        format!("{}{other}{}", &text[..at], &text[at + 1..]),
+    );
+}
+
+// The approval messages below are the ones `mcppin verify` prints for the same approvals,
+// after its own prefix (bins/mcppin/tests/sign.rs, `verify_prints_the_approval_messages_of_the_guard`).
+
+#[test]
+fn prints_the_approval_refusals_of_mcppin_verify() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let key = sign(&dir); // test-alice at 2026-08-01T09:20:00Z, approval_serial 1
+    let run_with = |extra: &[&str]| {
+        let mut args = base("refuse");
+        args.extend(extra);
+        dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)])
+    };
+    run_with(&["--pubkey", key, "--min-serial", "2"])
+        .code(4)
+        .stderr_has(
+            "mcppin-guard: mcp.lock.json: approval serial below the floor: \
+             approval_serial 1 is below the minimum 2\n",
+        );
+    let stale = [
+        "--pubkey",
+        key,
+        "--max-signature-age",
+        "1d",
+        "--now",
+        "2026-08-05T00:00:00Z",
+    ];
+    run_with(&stale).code(4).stderr_has(
+        "mcppin-guard: mcp.lock.json.sig: stale signature: signed at 2026-08-01T09:20:00Z, \
+         more than 1day before 2026-08-05T00:00:00Z\n",
+    );
+    flip_signature(&dir);
+    run_with(&["--pubkey", key]).code(4).stderr_has(&format!(
+        "mcppin-guard: mcp.lock.json.sig: invalid signature: the signature does not verify \
+         with key {ALICE_ID}\n"
+    ));
+    assert!(!dir.path().join("pid").exists(), "the server never started");
+}
+
+#[test]
+fn says_a_signature_beside_the_lockfile_was_not_checked_without_pubkey() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let run = dir.guard(&base("refuse"), &["--mode", "counter"], &[initialize(1)]);
+    run.code(0);
+    assert!(!run.stderr.contains("signature"), "{}", run.stderr);
+    sign(&dir);
+    dir.guard(&base("refuse"), &["--mode", "counter"], &[initialize(1)])
+        .code(0)
+        .stderr_has(&format!(
+            "mcppin-guard: mcp.lock.json.sig: signature not checked (no --pubkey given); it \
+             claims key {ALICE_ID} at 2026-08-01T09:20:00Z\n"
+        ));
+    dir.write("mcp.lock.json.sig", "garbage");
+    dir.guard(&base("refuse"), &["--mode", "counter"], &[initialize(1)])
+        .code(0)
+        .stderr_has(
+            "mcppin-guard: mcp.lock.json.sig: signature not checked (no --pubkey given); it \
+             claims nothing readable: the signature envelope is not strict JSON",
+        );
 }
 
 #[test]

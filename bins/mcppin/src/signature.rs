@@ -1,12 +1,11 @@
-//! The signature check of `mcppin verify`: `--pubkey`, `--min-serial`, `--max-signature-age`.
+//! The approval of `mcppin verify`: the files and flags (`--pubkey`, `--min-serial`,
+//! `--max-signature-age`) handed to [`mcppin_sign::Approval::check`].
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use mcppin_core::lockfile::Lockfile;
-use mcppin_core::{Digest, Value};
-use mcppin_sign::{Freshness, PublicKey, Refusal, Timestamp};
+use mcppin_sign::{Approval, Approved, Freshness, PublicKey, Signature, Subject, Timestamp};
 
 use crate::exit::{Exit, Fail};
 use crate::input;
@@ -30,124 +29,56 @@ pub(crate) struct Flags {
     now: Option<Timestamp>,
 }
 
-/// What the signature check found, for the report.
-#[derive(Debug, Eq, PartialEq)]
-pub(crate) enum Outcome {
-    /// No `--pubkey` and no signature beside the lockfile.
-    Unsigned,
-    /// No `--pubkey`: the signature beside the lockfile was not checked.
-    Unchecked {
-        /// What the envelope claims, unverified: its key and date, or why it is unreadable.
-        claim: String,
-    },
-    /// The signature holds.
-    Verified {
-        /// The key that signed it.
-        key: Digest,
-        /// When it was signed.
-        signed_at: Timestamp,
-    },
-}
-
-impl Outcome {
-    /// One line for stderr and the text report.
-    pub(crate) fn note(&self, lock: &Path) -> Option<String> {
-        let sig = input::name(&sig_path(lock));
-        match self {
-            Self::Unsigned => None,
-            Self::Unchecked { claim } => Some(format!(
-                "signature {sig} not checked (no --pubkey given); it claims {claim}"
-            )),
-            Self::Verified { key, signed_at } => Some(format!(
-                "signature {sig} verified: key {key}, signed at {signed_at}"
-            )),
-        }
-    }
-}
-
-/// The digest of a lockfile's canonical form, when a signature is to be checked.
-pub(crate) type LockDigest = Option<Result<Digest, mcppin_core::Error>>;
-
-impl Flags {
-    /// The digest of the lockfile's canonical form, which a signature names, taken from the
-    /// value as read (cheaper than rebuilding it from the [`Lockfile`]); `None` when no
-    /// signature is to be checked.
-    pub(crate) fn lock_digest(&self, lock: &Value) -> LockDigest {
-        (!self.pubkey.is_empty())
-            .then(|| Ok(Digest::of_bytes(&mcppin_core::canonicalize_exact(lock))))
-    }
-}
-
-/// Checks the signature beside the lockfile at `path` and the lockfile's serial by the flags.
-/// `lock` is the lockfile read from `path` and `lock_digest` what [`Flags::lock_digest`] gave
-/// for the value it was read from (when `None`, the digest is rebuilt from `lock`).
+/// Reads the lockfile at `path`, the signature beside it and the keys, and checks them as an
+/// approval by the flags ([`mcppin_sign::Approval::check`]).
 ///
 /// # Errors
 ///
-/// A [`Fail`] with exit 4 naming the refusal (missing, malformed, foreign key, invalid,
-/// another lockfile, stale, serial below the floor), or exit 4 when a public key or the
-/// signature file cannot be read.
-pub(crate) fn check(
-    args: &Flags,
-    path: &Path,
-    lock: &Lockfile,
-    lock_digest: LockDigest,
-) -> anyhow::Result<Outcome> {
+/// A [`Fail`] with exit 4 naming the file and the refusal (a lockfile that does not read,
+/// a missing, malformed, foreign, invalid, stale or other lockfile's signature, a serial
+/// below the floor); exit 4 when a file cannot be read or a public key is not one.
+pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
+    let lockfile = input::read(path)?;
     let sig_path = sig_path(path);
-    let envelope = read_optional(&sig_path)?;
-    let outcome = if args.pubkey.is_empty() {
-        match envelope {
-            None => Outcome::Unsigned,
-            Some(bytes) => Outcome::Unchecked {
-                claim: match mcppin_sign::Envelope::parse(&bytes) {
-                    Ok(env) => format!(
-                        "key {} at {}",
-                        env.public_key_fingerprint(),
-                        env.signed_at()
-                    ),
-                    Err(err) => format!("nothing readable: {err}"),
-                },
-            },
-        }
-    } else {
-        let keys = args
-            .pubkey
-            .iter()
-            .map(|path| read_public_key(path))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let lock_digest = lock_digest
-            .unwrap_or_else(|| lock.digest())
-            .map_err(|source| {
-                crate::cmd::sign::lock_error(path, mcppin_sign::Error::Lockfile { source })
-            })?;
-        let freshness = match args.max_signature_age {
-            None => None,
-            Some(max_age) => Some(Freshness {
-                max_age,
-                now: now(args.now)?,
-            }),
-        };
-        let env = mcppin_sign::verify(envelope.as_deref(), lock_digest, &keys, freshness)
-            .map_err(|err| refusal(&sig_path, &err))?;
-        Outcome::Verified {
-            key: env.public_key_fingerprint(),
-            signed_at: env.signed_at(),
-        }
+    let signature = read_optional(&sig_path)?;
+    let keys = args
+        .pubkey
+        .iter()
+        .map(|path| read_public_key(path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let freshness = match args.max_signature_age {
+        None => None,
+        Some(max_age) => Some(Freshness {
+            max_age,
+            now: now(args.now)?,
+        }),
     };
-    if let Some(min) = args.min_serial {
-        mcppin_sign::check_serial(lock.approval_serial, min).map_err(|err| refusal(path, &err))?;
-    }
-    Ok(outcome)
+    let approval = Approval {
+        lockfile: &lockfile,
+        signature: signature.as_deref(),
+        keys: &keys,
+        min_serial: args.min_serial,
+        freshness,
+    };
+    approval.check().map_err(|refused| {
+        let file = match refused.subject() {
+            Subject::Signature => sig_path.as_path(),
+            _ => path,
+        };
+        Fail::new(
+            Exit::Unreadable,
+            format!("{}: {refused}", input::name(file)),
+        )
+        .into()
+    })
 }
 
-/// The error for a refused signature: exit 4, saying which refusal and why.
-fn refusal(path: &Path, err: &mcppin_sign::Error) -> anyhow::Error {
-    let what = err.refusal().unwrap_or(Refusal::Malformed);
-    Fail::new(
-        Exit::Unreadable,
-        format!("{what}: {}: {err}", input::name(path)),
-    )
-    .into()
+/// The line for stderr saying what the signature check found; `None` for an unsigned lockfile.
+pub(crate) fn note(signature: &Signature, lock: &Path) -> Option<String> {
+    match signature {
+        Signature::Unsigned => None,
+        _ => Some(format!("{}: {signature}", input::name(&sig_path(lock)))),
+    }
 }
 
 fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {

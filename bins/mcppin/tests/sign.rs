@@ -404,7 +404,7 @@ fn verify_refuses_one_byte_of_approved_content_changed() {
     verify(&dir, &[]).code(0).stderr_has("not checked");
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(4)
-        .stderr_has("signature for another lockfile: mcp.lock.json.sig: the signature is for lockfile digest");
+        .stderr_has("mcp.lock.json.sig: signature for another lockfile: the signature is for lockfile digest");
 
     // One byte flipped in place: the lockfile's own check already refuses it.
     let dir = Dir::new();
@@ -430,7 +430,7 @@ fn verify_refuses_one_byte_of_the_signature_changed() {
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(4)
         .stderr_has(&format!(
-            "invalid signature: mcp.lock.json.sig: the signature does not verify with key {ALICE_ID}"
+            "mcp.lock.json.sig: invalid signature: the signature does not verify with key {ALICE_ID}"
         ));
 }
 
@@ -445,7 +445,7 @@ fn verify_refuses_an_envelope_with_an_extra_member() {
     );
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(4)
-        .stderr_has("malformed signature: mcp.lock.json.sig: the signature envelope holds the member \"approved_by\"");
+        .stderr_has("mcp.lock.json.sig: malformed signature: the signature envelope holds the member \"approved_by\"");
 }
 
 #[test]
@@ -481,7 +481,7 @@ fn verify_refuses_a_valid_signature_by_a_key_not_given_naming_both() {
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(4)
         .stderr_has(&format!(
-            "signature by a foreign key: mcp.lock.json.sig: signed by key {BOB_ID}, which is none of the given keys ({ALICE_ID})"
+            "mcp.lock.json.sig: signature by a foreign key: signed by key {BOB_ID}, which is none of the given keys ({ALICE_ID})"
         ));
     // Rotation: either of two keys.
     verify(
@@ -501,7 +501,7 @@ fn verify_refuses_a_missing_signature_only_when_a_key_is_given() {
     assert!(!run.stderr.contains("signature"), "{}", run.stderr);
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(4)
-        .stderr_has("missing signature: mcp.lock.json.sig: no signature");
+        .stderr_has("mcp.lock.json.sig: missing signature: no signature");
 }
 
 #[test]
@@ -509,7 +509,7 @@ fn verify_without_pubkey_reports_the_signature_as_unchecked() {
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "bob.pem", NOW);
     verify(&dir, &[]).code(0).stderr_has(&format!(
-        "signature mcp.lock.json.sig not checked (no --pubkey given); it claims key {BOB_ID} at {NOW}"
+        "mcp.lock.json.sig: signature not checked (no --pubkey given); it claims key {BOB_ID} at {NOW}"
     ));
     dir.write("mcp.lock.json.sig", "garbage");
     verify(&dir, &[])
@@ -557,7 +557,7 @@ fn verify_refuses_an_older_lockfile_put_back_with_its_own_signature() {
     verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
     verify(&dir, &["--pubkey", "alice.pem.pub", "--min-serial", "3"])
         .code(4)
-        .stderr_has("approval serial below the floor: mcp.lock.json: approval_serial 2 is below the minimum 3");
+        .stderr_has("mcp.lock.json: approval serial below the floor: approval_serial 2 is below the minimum 3");
     verify(
         &dir,
         &[
@@ -571,7 +571,7 @@ fn verify_refuses_an_older_lockfile_put_back_with_its_own_signature() {
     )
     .code(4)
     .stderr_has(&format!(
-        "stale signature: mcp.lock.json.sig: signed at {july}, more than 30days before {now}"
+        "mcp.lock.json.sig: stale signature: signed at {july}, more than 30days before {now}"
     ));
     verify(
         &dir,
@@ -585,6 +585,61 @@ fn verify_refuses_an_older_lockfile_put_back_with_its_own_signature() {
         ],
     )
     .code(0);
+}
+
+// The approval messages below are the ones mcppin-guard prints for the same approvals, after
+// its own prefix (bins/mcppin-guard/tests/cli.rs, `prints_the_approval_refusals_of_mcppin_verify`).
+
+#[test]
+fn verify_prints_the_approval_messages_of_the_guard() {
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    verify(&dir, &["--pubkey", "alice.pem.pub"])
+        .code(0)
+        .stderr_has(&format!(
+            "mcppin: mcp.lock.json.sig: signature verified: key {ALICE_ID}, signed at {NOW}, \
+             approval_serial 1\n"
+        ));
+    verify(&dir, &["--pubkey", "alice.pem.pub", "--min-serial", "2"])
+        .code(4)
+        .stderr_has(
+            "mcppin: mcp.lock.json: approval serial below the floor: \
+             approval_serial 1 is below the minimum 2\n",
+        );
+    let stale = [
+        "--pubkey",
+        "alice.pem.pub",
+        "--max-signature-age",
+        "1d",
+        "--now",
+        "2026-08-05T00:00:00Z",
+    ];
+    verify(&dir, &stale).code(4).stderr_has(&format!(
+        "mcppin: mcp.lock.json.sig: stale signature: signed at {NOW}, \
+         more than 1day before 2026-08-05T00:00:00Z\n"
+    ));
+    verify(&dir, &[]).code(0).stderr_has(&format!(
+        "mcppin: mcp.lock.json.sig: signature not checked (no --pubkey given); it \
+         claims key {ALICE_ID} at {NOW}\n"
+    ));
+    let (_, signature) = signed_bytes(&dir.read("mcp.lock.json.sig"));
+    let other = if signature.starts_with('A') { "B" } else { "A" };
+    let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
+    dir.write(
+        "mcp.lock.json.sig",
+        text.replace(&signature, &format!("{other}{}", &signature[1..])),
+    );
+    verify(&dir, &["--pubkey", "alice.pem.pub"])
+        .code(4)
+        .stderr_has(&format!(
+            "mcppin: mcp.lock.json.sig: invalid signature: the signature does not verify \
+             with key {ALICE_ID}\n"
+        ));
+    dir.write("mcp.lock.json.sig", "garbage");
+    verify(&dir, &[]).code(0).stderr_has(
+        "mcppin: mcp.lock.json.sig: signature not checked (no --pubkey given); it \
+         claims nothing readable: the signature envelope is not strict JSON",
+    );
 }
 
 #[test]

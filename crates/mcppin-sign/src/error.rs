@@ -191,7 +191,8 @@ pub enum Error {
     },
 }
 
-/// Why a signature check refused: the reasons a verifier reports (SPEC 4, `--pubkey`).
+/// Why a lockfile is refused as an approval: the reasons a verifier reports (`--pubkey`,
+/// `--min-serial`, `--max-signature-age`), one category each, for the exit code.
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 #[non_exhaustive]
 pub enum Refusal {
@@ -209,6 +210,9 @@ pub enum Refusal {
     TooOld,
     /// The lockfile's approval serial is below the floor.
     SerialTooLow,
+    /// The lockfile itself does not read: it breaks a strict-reading rule or fails its own
+    /// check. Reported by [`crate::Approval::check`]; [`Error::refusal`] never gives it.
+    Lockfile,
 }
 
 impl Error {
@@ -254,6 +258,7 @@ impl fmt::Display for Refusal {
             Self::LockDigestMismatch => "signature for another lockfile",
             Self::TooOld => "stale signature",
             Self::SerialTooLow => "approval serial below the floor",
+            Self::Lockfile => "unreadable lockfile",
         })
     }
 }

@@ -5,8 +5,11 @@
 //! the key's fingerprint and the signing time, signed over the RFC 8785 canonical form of the
 //! envelope without its `signature` member. [`verify`] checks it against trusted
 //! [`PublicKey`]s and, with [`Freshness`], its age; [`check_serial`] refuses an approval
-//! older than a pinned floor. Keys are PKCS#8 PEM (private) and SPKI PEM (public), the forms
-//! `openssl genpkey -algorithm ed25519` and `openssl pkey -pubout` read and write.
+//! older than a pinned floor. [`Approval::check`] is the whole approval in one call (the
+//! lockfile read strictly, its signature, the serial floor and the age bound), with one
+//! message per [`Refusal`]: `mcppin verify` and `mcppin-guard` both use it. Keys are PKCS#8
+//! PEM (private) and SPKI PEM (public), the forms `openssl genpkey -algorithm ed25519` and
+//! `openssl pkey -pubout` read and write.
 //!
 //! What this crate deliberately does not do: files, the clock or randomness of its own. The
 //! caller reads the files, passes the time ([`Timestamp`]) and the random generator; a
@@ -42,12 +45,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+mod approval;
 mod envelope;
 mod error;
 mod key;
 mod time;
 mod verify;
 
+pub use approval::{Approval, Approved, Claim, Refused, Signature, Subject};
 pub use envelope::{ALGORITHM, Envelope, SCHEMA, SCHEMA_VERSION};
 pub use error::{Error, Refusal};
 pub use key::{PublicKey, SigningKey};

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use mcppin_core::Digest;
 use mcppin_core::lockfile::Lockfile;
+use mcppin_core::{Digest, Value};
 
 use crate::envelope::Envelope;
 use crate::error::Error;
@@ -52,11 +52,15 @@ pub fn lock_digest(lockfile: &[u8]) -> Result<Digest, Error> {
     let check = |bytes: &[u8]| {
         let value = mcppin_core::parse(bytes)?;
         Lockfile::from_value(&value)?;
-        Ok::<_, mcppin_core::Error>(mcppin_core::canonicalize_exact(&value))
+        Ok::<_, mcppin_core::Error>(digest_of(&value))
     };
-    check(lockfile)
-        .map(|canonical| Digest::of_bytes(&canonical))
-        .map_err(|source| Error::Lockfile { source })
+    check(lockfile).map_err(|source| Error::Lockfile { source })
+}
+
+/// The digest a signature names, of a lockfile already read strictly: the one computation
+/// behind [`lock_digest`] and [`crate::Approval::check`].
+pub(crate) fn digest_of(lockfile: &Value) -> Digest {
+    Digest::of_bytes(&mcppin_core::canonicalize_exact(lockfile))
 }
 
 /// Checks a lockfile's signature, in this order: it exists, the envelope is well formed, it

@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcppin_core::lockfile::Lockfile;
 use mcppin_core::manifest::Manifest;
 use mcppin_core::policy::{FailOn, Options, Policy};
 use mcppin_core::{report, to_pretty};
@@ -74,19 +73,19 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     // verify to a multiple of sha256sum over the same bytes).
     let (lock, manifest) = std::thread::scope(|scope| {
         let manifest = scope.spawn(|| read_manifest(&args.manifest));
-        let lock = read_lock(&args.lock, &args.signature);
+        let lock = crate::signature::approve(&args.signature, &args.lock);
         let manifest = manifest
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the manifest failed")));
         (lock, manifest)
     });
-    let (lock, lock_digest) = lock?;
-    // After the lockfile is read, before anything is compared: a lockfile whose signature
-    // does not hold is unreadable as an approval (exit 4).
-    let signature = crate::signature::check(&args.signature, &args.lock, &lock, lock_digest)?;
-    if let Some(note) = signature.note(&args.lock) {
+    // Before anything is compared: a lockfile whose signature does not hold is unreadable as
+    // an approval (exit 4).
+    let approved = lock?;
+    if let Some(note) = crate::signature::note(&approved.signature, &args.lock) {
         let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
     }
+    let lock = approved.lockfile;
     let manifest = manifest?;
 
     let servers: BTreeSet<String> = args.servers.iter().cloned().collect();
@@ -124,18 +123,6 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         1 => Exit::Departure,
         _ => Exit::Incomparable,
     })
-}
-
-/// The lockfile, with the digest of its canonical form when a signature is to be checked
-/// (taken from the value as read, before the value becomes the [`Lockfile`]).
-fn read_lock(
-    path: &Path,
-    signature: &crate::signature::Flags,
-) -> anyhow::Result<(Lockfile, crate::signature::LockDigest)> {
-    let (_, value) = input::json(path)?;
-    let digest = signature.lock_digest(&value);
-    let lock = Lockfile::try_from(value).map_err(|e| input::strict_error(path, &e))?;
-    Ok((lock, digest))
 }
 
 fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
