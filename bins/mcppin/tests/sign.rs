@@ -468,7 +468,7 @@ fn verify_reads_the_envelope_schema_version_only_in_plain_digits() {
         verify(&dir, &["--pubkey", "alice.pem.pub"])
             .code(4)
             .stderr_has(&format!(
-                "malformed signature: mcp.lock.json.sig: the signature envelope member \
+                "mcp.lock.json.sig: malformed signature: the signature envelope member \
                  \"schema_version\" is {spelling}, expected 1 (in plain digits)"
             ));
     }
@@ -841,7 +841,7 @@ fn verify_quotes_a_short_excerpt_of_a_long_member_name_of_the_envelope() {
     let excerpt = format!("\"{}\"... ({} bytes)", "s".repeat(64), name.len());
     let run = verify(&dir, &["--pubkey", "alice.pem.pub"]);
     run.code(4).stderr_has(&format!(
-        "malformed signature: mcp.lock.json.sig: the signature envelope holds the member \
+        "mcp.lock.json.sig: malformed signature: the signature envelope holds the member \
          {excerpt}, which this version does not sign"
     ));
     assert!(run.stderr.len() < 300, "{} bytes", run.stderr.len());
