@@ -341,7 +341,7 @@ fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface
         // Names were checked unique by the session; this is the manifest's own guard.
         surface
             .tools
-            .insert(ItemKind::Tool, tool, &format!("/tools/{i}"))
+            .insert(id, ItemKind::Tool, tool, &format!("/tools/{i}"))
             .map_err(|e| {
                 Fail::new(
                     Exit::Uncaptured,

@@ -247,3 +247,43 @@ fn an_incomplete_capture_keeps_unseen_approvals_and_says_so() {
     dir.mcppin(&["verify", "--lock", "lock.json", "complete.json"])
         .code(0);
 }
+
+/// A manifest whose server `deep` serves tool `t` nesting `levels` levels (the tool object
+/// itself counted).
+fn deep_manifest(levels: usize) -> String {
+    let inner = format!("{}{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+    format!(
+        r#"{{"schema_version": 2, "complete": true, "servers": [{{"id": "deep", "tools": [{{"name": "t", "x": {inner}}}]}}]}}"#
+    )
+}
+
+#[test]
+fn an_item_too_deep_for_a_lockfile_is_refused_and_nothing_is_written() {
+    // Issue 10, item 6: a tool at the strict reader's depth limit in a manifest (252 levels
+    // below the 4 of the manifest) was written one level deeper into a lockfile that `verify`,
+    // `sign` and `lock` then refused.
+    let dir = Dir::new();
+    dir.write("m.json", deep_manifest(252));
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"])
+        .code(4)
+        .stderr_has(
+            "tool \"t\" of server \"deep\" nests 252 levels deep, more than the 251 a lockfile \
+             can hold",
+        );
+    assert!(
+        !dir.path().join("lock.json").exists(),
+        "a lockfile was written"
+    );
+}
+
+#[test]
+fn an_item_as_deep_as_a_lockfile_holds_locks_and_verifies() {
+    let dir = Dir::new();
+    dir.write("m.json", deep_manifest(251));
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(0);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"])
+        .code(0)
+        .stdout_has("lock.json unchanged");
+}

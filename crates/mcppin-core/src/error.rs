@@ -403,6 +403,30 @@ pub enum Error {
         /// The item key.
         name: String,
     },
+    /// A served item nested deeper than a lockfile can hold it: written there, it would pass
+    /// the strict reader's depth limit, and the file could not be read back (docs/formats.md,
+    /// "Depth of served items").
+    #[error(
+        "{kind} \"{}\" of server \"{}\" nests {depth} levels deep, more than the {limit} \
+         a lockfile can hold, at \"{}\"",
+        Escaped(.name),
+        Escaped(.server),
+        Escaped(.pointer)
+    )]
+    ItemTooDeep {
+        /// The server id.
+        server: String,
+        /// The JSON pointer of the item in the document it was read from or added to.
+        pointer: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The item key.
+        name: String,
+        /// How many levels of arrays and objects the item nests, itself included.
+        depth: usize,
+        /// The most a lockfile holds ([`crate::surface::MAX_ITEM_DEPTH`]).
+        limit: usize,
+    },
 }
 
 impl Error {
@@ -485,6 +509,7 @@ impl Error {
             Self::InvalidSelection { .. } => "invalid-selection",
             Self::UnknownSelection { .. } => "unknown-selection",
             Self::Version1Item { .. } => "version-1-item",
+            Self::ItemTooDeep { .. } => "item-too-deep",
         }
     }
 }

@@ -9,7 +9,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::Error;
+use crate::parse::MAX_DEPTH;
 use crate::value::{Kind, Object, Value, escape_pointer_token};
+
+/// The most levels of arrays and objects a served item may nest, itself counted.
+///
+/// A lockfile holds an item five levels down (the document, `servers`, a server entry, the
+/// item list, the item's entry), and the strict reader refuses a document nesting more than
+/// [`MAX_DEPTH`] levels: a deeper item could be written but never read back. Manifests and
+/// lockfiles refuse such an item when it is added, so whatever they hold can be written in a
+/// form their readers accept (docs/formats.md, "Depth of served items").
+pub const MAX_ITEM_DEPTH: usize = MAX_DEPTH - 5;
 
 /// A kind of item in a server's surface.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -71,16 +81,34 @@ impl Items {
         Self::default()
     }
 
-    /// Adds a served item of `kind`, kept exactly as served.
+    /// Adds a served item of `kind` from server `server`, kept exactly as served.
     ///
     /// # Errors
     ///
     /// [`Error::Invalid`] when the item is not an object or its key member is not a string,
-    /// [`Error::MissingMember`] when it has no key member, [`Error::DuplicateItem`] when an
-    /// item with the same key is already present. `pointer` locates the item in its document
-    /// for the message.
-    pub fn insert(&mut self, kind: ItemKind, item: Value, pointer: &str) -> Result<(), Error> {
+    /// [`Error::MissingMember`] when it has no key member, [`Error::ItemTooDeep`] when it nests
+    /// more than [`MAX_ITEM_DEPTH`] levels, [`Error::DuplicateItem`] when an item with the
+    /// same key is already present. `pointer` locates the item in its document for the
+    /// message.
+    pub fn insert(
+        &mut self,
+        server: &str,
+        kind: ItemKind,
+        item: Value,
+        pointer: &str,
+    ) -> Result<(), Error> {
         let key = item_key(kind, &item, pointer)?.to_owned();
+        let depth = nesting(&item);
+        if depth > MAX_ITEM_DEPTH {
+            return Err(Error::ItemTooDeep {
+                server: server.to_owned(),
+                pointer: pointer.to_owned(),
+                kind,
+                name: key,
+                depth,
+                limit: MAX_ITEM_DEPTH,
+            });
+        }
         if self.by_key.contains_key(&key) {
             return Err(Error::DuplicateItem {
                 pointer: pointer.to_owned(),
@@ -125,6 +153,29 @@ impl Items {
     pub fn contains(&self, name: &str) -> bool {
         self.by_key.contains_key(name)
     }
+}
+
+/// How many levels of arrays and objects `value` nests: 0 for a scalar, 1 for `{}` or
+/// `[1]`, 2 for `{"a": []}`. Walks without recursion, so a value built by hand to any depth
+/// cannot exhaust the stack.
+#[must_use]
+pub fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        match v.kind() {
+            Kind::Array(items) => {
+                deepest = deepest.max(level);
+                stack.extend(items.iter().map(|i| (i, level + 1)));
+            }
+            Kind::Object(object) => {
+                deepest = deepest.max(level);
+                stack.extend(object.values().map(|i| (i, level + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The key of a served item (its `name`, for a tool).
@@ -318,9 +369,11 @@ mod tests {
     fn items_refuse_a_duplicate_key() {
         let mut items = Items::new();
         let tool = crate::parse(br#"{"name":"a"}"#).unwrap();
-        items.insert(ItemKind::Tool, tool.clone(), "/t/0").unwrap();
+        items
+            .insert("s", ItemKind::Tool, tool.clone(), "/t/0")
+            .unwrap();
         assert_eq!(
-            items.insert(ItemKind::Tool, tool, "/t/1"),
+            items.insert("s", ItemKind::Tool, tool, "/t/1"),
             Err(Error::DuplicateItem {
                 pointer: "/t/1".into(),
                 kind: ItemKind::Tool,
@@ -334,7 +387,7 @@ mod tests {
         let mut items = Items::new();
         let nameless = crate::parse(br#"{"title":"a"}"#).unwrap();
         assert_eq!(
-            items.insert(ItemKind::Tool, nameless, "/t/0"),
+            items.insert("s", ItemKind::Tool, nameless, "/t/0"),
             Err(Error::MissingMember {
                 pointer: "/t/0".into(),
                 name: "name"
@@ -342,12 +395,57 @@ mod tests {
         );
         let numbered = crate::parse(br#"{"name":1}"#).unwrap();
         assert_eq!(
-            items.insert(ItemKind::Tool, numbered, "/t/0"),
+            items.insert("s", ItemKind::Tool, numbered, "/t/0"),
             Err(Error::Invalid {
                 pointer: "/t/0/name".into(),
                 expected: "a string"
             })
         );
+    }
+
+    /// A tool nesting `levels` levels, itself counted.
+    fn tool_nesting(levels: usize) -> Value {
+        let inner = format!("{}{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        crate::parse(format!(r#"{{"name":"t","x":{inner}}}"#).as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn nesting_counts_levels_of_containers() {
+        for (text, levels) in [("1", 0), ("{}", 1), ("[1]", 1), (r#"{"a":[[],{}]}"#, 3)] {
+            assert_eq!(
+                nesting(&crate::parse(text.as_bytes()).unwrap()),
+                levels,
+                "{text}"
+            );
+        }
+        assert_eq!(nesting(&tool_nesting(MAX_ITEM_DEPTH)), MAX_ITEM_DEPTH);
+    }
+
+    #[test]
+    fn items_refuse_an_item_deeper_than_a_lockfile_holds() {
+        // Issue 10, item 6: such an item was written into lockfiles the reader refused.
+        let mut items = Items::new();
+        assert_eq!(
+            items.insert(
+                "s",
+                ItemKind::Tool,
+                tool_nesting(MAX_ITEM_DEPTH + 1),
+                "/t/0"
+            ),
+            Err(Error::ItemTooDeep {
+                server: "s".into(),
+                pointer: "/t/0".into(),
+                kind: ItemKind::Tool,
+                name: "t".into(),
+                depth: MAX_ITEM_DEPTH + 1,
+                limit: MAX_ITEM_DEPTH,
+            })
+        );
+        assert!(items.is_empty());
+        items
+            .insert("s", ItemKind::Tool, tool_nesting(MAX_ITEM_DEPTH), "/t/0")
+            .unwrap();
+        assert!(items.contains("t"));
     }
 
     #[test]

@@ -136,8 +136,11 @@ fn approved_surface(lock: &Lockfile) -> Manifest {
         for kind in ItemKind::ALL {
             for item in server.items(kind).values() {
                 if let Some(approved) = item.approved() {
-                    // Keys are unique in a lockfile, so inserting cannot fail.
-                    let _ = surface.items_mut(kind).insert(kind, approved.clone(), "");
+                    // Keys are unique in a lockfile and its items fit one, so inserting
+                    // cannot fail.
+                    let _ = surface
+                        .items_mut(kind)
+                        .insert(id, kind, approved.clone(), "");
                 }
             }
         }
