@@ -7,8 +7,10 @@ use mcppin_core::Value;
 
 /// Everything that can go wrong while starting, speaking to or stopping an MCP server.
 ///
-/// Text that came from a server (an error message, a cursor, a tool name) is kept raw here:
-/// escape it with [`mcppin_core::escape`] before showing it to a person.
+/// Text that came from a server (an error message, a cursor, a tool name) or from the
+/// configuration (a server id) is kept raw in the fields; the messages quote it escaped with
+/// [`mcppin_core::escape`], so a message needs only [`mcppin_core::escape_non_ascii`] before it
+/// reaches a terminal, and two different strings never read the same in it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -72,7 +74,8 @@ pub enum Error {
     /// A protocol revision this build was not written against (on the command line or in
     /// a configuration).
     #[error(
-        "unknown protocol revision {revision:?}: this build speaks 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28"
+        "unknown protocol revision {}: this build speaks 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28",
+        quoted(.revision)
     )]
     UnknownRevision {
         /// The revision as given.
@@ -102,7 +105,7 @@ pub enum Error {
         problem: &'static str,
     },
     /// The server answered a request with a JSON-RPC error.
-    #[error("the server answered {method} with error {code}: {message:?}")]
+    #[error("the server answered {method} with error {code}: {}", quoted(.message))]
     ServerError {
         /// The request.
         method: String,
@@ -122,7 +125,7 @@ pub enum Error {
         id: String,
     },
     /// A list returned a cursor it had returned before: following it would loop.
-    #[error("{method} returned cursor {cursor:?} a second time")]
+    #[error("{method} returned cursor {} a second time", quoted(.cursor))]
     RepeatedCursor {
         /// The list method.
         method: String,
@@ -138,7 +141,7 @@ pub enum Error {
         limit: usize,
     },
     /// Two tools of one server have the same name (SPEC 3.1).
-    #[error("the server lists tool {name:?} twice")]
+    #[error("the server lists tool {} twice", quoted(.name))]
     DuplicateTool {
         /// The duplicated name, raw.
         name: String,
@@ -150,7 +153,7 @@ pub enum Error {
         message: String,
     },
     /// The configuration holds no server table, or an entry is not a server a client runs.
-    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {s:?}: ")).unwrap_or_default())]
+    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {}: ", quoted(s))).unwrap_or_default())]
     ConfigShape {
         /// The server id, when the problem is in one entry.
         server: Option<String>,
@@ -159,7 +162,8 @@ pub enum Error {
     },
     /// `${input:...}` asks the user at start-up (VS Code); an exporter cannot.
     #[error(
-        "server {server:?}: ${{input:{name}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})"
+        "server {}: ${{input:{name}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})",
+        quoted(.server)
     )]
     InputVariable {
         /// The server id.
@@ -168,7 +172,7 @@ pub enum Error {
         name: String,
     },
     /// `${VAR}` names a variable the environment does not have.
-    #[error("server {server:?}: environment variable {name} is not set")]
+    #[error("server {}: environment variable {name} is not set", quoted(.server))]
     UndefinedVariable {
         /// The server id.
         server: String,
@@ -186,6 +190,12 @@ fn humanize(duration: Duration) -> String {
     }
 }
 
+/// A raw string quoted for a message: escaped ([`mcppin_core::escape`]), then in double quotes
+/// with `"` and `\` backslashed.
+pub(crate) fn quoted(text: &str) -> String {
+    format!("{:?}", mcppin_core::escape(text))
+}
+
 /// Formats a list of raw strings for a message.
 fn list(items: &[String]) -> String {
     if items.is_empty() {
@@ -193,7 +203,7 @@ fn list(items: &[String]) -> String {
     } else {
         items
             .iter()
-            .map(|i| format!("{i:?}"))
+            .map(|i| quoted(i))
             .collect::<Vec<_>>()
             .join(", ")
     }

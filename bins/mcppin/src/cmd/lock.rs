@@ -8,7 +8,7 @@ use mcppin_core::lockfile::{Lockfile, Selection};
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::policy::{FailOn, Options, verify};
 use mcppin_core::surface::ItemKind;
-use mcppin_core::{Error, escape, report};
+use mcppin_core::{Error, escape_non_ascii, report};
 
 use crate::cmd::sign::sig_path;
 use crate::exit::{Exit, Fail};
@@ -156,41 +156,36 @@ fn check_signature(lock: &Path, written: &[u8]) {
     let Ok(envelope) = std::fs::read(&sig) else {
         return;
     };
-    let mut stderr = std::io::stderr().lock();
+    // Library messages escape what they quote; the last pass keeps the paths safe too.
+    let say = |message: String| {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mcppin: {}",
+            escape_non_ascii(&message)
+        );
+    };
     let digest = match mcppin_sign::lock_digest(written) {
         Ok(d) => d,
         Err(e) => {
-            let _ = writeln!(
-                stderr,
-                "mcppin: {}: {}",
-                input::name(lock),
-                escape(&e.to_string())
-            );
+            say(format!("{}: {e}", input::name(lock)));
             return;
         }
     };
     match mcppin_sign::Envelope::parse(&envelope) {
         Ok(env) if env.lock_digest() == digest => {}
-        Ok(env) => {
-            let _ = writeln!(
-                stderr,
-                "mcppin: {} no longer matches {}: it signs {}, the lockfile is now {}; \
-                 sign it again with mcppin sign --lock {} --key KEY",
-                input::name(&sig),
-                input::name(lock),
-                env.lock_digest(),
-                digest,
-                input::name(lock)
-            );
-        }
-        Err(e) => {
-            let _ = writeln!(
-                stderr,
-                "mcppin: {} cannot be read ({}); it does not sign {} ({digest})",
-                input::name(&sig),
-                escape(&e.to_string()),
-                input::name(lock)
-            );
-        }
+        Ok(env) => say(format!(
+            "{} no longer matches {}: it signs {}, the lockfile is now {}; \
+             sign it again with mcppin sign --lock {} --key KEY",
+            input::name(&sig),
+            input::name(lock),
+            env.lock_digest(),
+            digest,
+            input::name(lock)
+        )),
+        Err(e) => say(format!(
+            "{} cannot be read ({e}); it does not sign {} ({digest})",
+            input::name(&sig),
+            input::name(lock)
+        )),
     }
 }

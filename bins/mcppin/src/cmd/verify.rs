@@ -85,7 +85,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     // does not hold is unreadable as an approval (exit 4).
     let signature = crate::signature::check(&args.signature, &args.lock, &lock, lock_digest)?;
     if let Some(note) = signature.note(&args.lock) {
-        let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mcppin: {}",
+            mcppin_core::escape_non_ascii(&note)
+        );
     }
     let manifest = manifest?;
 
