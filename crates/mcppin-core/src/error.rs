@@ -390,10 +390,9 @@ pub enum Error {
     /// A version 1 lockfile item (a digest without its approved object) that must be kept
     /// but that the manifest cannot supply: the new lockfile could not store it whole.
     #[error(
-        "{kind} {}/{} is approved by a version 1 lockfile without its object, and the manifest \
+        "{kind} {} is approved by a version 1 lockfile without its object, and the manifest \
          serves something else: approve it as served or lock the whole surface",
-        Escaped(.server),
-        Escaped(.name)
+        crate::surface::label(.server, Some(.name))
     )]
     Version1Item {
         /// The server id.

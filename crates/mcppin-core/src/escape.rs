@@ -46,6 +46,36 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 /// What every escape starts with.
 const NOTATION: &str = "<U+";
 
+/// Reads text written by [`escape`] back into the text it came from: each `<U+XXXX>` (uppercase
+/// hex, four digits or as many as the code point needs) is that code point, anything else
+/// stands for itself. `None` when a `<U+` does not begin such an escape.
+///
+/// ```
+/// use mcppin_core::{escape, unescape};
+/// let text = "a<U+200B>\u{200B}\u{1b}";
+/// assert_eq!(unescape(&escape(text)).as_deref(), Some(text));
+/// assert_eq!(unescape("<U+12"), None);
+/// ```
+#[must_use]
+pub fn unescape(printed: &str) -> Option<String> {
+    let mut out = String::with_capacity(printed.len());
+    let mut rest = printed;
+    while let Some(at) = rest.find(NOTATION) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + NOTATION.len()..];
+        let end = after.find('>')?;
+        let hex = &after[..end];
+        let c = u32::from_str_radix(hex, 16)
+            .ok()
+            .and_then(char::from_u32)
+            .filter(|&c| format!("{:04X}", u32::from(c)) == hex)?;
+        out.push(c);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// The last pass before a terminal, for a message composed of parts that each went through
 /// [`escape`] where they came from a server or a file: writes `<U+XXXX>` for every code point
 /// outside printable ASCII and leaves everything else, `<U+` included, as it is. Text that
@@ -113,6 +143,22 @@ mod tests {
             assert_eq!(escape_non_ascii(&once), once, "{text}");
         }
         assert_eq!(escape_non_ascii("\u{1b}[2J<U+1>"), "<U+001B>[2J<U+1>");
+    }
+
+    #[test]
+    fn unescape_refuses_what_escape_never_writes() {
+        for bad in [
+            "<U+",
+            "<U+>",
+            "<U+200b>",
+            "<U+0200B>",
+            "<U+41>",
+            "<U+D800>",
+            "<U+110000>",
+        ] {
+            assert_eq!(unescape(bad), None, "{bad}");
+        }
+        assert_eq!(unescape("<U+0041><u+0041>").as_deref(), Some("A<u+0041>"));
     }
 
     #[test]

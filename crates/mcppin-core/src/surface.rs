@@ -178,6 +178,68 @@ pub fn nesting(value: &Value) -> usize {
     deepest
 }
 
+/// The label of a server, or of one of its items, as reports and messages print it and
+/// `mcppin lock --approve` reads it: in each part `~` is written `~0` and `/` is written `~1`
+/// (as in a JSON Pointer, RFC 6901), the parts are joined by `/`, and the whole is escaped for
+/// a terminal ([`crate::escape`]). Server ids come from a client configuration and tool names
+/// from servers, so either may hold a `/`: server `a/b` with tool `c` is `a~1b/c`, server `a`
+/// with tool `b/c` is `a/b~1c`.
+///
+/// ```
+/// use mcppin_core::surface::label;
+/// assert_eq!(label("docs", Some("search")), "docs/search");
+/// assert_eq!(label("a/b", Some("c")), "a~1b/c");
+/// assert_eq!(label("a", Some("b/c")), "a/b~1c");
+/// assert_eq!(label("x~y\u{200B}", None), "x~0y<U+200B>");
+/// ```
+#[must_use]
+pub fn label(server: &str, item: Option<&str>) -> String {
+    let mut text = escape_pointer_token(server);
+    if let Some(item) = item {
+        text.push('/');
+        text.push_str(&escape_pointer_token(item));
+    }
+    crate::escape(&text).into_owned()
+}
+
+/// Reads a label written by [`label`]: the server id and, after the first `/`, the item key.
+/// A `/` in the item part may also stand as it is (the first `/` is always the separator).
+/// `None` for a part that is empty, a `~` not followed by `0` or `1`, or a `<U+` that does
+/// not begin an escape.
+pub(crate) fn parse_label(text: &str) -> Option<(String, Option<String>)> {
+    let (server, item) = match text.split_once('/') {
+        Some((server, item)) => (server, Some(item)),
+        None => (text, None),
+    };
+    let server = label_part(server)?;
+    let item = match item {
+        Some(item) => Some(label_part(item)?),
+        None => None,
+    };
+    Some((server, item))
+}
+
+/// One part of a label: escapes read back, then `~1` and `~0` decoded.
+fn label_part(part: &str) -> Option<String> {
+    if part.is_empty() {
+        return None;
+    }
+    let text = crate::unescape(part)?;
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '~' => match chars.next()? {
+                '0' => out.push('~'),
+                '1' => out.push('/'),
+                _ => return None,
+            },
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
 /// The key of a served item (its `name`, for a tool).
 pub(crate) fn item_key<'v>(
     kind: ItemKind,

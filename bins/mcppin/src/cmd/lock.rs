@@ -29,7 +29,7 @@ pub(crate) struct Args {
     output: PathBuf,
     /// Approve only this server, or one item as SERVER/TOOL (repeatable); everything else
     /// keeps its existing approval. Approving a tool a complete capture no longer has approves
-    /// its removal.
+    /// its removal. Written as reports print it: `/` inside an id or name as ~1, `~` as ~0.
     #[arg(long, value_name = "SERVER[/TOOL]", value_parser = parse_selection)]
     approve: Vec<Selection>,
     /// The captured surface (manifest).
