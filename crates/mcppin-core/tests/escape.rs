@@ -1,8 +1,10 @@
 //! The terminal notation is unambiguous (issue 10, item 7): distinct texts never print the
 //! same, and what prints is printable ASCII only. Proved by decoding: every `<U+` of the
-//! output begins an escape, so the output can be read back into the text it came from.
+//! output begins an escape, so the output can be read back into the text it came from. The
+//! labels of servers and items built on it are unambiguous too (item 9).
 
 use mcppin_core::escape;
+use mcppin_core::lockfile::Selection;
 use proptest::prelude::*;
 
 /// Reads an escaped text back: `<U+` then uppercase hex digits then `>` is one code point,
@@ -44,6 +46,7 @@ proptest! {
     fn escaping_reads_back_and_prints_only_printable_ascii(text in text()) {
         let printed = escape(&text);
         prop_assert!(printed.bytes().all(|b| (0x20..0x7F).contains(&b)), "{printed}");
+        prop_assert_eq!(mcppin_core::unescape(&printed), Some(text.clone()));
         prop_assert_eq!(unescape(&printed), Some(text));
     }
 
@@ -97,5 +100,40 @@ fn a_less_than_sign_outside_the_notation_is_left_alone() {
         "x<",
     ] {
         assert_eq!(escape(plain), plain);
+    }
+}
+
+/// Ids and names drawn to collide: slashes, tildes, the notation and characters it escapes.
+fn part() -> impl Strategy<Value = String> {
+    let c = prop_oneof![
+        4 => prop::sample::select(vec!['/', '~', '0', '1', 'a', '<', 'U', '+', '>']),
+        1 => any::<char>(),
+    ];
+    prop::collection::vec(c, 1..8).prop_map(|cs| cs.into_iter().collect())
+}
+
+fn selection() -> impl Strategy<Value = Selection> {
+    (part(), prop::option::of(part())).prop_map(|(server, name)| match name {
+        Some(name) => Selection::Item { server, name },
+        None => Selection::Server(server),
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// Issue 10, item 9: the label a report prints is printable ASCII and selects exactly the
+    /// server or item it labels, so two of them never print alike.
+    #[test]
+    fn a_label_selects_what_it_labels(selection in selection()) {
+        let printed = selection.to_string();
+        prop_assert!(printed.bytes().all(|b| (0x20..0x7F).contains(&b)), "{printed}");
+        prop_assert_eq!(printed.parse::<Selection>(), Ok(selection));
+    }
+
+    #[test]
+    fn distinct_selections_print_differently(a in selection(), b in selection()) {
+        prop_assume!(a != b);
+        prop_assert_ne!(a.to_string(), b.to_string());
     }
 }
