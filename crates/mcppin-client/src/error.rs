@@ -208,3 +208,28 @@ fn list(items: &[String]) -> String {
             .join(", ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_quote_server_text_escaped_once() {
+        // Issue 10, item 7: a message needs only the last pass before a terminal, and the text
+        // `<U+200B>` reads differently from a zero-width space.
+        let named = |name: &str| Error::DuplicateTool { name: name.into() }.to_string();
+        assert_eq!(
+            named("a\u{200B}"),
+            "the server lists tool \"a<U+200B>\" twice"
+        );
+        assert_eq!(
+            named("a<U+200B>"),
+            "the server lists tool \"a<U+003C>U+200B>\" twice"
+        );
+        assert_eq!(named("a\"b"), "the server lists tool \"a\\\"b\" twice");
+        let refused = Error::RevisionRefused {
+            offered: vec!["x\u{1b}".into()],
+        };
+        assert!(refused.to_string().ends_with("(offered: \"x<U+001B>\")"));
+    }
+}
