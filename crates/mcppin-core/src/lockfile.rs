@@ -136,6 +136,11 @@ impl fmt::Display for Pin {
 
 impl LockedItem {
     /// Approves a served item as it is.
+    ///
+    /// [`Lockfile::approve`] takes its items from a [`Manifest`], whose items all fit a
+    /// lockfile ([`crate::surface::MAX_ITEM_DEPTH`]). An item built by hand is not checked
+    /// here: one nesting deeper can be compared, but a lockfile holding it would be written in
+    /// a form its reader refuses.
     #[must_use]
     pub fn approve(item: Value) -> Self {
         Self {
