@@ -31,8 +31,8 @@ fuzz_target!(|data: &[u8]| {
                 let approved = item.approved().expect("version 2 items hold their object");
                 surface
                     .items_mut(kind)
-                    .insert(kind, approved.clone(), "")
-                    .expect("lockfile keys are unique");
+                    .insert(id, kind, approved.clone(), "")
+                    .expect("lockfile keys are unique and its items fit one");
             }
         }
         manifest.servers.insert(id.clone(), surface);

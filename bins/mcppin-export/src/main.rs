@@ -19,9 +19,9 @@ use mcppin_client::{
     ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
     StdioServer, capture, inherited_environment,
 };
-use mcppin_core::escape;
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
+use mcppin_core::{escape, escape_non_ascii};
 
 mod exit;
 mod interrupt;
@@ -130,7 +130,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "{NAME}: {}",
-                escape(&format!("{err:#}"))
+                escape_non_ascii(&format!("{err:#}"))
             );
             exit::code_of(&err).into()
         }
@@ -158,9 +158,10 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                 return Err(Fail::new(
                     Exit::Uncaptured,
                     format!(
-                        "server {id:?} could not be captured: it is a remote server (url); \
+                        "server {} could not be captured: it is a remote server (url); \
                          this version captures stdio servers only, and an export without it \
-                         would not be the surface the agent sees"
+                         would not be the surface the agent sees",
+                        quoted(id)
                     ),
                 )
                 .into());
@@ -196,7 +197,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "{NAME}: warning: server {}: {why}; the manifest says complete: false",
-                escape(&format!("{id:?}"))
+                quoted(id)
             );
         }
         manifest
@@ -228,11 +229,12 @@ fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
     let mut ids = BTreeSet::new();
     for id in &cli.servers {
         if !config.servers.contains_key(id) {
-            let known: Vec<_> = config.servers.keys().map(|k| format!("{k:?}")).collect();
+            let known: Vec<_> = config.servers.keys().map(|k| quoted(k)).collect();
             return Err(Fail::new(
                 Exit::Usage,
                 format!(
-                    "--server {id:?}: no such server in {} (it has {})",
+                    "--server {}: no such server in {} (it has {})",
+                    quoted(id),
                     cli.config.display(),
                     if known.is_empty() {
                         "none".to_owned()
@@ -281,7 +283,7 @@ fn capture_server(
     let failed = |cause: String| -> anyhow::Error {
         Fail::new(
             Exit::Uncaptured,
-            format!("server {id:?} could not be captured: {cause}"),
+            format!("server {} could not be captured: {cause}", quoted(id)),
         )
         .into()
     };
@@ -324,7 +326,7 @@ fn capture_server(
         let _ = writeln!(
             std::io::stderr().lock(),
             "{NAME}: server {}: {} tools over {}, {} readings{}",
-            escape(&format!("{id:?}")),
+            quoted(id),
             captured.tools.len(),
             captured.protocol_version,
             captured.passes,
@@ -336,6 +338,12 @@ fn capture_server(
         );
     }
     Ok(captured)
+}
+
+/// A server id (or any raw string) quoted for a message: escaped, then in double quotes with
+/// `"` and `\` backslashed, so two ids never read the same.
+fn quoted(text: &str) -> String {
+    format!("{:?}", escape(text))
 }
 
 /// Writes a server's captured stderr, each line escaped and prefixed with the server id.
@@ -363,11 +371,11 @@ fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface
         // Names were checked unique by the session; this is the manifest's own guard.
         surface
             .tools
-            .insert(ItemKind::Tool, tool, &format!("/tools/{i}"))
+            .insert(id, ItemKind::Tool, tool, &format!("/tools/{i}"))
             .map_err(|e| {
                 Fail::new(
                     Exit::Uncaptured,
-                    format!("server {id:?} could not be captured: {e}"),
+                    format!("server {} could not be captured: {e}", quoted(id)),
                 )
             })?;
     }

@@ -287,6 +287,24 @@ fn a_duplicate_tool_name_fails_the_export() {
 }
 
 #[test]
+fn a_tool_too_deep_for_a_lockfile_fails_the_export() {
+    // Issue 10, item 6: the answer carries a tool nesting 253 levels under the strict
+    // reader's limit; the manifest holds it one level deeper and a lockfile two, so what was
+    // written could not be read back.
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "deep"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "manifest.json"]);
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "demo",
+        "tool \"deep\" of server \"demo\" nests 253 levels deep, more than the 251 a \
+         lockfile can hold",
+    );
+}
+
+#[test]
 fn malformed_json_fails_the_export() {
     let dir = Dir::new();
     dir.config(&[("demo", &["--mode", "malformed"])]);

@@ -144,7 +144,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "mcppin-guard: {}",
-                mcppin_core::escape(&format!("{err:#}"))
+                mcppin_core::escape_non_ascii(&format!("{err:#}"))
             );
             ExitCode::from(exit as u8)
         }

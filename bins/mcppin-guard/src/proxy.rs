@@ -26,7 +26,7 @@ use mcppin_core::admission::{
 };
 use mcppin_core::lockfile::{LockedServer, Pin};
 use mcppin_core::outline::{Node, Outline, Picked, Shape};
-use mcppin_core::{Strictness, Value, escape, parse, parse_with};
+use mcppin_core::{Strictness, Value, escape, escape_non_ascii, parse, parse_with};
 use serde_json::json;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -360,7 +360,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
             }
             End::ClientFailed(message) => {
                 stop(&shared, &server_in);
-                stderr_lines.push(format!("mcppin-guard: {}", escape(&message)));
+                stderr_lines.push(format!("mcppin-guard: {}", escape_non_ascii(&message)));
                 break Exit::Server;
             }
             End::Server(Outcome::Eof) if client_eof || lock(&shared).client_done => {
@@ -376,7 +376,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
             End::Server(Outcome::ClientGone) => break Exit::Clean,
             End::Server(Outcome::Drift) => break Exit::Drift,
             End::Server(Outcome::Fatal(message)) => {
-                stderr_lines.push(format!("mcppin-guard: {}", escape(&message)));
+                stderr_lines.push(format!("mcppin-guard: {}", escape_non_ascii(&message)));
                 break Exit::Server;
             }
         }

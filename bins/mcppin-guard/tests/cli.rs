@@ -199,6 +199,24 @@ fn an_unsolicited_response_fails_closed() {
 }
 
 #[test]
+fn messages_tell_the_notation_from_the_character_it_stands_for() {
+    // Issue 10, item 7: the id the server chose is escaped once, and the text `<U+200B>`
+    // reads differently from a zero-width space.
+    for (id, shown) in [
+        ("a\u{200b}", "a<U+200B>"),
+        ("a<U+200B>", "a<U+003C>U+200B>"),
+    ] {
+        let dir = Dir::new();
+        dir.lock(&counter_surface());
+        let answer = format!(r#"'{{"jsonrpc":"2.0","id":"{id}","result":{{}}}}'"#);
+        let run = scripted(&dir, &answer, &[]);
+        run.code(3).stderr_has(&format!(
+            "the server answered id \"{shown}\" which is not outstanding"
+        ));
+    }
+}
+
+#[test]
 fn a_duplicate_response_fails_closed_after_the_first() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

@@ -56,7 +56,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 stderr,
                 "mcppin: {}",
-                mcppin_core::escape(&format!("{err:#}"))
+                mcppin_core::escape_non_ascii(&format!("{err:#}"))
             );
             exit::code_of(&err).into()
         }

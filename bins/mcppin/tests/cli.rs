@@ -294,3 +294,26 @@ fn a_missing_file_exits_4() {
         run.stderr_has("mcppin: cannot read missing.json");
     }
 }
+
+#[test]
+fn messages_tell_the_notation_from_the_character_it_stands_for() {
+    // Issue 10, item 7: on stderr too, the text `<U+200B>` and a zero-width space differ, and
+    // a message is escaped once (the last pass does not escape the escapes again).
+    let dir = Dir::new();
+    dir.write("text.json", "{\"a<U+200B>\":1,\"a<U+200B>\":2}");
+    dir.write("char.json", "{\"a\u{200b}\":1,\"a\\u200b\":2}");
+    let text = dir.mcppin(&["digest", "text.json"]);
+    text.code(4);
+    assert_eq!(
+        text.stderr,
+        "mcppin: text.json: duplicate member name \"a<U+003C>U+200B>\" at line 1, column 16 \
+         (byte 15) [duplicate-member]\n"
+    );
+    let char = dir.mcppin(&["digest", "char.json"]);
+    char.code(4);
+    assert_eq!(
+        char.stderr,
+        "mcppin: char.json: duplicate member name \"a<U+200B>\" at line 1, column 9 (byte 10) \
+         [duplicate-member]\n"
+    );
+}

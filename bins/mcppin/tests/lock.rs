@@ -247,3 +247,109 @@ fn an_incomplete_capture_keeps_unseen_approvals_and_says_so() {
     dir.mcppin(&["verify", "--lock", "lock.json", "complete.json"])
         .code(0);
 }
+
+/// A manifest whose server `deep` serves tool `t` nesting `levels` levels (the tool object
+/// itself counted).
+fn deep_manifest(levels: usize) -> String {
+    let inner = format!("{}{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+    format!(
+        r#"{{"schema_version": 2, "complete": true, "servers": [{{"id": "deep", "tools": [{{"name": "t", "x": {inner}}}]}}]}}"#
+    )
+}
+
+#[test]
+fn an_item_too_deep_for_a_lockfile_is_refused_and_nothing_is_written() {
+    // Issue 10, item 6: a tool at the strict reader's depth limit in a manifest (252 levels
+    // below the 4 of the manifest) was written one level deeper into a lockfile that `verify`,
+    // `sign` and `lock` then refused.
+    let dir = Dir::new();
+    dir.write("m.json", deep_manifest(252));
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"])
+        .code(4)
+        .stderr_has(
+            "tool \"t\" of server \"deep\" nests 252 levels deep, more than the 251 a lockfile \
+             can hold",
+        );
+    assert!(
+        !dir.path().join("lock.json").exists(),
+        "a lockfile was written"
+    );
+}
+
+#[test]
+fn an_item_as_deep_as_a_lockfile_holds_locks_and_verifies() {
+    let dir = Dir::new();
+    dir.write("m.json", deep_manifest(251));
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(0);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"])
+        .code(0)
+        .stdout_has("lock.json unchanged");
+}
+
+#[test]
+fn ids_holding_a_slash_print_apart_and_are_approved_one_by_one() {
+    // Issue 10, item 9: server "a/b" with tool "c" and server "a" with tool "b/c" both printed
+    // "a/b/c", and `--approve` could not name server "a/b".
+    let dir = Dir::new();
+    dir.write(
+        "m.json",
+        r#"{"schema_version": 2, "complete": true, "servers": [
+            {"id": "a/b", "tools": [{"name": "c"}]},
+            {"id": "a", "tools": [{"name": "b/c"}]}]}"#,
+    );
+    dir.write(
+        "empty.json",
+        r#"{"schema_version": 2, "complete": true, "servers": []}"#,
+    );
+    dir.mcppin(&["lock", "-o", "lock.json", "empty.json"])
+        .code(0);
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(1)
+        .stdout_has("tool-added [gated]: a~1b/c\n")
+        .stdout_has("tool-added [gated]: a/b~1c\n");
+    dir.mcppin(&[
+        "verify",
+        "--format",
+        "sarif",
+        "--lock",
+        "lock.json",
+        "m.json",
+    ])
+    .code(1)
+    .stdout_has(r#""fullyQualifiedName": "a~1b/c""#)
+    .stdout_has(r#""fullyQualifiedName": "a/b~1c""#);
+    dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a~1b/c", "m.json"])
+        .code(0)
+        .stdout_has("tool-added [reported]: a~1b/c\n");
+    let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
+    assert_eq!(lock.servers.keys().collect::<Vec<_>>(), ["a/b"]);
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(1)
+        .stdout_has("tool-added [gated]: a/b~1c\n");
+    dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a/b~1c", "m.json"])
+        .code(0)
+        .stdout_has("tool-added [reported]: a/b~1c\n");
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(0);
+}
+
+#[test]
+fn an_approval_naming_nothing_prints_its_label() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "no~1such/x",
+        "m.json",
+    ])
+    .code(2)
+    .stderr_has("nothing to approve for no~1such/x: not in the manifest");
+    dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a~2b", "m.json"])
+        .code(2)
+        .stderr_has("\"a~2b\" is not SERVER or SERVER/ITEM");
+}

@@ -617,3 +617,35 @@ fn verify_quotes_a_short_excerpt_of_a_long_member_name() {
         .code(4)
         .stderr_has("unknown member \"extra\" at \"/extra\" [unknown-member]");
 }
+
+#[test]
+fn the_notation_and_the_character_it_stands_for_print_differently() {
+    // Issue 10, item 7: a description holding the text `<U+200B>` printed exactly as one
+    // holding a zero-width space, so the diff of a real change showed two identical lines.
+    let surface = |description: &str| {
+        format!(
+            r#"{{"schema_version": 2, "complete": true, "servers": [{{"id": "docs",
+              "tools": [{{"name": "search", "description": "{description}"}}]}}]}}"#
+        )
+    };
+    let dir = locked(&surface("find<U+200B>it"));
+    let run = scenario("notation_pair", &dir, &surface("find\\u200bit"), &[], 1);
+    run.stdout_has("- \"find<U+003C>U+200B>it\"")
+        .stdout_has("+ \"find<U+200B>it\"");
+    let sarif = dir.mcppin(&[
+        "verify",
+        "--format",
+        "sarif",
+        "--lock",
+        "lock.json",
+        "served.json",
+    ]);
+    sarif.code(1);
+    assert!(
+        sarif
+            .stdout
+            .contains(r#"- \"find<U+003C>U+200B>it\"\n    + \"find<U+200B>it\""#),
+        "{}",
+        sarif.stdout
+    );
+}

@@ -8,9 +8,10 @@ use mcppin_core::{EXCERPT_CHARS, Excerpt, Value};
 
 /// Everything that can go wrong while starting, speaking to or stopping an MCP server.
 ///
-/// Text that came from a server (an error message, a cursor, a tool name) is kept raw here:
-/// escape it with [`mcppin_core::escape`] before showing it to a person. The messages quote at
-/// most [`mcppin_core::EXCERPT_CHARS`] characters of it, then its length.
+/// Text that came from a server (an error message, a cursor, a tool name) or from the
+/// configuration (a server id) is kept raw in the fields; the messages quote it escaped with
+/// [`mcppin_core::escape`], so a message needs only [`mcppin_core::escape_non_ascii`] before it
+/// reaches a terminal, and two different strings never read the same in it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -75,7 +76,7 @@ pub enum Error {
     /// a configuration).
     #[error(
         "unknown protocol revision {}: this build speaks 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28",
-        Short(.revision)
+        quoted(.revision)
     )]
     UnknownRevision {
         /// The revision as given.
@@ -105,7 +106,7 @@ pub enum Error {
         problem: &'static str,
     },
     /// The server answered a request with a JSON-RPC error.
-    #[error("the server answered {method} with error {code}: {}", Short(.message))]
+    #[error("the server answered {method} with error {code}: {}", quoted(.message))]
     ServerError {
         /// The request.
         method: String,
@@ -128,7 +129,7 @@ pub enum Error {
         id: String,
     },
     /// A list returned a cursor it had returned before: following it would loop.
-    #[error("{method} returned cursor {} a second time", Short(.cursor))]
+    #[error("{method} returned cursor {} a second time", quoted(.cursor))]
     RepeatedCursor {
         /// The list method.
         method: String,
@@ -144,7 +145,7 @@ pub enum Error {
         limit: usize,
     },
     /// Two tools of one server have the same name (SPEC 3.1).
-    #[error("the server lists tool {} twice", Short(.name))]
+    #[error("the server lists tool {} twice", quoted(.name))]
     DuplicateTool {
         /// The duplicated name, raw.
         name: String,
@@ -156,7 +157,7 @@ pub enum Error {
         message: String,
     },
     /// The configuration holds no server table, or an entry is not a server a client runs.
-    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {}: ", Short(s))).unwrap_or_default())]
+    #[error("{}{problem}", .server.as_ref().map(|s| format!("server {}: ", quoted(s))).unwrap_or_default())]
     ConfigShape {
         /// The server id, when the problem is in one entry.
         server: Option<String>,
@@ -165,9 +166,8 @@ pub enum Error {
     },
     /// `${input:...}` asks the user at start-up (VS Code); an exporter cannot.
     #[error(
-        "server {}: ${{input:{}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})",
-        Short(.server),
-        Excerpt::bare(.name)
+        "server {}: ${{input:{name}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})",
+        quoted(.server)
     )]
     InputVariable {
         /// The server id.
@@ -176,11 +176,7 @@ pub enum Error {
         name: String,
     },
     /// `${VAR}` names a variable the environment does not have.
-    #[error(
-        "server {}: environment variable {} is not set",
-        Short(.server),
-        Excerpt::bare(.name)
-    )]
+    #[error("server {}: environment variable {name} is not set", quoted(.server))]
     UndefinedVariable {
         /// The server id.
         server: String,
@@ -218,19 +214,25 @@ fn list(items: &[String]) -> String {
     out
 }
 
-/// A raw string in a message, quoted as Rust quotes it: its first [`EXCERPT_CHARS`]
-/// characters, then `...` and its length in bytes when longer, so that a server's 10 MB
-/// string cannot put 10 MB on a terminal.
+/// A raw string in a message: escaped ([`mcppin_core::escape`]), then in double quotes with `"`
+/// and `\` backslashed; its first [`EXCERPT_CHARS`] characters, then `...` and its length in
+/// bytes when longer, so that a server's 10 MB string cannot put 10 MB on a terminal.
 struct Short<'a>(&'a str);
+
+/// A raw string quoted for a message, as [`Short`] writes it.
+pub(crate) fn quoted(text: &str) -> String {
+    Short(text).to_string()
+}
 
 impl fmt::Display for Short<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.char_indices().nth(EXCERPT_CHARS) {
-            None => write!(f, "{:?}", self.0),
+        let escaped = mcppin_core::escape(self.0);
+        match escaped.char_indices().nth(EXCERPT_CHARS) {
+            None => write!(f, "{escaped:?}"),
             Some((end, _)) => write!(
                 f,
                 "{:?}... ({} bytes)",
-                self.0.get(..end).unwrap_or_default(),
+                escaped.get(..end).unwrap_or_default(),
                 self.0.len()
             ),
         }
@@ -301,7 +303,7 @@ mod tests {
                 name: "read\u{1b}".to_owned()
             }
             .to_string(),
-            "the server lists tool \"read\\u{1b}\" twice"
+            "the server lists tool \"read<U+001B>\" twice"
         );
         assert_eq!(
             Error::RevisionRefused {
@@ -310,5 +312,25 @@ mod tests {
             .to_string(),
             "the server offers no protocol revision this build knows (offered: \"a\", \"b\")"
         );
+    }
+
+    #[test]
+    fn messages_quote_server_text_escaped_once() {
+        // Issue 10, item 7: a message needs only the last pass before a terminal, and the text
+        // `<U+200B>` reads differently from a zero-width space.
+        let named = |name: &str| Error::DuplicateTool { name: name.into() }.to_string();
+        assert_eq!(
+            named("a\u{200B}"),
+            "the server lists tool \"a<U+200B>\" twice"
+        );
+        assert_eq!(
+            named("a<U+200B>"),
+            "the server lists tool \"a<U+003C>U+200B>\" twice"
+        );
+        assert_eq!(named("a\"b"), "the server lists tool \"a\\\"b\" twice");
+        let refused = Error::RevisionRefused {
+            offered: vec!["x\u{1b}".into()],
+        };
+        assert!(refused.to_string().ends_with("(offered: \"x<U+001B>\")"));
     }
 }

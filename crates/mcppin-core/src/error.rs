@@ -401,10 +401,9 @@ pub enum Error {
     /// A version 1 lockfile item (a digest without its approved object) that must be kept
     /// but that the manifest cannot supply: the new lockfile could not store it whole.
     #[error(
-        "{kind} {}/{} is approved by a version 1 lockfile without its object, and the manifest \
+        "{kind} {} is approved by a version 1 lockfile without its object, and the manifest \
          serves something else: approve it as served or lock the whole surface",
-        Excerpt::bare(.server),
-        Excerpt::bare(.name)
+        Excerpt::escaped(&crate::surface::label(.server, Some(.name)))
     )]
     Version1Item {
         /// The server id.
@@ -413,6 +412,30 @@ pub enum Error {
         kind: ItemKind,
         /// The item key.
         name: String,
+    },
+    /// A served item nested deeper than a lockfile can hold it: written there, it would pass
+    /// the strict reader's depth limit, and the file could not be read back (docs/formats.md,
+    /// "Depth of served items").
+    #[error(
+        "{kind} \"{}\" of server \"{}\" nests {depth} levels deep, more than the {limit} \
+         a lockfile can hold, at \"{}\"",
+        Escaped(.name),
+        Escaped(.server),
+        Escaped(.pointer)
+    )]
+    ItemTooDeep {
+        /// The server id.
+        server: String,
+        /// The JSON pointer of the item in the document it was read from or added to.
+        pointer: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The item key.
+        name: String,
+        /// How many levels of arrays and objects the item nests, itself included.
+        depth: usize,
+        /// The most a lockfile holds ([`crate::surface::MAX_ITEM_DEPTH`]).
+        limit: usize,
     },
 }
 
@@ -496,6 +519,7 @@ impl Error {
             Self::InvalidSelection { .. } => "invalid-selection",
             Self::UnknownSelection { .. } => "unknown-selection",
             Self::Version1Item { .. } => "version-1-item",
+            Self::ItemTooDeep { .. } => "item-too-deep",
         }
     }
 }
@@ -777,9 +801,9 @@ mod tests {
                 err.rule(),
                 message.len()
             );
-            // A selection is cut as it writes itself: `SERVER/ITEM`, escaped.
+            // A selection and a label are cut as they write themselves: `SERVER/ITEM`, escaped.
             let length = match err {
-                Error::UnknownSelection { .. } => 2 * LONG + 1,
+                Error::UnknownSelection { .. } | Error::Version1Item { .. } => 2 * LONG + 1,
                 _ => LONG,
             };
             assert!(

@@ -29,8 +29,8 @@ use crate::error::{Document, Error};
 use crate::manifest::{Manifest, ServerSurface};
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,
-    strings, take_list, take_member,
+    Fields, ItemKind, array, count, element, item_key, label, object, parse_label, put, put_opt,
+    string, string_array, strings, take_list, take_member,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -136,6 +136,11 @@ impl fmt::Display for Pin {
 
 impl LockedItem {
     /// Approves a served item as it is.
+    ///
+    /// [`Lockfile::approve`] takes its items from a [`Manifest`], whose items all fit a
+    /// lockfile ([`crate::surface::MAX_ITEM_DEPTH`]). An item built by hand is not checked
+    /// here: one nesting deeper can be compared, but a lockfile holding it would be written in
+    /// a form its reader refuses.
     #[must_use]
     pub fn approve(item: Value) -> Self {
         Self {
@@ -176,28 +181,25 @@ pub enum Selection {
 impl FromStr for Selection {
     type Err = Error;
 
-    /// `SERVER` or `SERVER/ITEM`, split at the first `/` (server ids cannot hold one; item
-    /// names can).
+    /// `SERVER` or `SERVER/ITEM`, each part written as [`label`] writes it (`~1` for a `/`
+    /// inside a part, `~0` for a `~`, `<U+XXXX>` escapes read back): the text a report prints
+    /// for an item selects that item. The first `/` separates the parts; a later one belongs
+    /// to the item key.
     fn from_str(s: &str) -> Result<Self, Error> {
-        let invalid = || Error::InvalidSelection { text: s.to_owned() };
-        match s.split_once('/') {
-            None if !s.is_empty() => Ok(Self::Server(s.to_owned())),
-            Some((server, name)) if !server.is_empty() && !name.is_empty() => Ok(Self::Item {
-                server: server.to_owned(),
-                name: name.to_owned(),
-            }),
-            _ => Err(invalid()),
+        match parse_label(s) {
+            Some((server, None)) => Ok(Self::Server(server)),
+            Some((server, Some(name))) => Ok(Self::Item { server, name }),
+            None => Err(Error::InvalidSelection { text: s.to_owned() }),
         }
     }
 }
 
 impl fmt::Display for Selection {
+    /// The label ([`label`]), which reads back as the same selection.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Server(s) => write!(f, "{}", crate::escape(s)),
-            Self::Item { server, name } => {
-                write!(f, "{}/{}", crate::escape(server), crate::escape(name))
-            }
+            Self::Server(s) => f.write_str(&label(s, None)),
+            Self::Item { server, name } => f.write_str(&label(server, Some(name))),
         }
     }
 }
@@ -984,5 +986,50 @@ mod tests {
         for bad in ["", "/x", "a/"] {
             assert!(bad.parse::<Selection>().is_err(), "{bad}");
         }
+    }
+
+    fn item(server: &str, name: &str) -> Selection {
+        Selection::Item {
+            server: server.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn every_server_id_and_item_name_can_be_selected() {
+        // Issue 10, item 9: server "a/b" with tool "c" and server "a" with tool "b/c" printed
+        // the same label, and a server id holding "/" could not be approved at all.
+        assert_eq!("a~1b/c".parse(), Ok(item("a/b", "c")));
+        assert_eq!("a/b~1c".parse(), Ok(item("a", "b/c")));
+        assert_eq!("a~1b".parse(), Ok(Selection::Server("a/b".into())));
+        assert_eq!("a~0b/~0~1".parse(), Ok(item("a~b", "~/")));
+        assert_eq!(
+            "ev<U+001B>il/t<U+003C>U+200B>".parse(),
+            Ok(item("ev\u{1b}il", "t<U+200B>"))
+        );
+        for bad in ["a~2", "a~", "a/b~", "<U+>", "a<U+1F>", "a<U+0041"] {
+            assert_eq!(
+                bad.parse::<Selection>(),
+                Err(Error::InvalidSelection { text: bad.into() }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_selection_prints_as_the_label_that_selects_it() {
+        for selection in [
+            item("a/b", "c"),
+            item("a", "b/c"),
+            item("~0", "~1/"),
+            item("ev\u{1b}il", "t<U+200B>\u{200B}"),
+            Selection::Server("a/b~".into()),
+        ] {
+            let label = selection.to_string();
+            assert!(label.bytes().all(|b| (0x20..0x7F).contains(&b)), "{label}");
+            assert_eq!(label.parse(), Ok(selection), "{label}");
+        }
+        assert_eq!(item("a/b", "c").to_string(), "a~1b/c");
+        assert_eq!(item("a", "b/c").to_string(), "a/b~1c");
     }
 }

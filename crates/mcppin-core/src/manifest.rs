@@ -305,7 +305,7 @@ fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurfac
         for (i, item) in items.into_iter().enumerate() {
             server
                 .items_mut(kind)
-                .insert(kind, item, &element(&list_pointer, i))?;
+                .insert(&id, kind, item, &element(&list_pointer, i))?;
         }
     }
     Ok((id, server))

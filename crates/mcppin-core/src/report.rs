@@ -117,11 +117,9 @@ fn summary_text(report: &Report, out: &mut String) {
     };
 }
 
+/// Where a finding is: its label ([`crate::surface::label`]), unambiguous whatever the ids.
 fn place(server: &str, item: Option<&str>) -> String {
-    match item {
-        Some(item) => format!("{}/{}", escape(server), escape(item)),
-        None => escape(server).into_owned(),
-    }
+    crate::surface::label(server, item)
 }
 
 fn finding_text(f: &Finding, out: &mut String) {

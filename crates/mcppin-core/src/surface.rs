@@ -9,7 +9,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::Error;
+use crate::parse::MAX_DEPTH;
 use crate::value::{Kind, Object, Value, escape_pointer_token};
+
+/// The most levels of arrays and objects a served item may nest, itself counted.
+///
+/// A lockfile holds an item five levels down (the document, `servers`, a server entry, the
+/// item list, the item's entry), and the strict reader refuses a document nesting more than
+/// [`MAX_DEPTH`] levels: a deeper item could be written but never read back. Manifests and
+/// lockfiles refuse such an item when it is added, so whatever they hold can be written in a
+/// form their readers accept (docs/formats.md, "Depth of served items").
+pub const MAX_ITEM_DEPTH: usize = MAX_DEPTH - 5;
 
 /// A kind of item in a server's surface.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -71,16 +81,34 @@ impl Items {
         Self::default()
     }
 
-    /// Adds a served item of `kind`, kept exactly as served.
+    /// Adds a served item of `kind` from server `server`, kept exactly as served.
     ///
     /// # Errors
     ///
     /// [`Error::Invalid`] when the item is not an object or its key member is not a string,
-    /// [`Error::MissingMember`] when it has no key member, [`Error::DuplicateItem`] when an
-    /// item with the same key is already present. `pointer` locates the item in its document
-    /// for the message.
-    pub fn insert(&mut self, kind: ItemKind, item: Value, pointer: &str) -> Result<(), Error> {
+    /// [`Error::MissingMember`] when it has no key member, [`Error::ItemTooDeep`] when it nests
+    /// more than [`MAX_ITEM_DEPTH`] levels, [`Error::DuplicateItem`] when an item with the
+    /// same key is already present. `pointer` locates the item in its document for the
+    /// message.
+    pub fn insert(
+        &mut self,
+        server: &str,
+        kind: ItemKind,
+        item: Value,
+        pointer: &str,
+    ) -> Result<(), Error> {
         let key = item_key(kind, &item, pointer)?.to_owned();
+        let depth = nesting(&item);
+        if depth > MAX_ITEM_DEPTH {
+            return Err(Error::ItemTooDeep {
+                server: server.to_owned(),
+                pointer: pointer.to_owned(),
+                kind,
+                name: key,
+                depth,
+                limit: MAX_ITEM_DEPTH,
+            });
+        }
         if self.by_key.contains_key(&key) {
             return Err(Error::DuplicateItem {
                 pointer: pointer.to_owned(),
@@ -125,6 +153,91 @@ impl Items {
     pub fn contains(&self, name: &str) -> bool {
         self.by_key.contains_key(name)
     }
+}
+
+/// How many levels of arrays and objects `value` nests: 0 for a scalar, 1 for `{}` or
+/// `[1]`, 2 for `{"a": []}`. Walks without recursion, so a value built by hand to any depth
+/// cannot exhaust the stack.
+#[must_use]
+pub fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        match v.kind() {
+            Kind::Array(items) => {
+                deepest = deepest.max(level);
+                stack.extend(items.iter().map(|i| (i, level + 1)));
+            }
+            Kind::Object(object) => {
+                deepest = deepest.max(level);
+                stack.extend(object.values().map(|i| (i, level + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The label of a server, or of one of its items, as reports and messages print it and
+/// `mcppin lock --approve` reads it: in each part `~` is written `~0` and `/` is written `~1`
+/// (as in a JSON Pointer, RFC 6901), the parts are joined by `/`, and the whole is escaped for
+/// a terminal ([`crate::escape`]). Server ids come from a client configuration and tool names
+/// from servers, so either may hold a `/`: server `a/b` with tool `c` is `a~1b/c`, server `a`
+/// with tool `b/c` is `a/b~1c`.
+///
+/// ```
+/// use mcppin_core::surface::label;
+/// assert_eq!(label("docs", Some("search")), "docs/search");
+/// assert_eq!(label("a/b", Some("c")), "a~1b/c");
+/// assert_eq!(label("a", Some("b/c")), "a/b~1c");
+/// assert_eq!(label("x~y\u{200B}", None), "x~0y<U+200B>");
+/// ```
+#[must_use]
+pub fn label(server: &str, item: Option<&str>) -> String {
+    let mut text = escape_pointer_token(server);
+    if let Some(item) = item {
+        text.push('/');
+        text.push_str(&escape_pointer_token(item));
+    }
+    crate::escape(&text).into_owned()
+}
+
+/// Reads a label written by [`label`]: the server id and, after the first `/`, the item key.
+/// A `/` in the item part may also stand as it is (the first `/` is always the separator).
+/// `None` for a part that is empty, a `~` not followed by `0` or `1`, or a `<U+` that does
+/// not begin an escape.
+pub(crate) fn parse_label(text: &str) -> Option<(String, Option<String>)> {
+    let (server, item) = match text.split_once('/') {
+        Some((server, item)) => (server, Some(item)),
+        None => (text, None),
+    };
+    let server = label_part(server)?;
+    let item = match item {
+        Some(item) => Some(label_part(item)?),
+        None => None,
+    };
+    Some((server, item))
+}
+
+/// One part of a label: escapes read back, then `~1` and `~0` decoded.
+fn label_part(part: &str) -> Option<String> {
+    if part.is_empty() {
+        return None;
+    }
+    let text = crate::unescape(part)?;
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '~' => match chars.next()? {
+                '0' => out.push('~'),
+                '1' => out.push('/'),
+                _ => return None,
+            },
+            c => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// The key of a served item (its `name`, for a tool).
@@ -318,9 +431,11 @@ mod tests {
     fn items_refuse_a_duplicate_key() {
         let mut items = Items::new();
         let tool = crate::parse(br#"{"name":"a"}"#).unwrap();
-        items.insert(ItemKind::Tool, tool.clone(), "/t/0").unwrap();
+        items
+            .insert("s", ItemKind::Tool, tool.clone(), "/t/0")
+            .unwrap();
         assert_eq!(
-            items.insert(ItemKind::Tool, tool, "/t/1"),
+            items.insert("s", ItemKind::Tool, tool, "/t/1"),
             Err(Error::DuplicateItem {
                 pointer: "/t/1".into(),
                 kind: ItemKind::Tool,
@@ -334,7 +449,7 @@ mod tests {
         let mut items = Items::new();
         let nameless = crate::parse(br#"{"title":"a"}"#).unwrap();
         assert_eq!(
-            items.insert(ItemKind::Tool, nameless, "/t/0"),
+            items.insert("s", ItemKind::Tool, nameless, "/t/0"),
             Err(Error::MissingMember {
                 pointer: "/t/0".into(),
                 name: "name"
@@ -342,12 +457,57 @@ mod tests {
         );
         let numbered = crate::parse(br#"{"name":1}"#).unwrap();
         assert_eq!(
-            items.insert(ItemKind::Tool, numbered, "/t/0"),
+            items.insert("s", ItemKind::Tool, numbered, "/t/0"),
             Err(Error::Invalid {
                 pointer: "/t/0/name".into(),
                 expected: "a string"
             })
         );
+    }
+
+    /// A tool nesting `levels` levels, itself counted.
+    fn tool_nesting(levels: usize) -> Value {
+        let inner = format!("{}{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        crate::parse(format!(r#"{{"name":"t","x":{inner}}}"#).as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn nesting_counts_levels_of_containers() {
+        for (text, levels) in [("1", 0), ("{}", 1), ("[1]", 1), (r#"{"a":[[],{}]}"#, 3)] {
+            assert_eq!(
+                nesting(&crate::parse(text.as_bytes()).unwrap()),
+                levels,
+                "{text}"
+            );
+        }
+        assert_eq!(nesting(&tool_nesting(MAX_ITEM_DEPTH)), MAX_ITEM_DEPTH);
+    }
+
+    #[test]
+    fn items_refuse_an_item_deeper_than_a_lockfile_holds() {
+        // Issue 10, item 6: such an item was written into lockfiles the reader refused.
+        let mut items = Items::new();
+        assert_eq!(
+            items.insert(
+                "s",
+                ItemKind::Tool,
+                tool_nesting(MAX_ITEM_DEPTH + 1),
+                "/t/0"
+            ),
+            Err(Error::ItemTooDeep {
+                server: "s".into(),
+                pointer: "/t/0".into(),
+                kind: ItemKind::Tool,
+                name: "t".into(),
+                depth: MAX_ITEM_DEPTH + 1,
+                limit: MAX_ITEM_DEPTH,
+            })
+        );
+        assert!(items.is_empty());
+        items
+            .insert("s", ItemKind::Tool, tool_nesting(MAX_ITEM_DEPTH), "/t/0")
+            .unwrap();
+        assert!(items.contains("t"));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! | `rug-pull` | the honest surface with one sentence added to `read_text_file` |
 //! | `counter` | adds a `summarize` tool and prompt; honest until its third `tools/call`, then sends `notifications/tools/list_changed` and serves a rewritten `summarize` description (the delayed rug pull) |
 //! | `zero-width` | a U+200B inside the `path` description of `read_text_file`'s schema |
+//! | `deep` | adds a tool `deep` nesting 253 levels, the most a `tools/list` answer can carry |
 //!
 //! `--era legacy|modern|dual` (default `dual`) selects the protocol eras it speaks: legacy
 //! answers only `initialize`, modern only `server/discover` and per-request `_meta` (2026-07-28),
@@ -81,6 +82,9 @@ pub enum Mode {
     Counter,
     /// A zero-width space in a nested schema description.
     ZeroWidth,
+    /// A tool nesting 253 levels: the answer carries it under the strict reader's limit,
+    /// a lockfile could not.
+    Deep,
 }
 
 impl Mode {
@@ -97,6 +101,7 @@ impl Mode {
             "rug-pull" => Self::RugPull,
             "counter" => Self::Counter,
             "zero-width" => Self::ZeroWidth,
+            "deep" => Self::Deep,
             _ => return None,
         })
     }
@@ -417,6 +422,15 @@ impl Server<'_> {
         if self.script.has(Mode::ZeroWidth) {
             tools[0]["inputSchema"]["properties"]["path"]["description"] =
                 json!("Path of the\u{200B} file");
+        }
+        if self.script.has(Mode::Deep) {
+            // The answer holds the tool at the fourth level (the message, `result`, `tools`),
+            // so 253 levels of it reach the strict reader's limit of 256 exactly.
+            let mut nested = json!([]);
+            for _ in 0..251 {
+                nested = json!([nested]);
+            }
+            tools.push(json!({"name": "deep", "x": nested}));
         }
         if self.script.has(Mode::Counter) {
             tools.push(summarize_tool(self.calls >= 3));

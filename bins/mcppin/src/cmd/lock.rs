@@ -8,7 +8,7 @@ use mcppin_core::lockfile::{Lockfile, Selection};
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::policy::{FailOn, Options, verify};
 use mcppin_core::surface::ItemKind;
-use mcppin_core::{Error, escape, report};
+use mcppin_core::{Error, escape_non_ascii, report};
 
 use crate::cmd::sign::sig_path;
 use crate::exit::{Exit, Fail};
@@ -29,7 +29,7 @@ pub(crate) struct Args {
     output: PathBuf,
     /// Approve only this server, or one item as SERVER/TOOL (repeatable); everything else
     /// keeps its existing approval. Approving a tool a complete capture no longer has approves
-    /// its removal.
+    /// its removal. Written as reports print it: `/` inside an id or name as ~1, `~` as ~0.
     #[arg(long, value_name = "SERVER[/TOOL]", value_parser = parse_selection)]
     approve: Vec<Selection>,
     /// The captured surface (manifest).
@@ -136,8 +136,11 @@ fn approved_surface(lock: &Lockfile) -> Manifest {
         for kind in ItemKind::ALL {
             for item in server.items(kind).values() {
                 if let Some(approved) = item.approved() {
-                    // Keys are unique in a lockfile, so inserting cannot fail.
-                    let _ = surface.items_mut(kind).insert(kind, approved.clone(), "");
+                    // Keys are unique in a lockfile and its items fit one, so inserting
+                    // cannot fail.
+                    let _ = surface
+                        .items_mut(kind)
+                        .insert(id, kind, approved.clone(), "");
                 }
             }
         }
@@ -153,41 +156,36 @@ fn check_signature(lock: &Path, written: &[u8]) {
     let Ok(envelope) = std::fs::read(&sig) else {
         return;
     };
-    let mut stderr = std::io::stderr().lock();
+    // Library messages escape what they quote; the last pass keeps the paths safe too.
+    let say = |message: String| {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mcppin: {}",
+            escape_non_ascii(&message)
+        );
+    };
     let digest = match mcppin_sign::lock_digest(written) {
         Ok(d) => d,
         Err(e) => {
-            let _ = writeln!(
-                stderr,
-                "mcppin: {}: {}",
-                input::name(lock),
-                escape(&e.to_string())
-            );
+            say(format!("{}: {e}", input::name(lock)));
             return;
         }
     };
     match mcppin_sign::Envelope::parse(&envelope) {
         Ok(env) if env.lock_digest() == digest => {}
-        Ok(env) => {
-            let _ = writeln!(
-                stderr,
-                "mcppin: {} no longer matches {}: it signs {}, the lockfile is now {}; \
-                 sign it again with mcppin sign --lock {} --key KEY",
-                input::name(&sig),
-                input::name(lock),
-                env.lock_digest(),
-                digest,
-                input::name(lock)
-            );
-        }
-        Err(e) => {
-            let _ = writeln!(
-                stderr,
-                "mcppin: {} cannot be read ({}); it does not sign {} ({digest})",
-                input::name(&sig),
-                escape(&e.to_string()),
-                input::name(lock)
-            );
-        }
+        Ok(env) => say(format!(
+            "{} no longer matches {}: it signs {}, the lockfile is now {}; \
+             sign it again with mcppin sign --lock {} --key KEY",
+            input::name(&sig),
+            input::name(lock),
+            env.lock_digest(),
+            digest,
+            input::name(lock)
+        )),
+        Err(e) => say(format!(
+            "{} cannot be read ({e}); it does not sign {} ({digest})",
+            input::name(&sig),
+            input::name(lock)
+        )),
     }
 }

@@ -83,7 +83,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     // an approval (exit 4).
     let approved = lock?;
     if let Some(note) = crate::signature::note(&approved.signature, &args.lock) {
-        let _ = writeln!(std::io::stderr().lock(), "mcppin: {note}");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mcppin: {}",
+            mcppin_core::escape_non_ascii(&note)
+        );
     }
     let lock = approved.lockfile;
     let manifest = manifest?;
