@@ -270,6 +270,28 @@ impl<'o, 'a> Node<'o, 'a> {
         picked
     }
 
+    /// The first way the member names of this outlined object read differently to a
+    /// case-insensitive reader, given the members the protocol defines there
+    /// ([`fold::conflict`](crate::fold::conflict)); `None` for anything but an outlined object.
+    /// Nothing is allocated unless a name holds an escape or the object has many members.
+    ///
+    /// ```
+    /// use mcppin_core::fold::Conflict;
+    ///
+    /// let line = br#"{"jsonrpc":"2.0","id":1,"result":{},"re\u017Fult":{}}"#;
+    /// let outline = mcppin_core::outline::Outline::parse(line, 1)?;
+    /// let conflict = outline.root().name_conflict(&["jsonrpc", "id", "result", "error"]);
+    /// assert!(matches!(conflict, Some(Conflict::Variant { defined: "result", .. })));
+    /// # Ok::<(), mcppin_core::Error>(())
+    /// ```
+    #[must_use]
+    pub fn name_conflict(self, defined: &[&'static str]) -> Option<crate::fold::Conflict> {
+        if self.shape() != Shape::Object {
+            return None;
+        }
+        crate::fold::conflict_in(|| self.children().filter_map(Node::name), defined)
+    }
+
     /// How many members named `name` this outlined object has (relaxed reading keeps repeats).
     #[must_use]
     pub fn count(self, name: &str) -> usize {
