@@ -25,6 +25,7 @@ use mcppin_client::{
 use mcppin_core::admission::{
     Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
 };
+use mcppin_core::fold;
 use mcppin_core::lockfile::{LockedServer, Pin};
 use mcppin_core::outline::{Node, Outline, Picked, Shape};
 use mcppin_core::{Strictness, Value, escape, parse, parse_with};
@@ -705,26 +706,42 @@ impl Shared {
         let [name] = params
             .first
             .map_or([Picked::default()], |p| p.pick(["name"]));
-        let ambiguous = method.count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
+        // One reading for every reader (docs/threat-model.md, "Parser differentials"): a
+        // repeated member, or a member name a case-insensitive reader (Go's encoding/json)
+        // takes for another, would let the server read another request than the one admitted
+        // here (a JavaScript server takes the last of repeated members, the guard would have
+        // judged the first; a Go server reads `Name` or `\u004eame` as `name`). Checked before
+        // anything is read from the members, and before a message without `method` is taken
+        // for a response: `Method` is a method to a Go server.
+        let envelope = message.name_conflict(&fold::ENVELOPE);
+        let in_params = match (&envelope, method.first.and_then(Node::as_str)) {
+            (None, Some(method)) => params
+                .first
+                .and_then(|p| p.name_conflict(fold::params_members(&method))),
+            _ => None,
+        };
+        let repeated = method.count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
+        if repeated || envelope.is_some() || in_params.is_some() {
+            let why = match envelope.as_ref().or(in_params.as_ref()) {
+                Some(conflict) => conflict.to_string(),
+                None => "a member name repeats".to_owned(),
+            };
+            // When the id itself is ambiguous, the answer cannot name it (JSON-RPC 2.0
+            // section 5: null when the id could not be read).
+            let id_unclear = id.count > 1 || envelope.as_ref().is_some_and(|c| c.touches("id"));
+            let refused = format!("mcppin-guard refused an ambiguous request: {why}");
+            return match id.first {
+                _ if id_unclear => Request::Answer(refusal(b"null", &refused)),
+                Some(id) => Request::Answer(refusal(id.bytes(), &refused)),
+                None => Request::Drop(format!(
+                    "dropped an ambiguous notification from the client: {why}"
+                )),
+            };
+        }
         let Some(method) = method.first else {
             // A response to a server request (or not a message at all): the server's to judge.
             return Request::Forward;
         };
-        if ambiguous {
-            // Checked before anything is read from the members: the server could read another
-            // request than the one admitted here (a JavaScript server takes the last of
-            // repeated members, the guard would have judged the first).
-            return match id.first {
-                Some(id) => Request::Answer(refusal(
-                    id.bytes(),
-                    "mcppin-guard refused an ambiguous request: a member name repeats",
-                )),
-                None => Request::Drop(
-                    "dropped an ambiguous notification from the client: a member name repeats"
-                        .to_owned(),
-                ),
-            };
-        }
         let Some(method) = method.as_str() else {
             // Not a request: the server answers it as invalid.
             return Request::Forward;
@@ -909,7 +926,24 @@ impl Shared {
                 "the server sent a message that repeats the member {name}"
             ));
         }
+        // One reading for every reader (docs/threat-model.md, "Parser differentials"): a Go
+        // client (encoding/json) takes `Result` or `reſult` for `result`, the last one winning.
+        if let Some(conflict) = message.name_conflict(&fold::ENVELOPE) {
+            return Element::Fatal(format!("the server sent an ambiguous message: {conflict}"));
+        }
         let [id, method, result, error] = picked.map(|p| p.first);
+        if let Some(error) = error {
+            if error.shape() != Shape::Object {
+                return Element::Fatal(
+                    "the server sent an error answer whose error is not an object".into(),
+                );
+            }
+            if let Some(conflict) = error.name_conflict(&fold::ERROR) {
+                return Element::Fatal(format!(
+                    "the server sent an ambiguous error answer: {conflict}"
+                ));
+            }
+        }
         // JSON-RPC 2.0: a request carries `method` and never `result` or `error`; a response
         // carries exactly one of `result` and `error`. A message mixing them could be routed
         // one way here and read another way by the client (an unjudged `result`): refused.
@@ -927,8 +961,19 @@ impl Shared {
         }
         if error && id.is_some_and(|id| id.shape() == Shape::Null) {
             // JSON-RPC 2.0 section 5: the answer to a request whose id could not be read. It
-            // answers nothing outstanding and carries no result.
-            return Element::Forward;
+            // answers nothing outstanding and carries no result; exempt from matching only
+            // when it holds nothing else, or a client could read something else beside it.
+            if message
+                .children()
+                .all(|m| ["jsonrpc", "id", "error"].iter().any(|n| m.is_named(n)))
+            {
+                return Element::Forward;
+            }
+            return Element::Fatal(
+                "the server sent an error answer with id null that carries members other than \
+                 jsonrpc, id and error"
+                    .into(),
+            );
         }
         let Some(id) = id else {
             return Element::Fatal(
@@ -956,6 +1001,14 @@ impl Shared {
                 escape(&pending.method)
             ));
         };
+        if let Some(members) = fold::result_members(&pending.method)
+            && let Some(conflict) = result.name_conflict(members)
+        {
+            return Element::Fatal(format!(
+                "the server's answer to {} is ambiguous: {conflict}",
+                escape(&pending.method)
+            ));
+        }
         match &*pending.method {
             "tools/call" => {
                 if self.log.enabled() {
