@@ -743,8 +743,13 @@ impl Shared {
             return Request::Forward;
         };
         let Some(method) = method.as_str() else {
-            // Not a request: the server answers it as invalid.
-            return Request::Forward;
+            // JSON-RPC 2.0 section 4: `method` is a string. Forwarded, the request would reach
+            // the server untracked, and its answer could not be matched.
+            return Request::Answer(error_answer(
+                id.first.map_or(&b"null"[..], Node::bytes),
+                INVALID_REQUEST,
+                "mcppin-guard refused a request whose method is not a string",
+            ));
         };
         let tool = || name.first.and_then(Node::as_str).unwrap_or_default();
         let Some(id) = id.first else {

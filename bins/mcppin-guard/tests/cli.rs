@@ -1380,3 +1380,37 @@ fn a_request_with_non_ascii_members_where_the_protocol_defines_none_passes() {
     ]);
     assert_eq!(run.stdout, dir.direct(&fixture, &input));
 }
+
+#[test]
+fn a_request_whose_method_is_not_a_string_is_invalid_and_never_forwarded() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":5,"params":{"name":"exfiltrate"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":["tools/call"],"params":{"name":"exfiltrate"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        "\n",
+    );
+    let run = dir.run_guard_raw(&recorded(), input);
+    run.code(0);
+    let messages = run.messages();
+    assert_eq!(messages.len(), 3, "{}", run.stdout);
+    let invalid: Vec<_> = messages
+        .iter()
+        .filter(|m| m["error"]["code"] == json!(-32600))
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(invalid, [json!(1), json!(null)], "{}", run.stdout);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["id"] == json!(2) && m.get("result").is_some()),
+        "the ping passed: {}",
+        run.stdout
+    );
+    let received = dir.read("received.jsonl");
+    assert!(!received.contains("exfiltrate"), "{received}");
+    assert!(received.contains("ping"), "{received}");
+}
