@@ -6,7 +6,7 @@
 //! [`mcppin_core::admission::Gate`] before anything of them is written to the client.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -82,6 +82,8 @@ struct Pending {
     tool: Option<String>,
     /// The id as the client wrote it.
     id: IdBytes,
+    /// The number a JavaScript client's `Number(id)` makes of the id (see [`number_alias`]).
+    alias: Option<u64>,
     started: Instant,
 }
 
@@ -176,6 +178,8 @@ struct Shared {
     gate: Gate,
     mode: Mode,
     pending: HashMap<IdBytes, Pending>,
+    /// The [`number_alias`] of every outstanding request that has one.
+    aliases: HashSet<u64>,
     /// Set once the session is refused or failed: nothing more is forwarded either way.
     stopped: bool,
     /// Set once the client closed its input: the server's end of output is then clean.
@@ -275,6 +279,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         gate: Gate::new(approved),
         mode: config.mode,
         pending: HashMap::new(),
+        aliases: HashSet::new(),
         stopped: false,
         client_done: false,
         observed: HashMap::new(),
@@ -778,11 +783,23 @@ impl Shared {
                 "mcppin-guard refused a request whose id is already outstanding",
             ));
         }
+        let alias = number_alias(id);
+        if alias.is_some_and(|alias| self.aliases.contains(&alias)) {
+            // The TypeScript SDK finds the request an answer belongs to by `Number(id)`: with
+            // `1` and `"1"` (or two integers above 2^53 that round to one double) outstanding,
+            // the answer the guard matched to one request would reach the other's handler.
+            return Request::Answer(refusal(
+                raw_id,
+                "mcppin-guard refused a request whose id reads as the same number as an \
+                 outstanding one's",
+            ));
+        }
         let mut pending = Pending {
             method: method_name(method),
             params: None,
             tool: None,
             id: IdBytes::new(raw_id),
+            alias,
             started: Instant::now(),
         };
         if pending.method == "tools/call" {
@@ -806,6 +823,9 @@ impl Shared {
             pending.params = params
                 .first
                 .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
+        }
+        if let Some(alias) = alias {
+            self.aliases.insert(alias);
         }
         self.pending.insert(key, pending);
         Request::Forward
@@ -987,7 +1007,11 @@ impl Shared {
             );
         };
         let id_bytes = id_key(id);
-        let Some(pending) = self.pending.remove(&id_bytes) else {
+        let pending = self.pending.remove(&id_bytes);
+        if let Some(alias) = pending.as_ref().and_then(|p| p.alias) {
+            self.aliases.remove(&alias);
+        }
+        let Some(pending) = pending else {
             return Element::Fatal(format!(
                 "the server answered id {} which is not outstanding (never asked or already \
                  answered)",
@@ -1287,6 +1311,81 @@ fn id_key(id: Node<'_, '_>) -> IdBytes {
     IdBytes::new(key.as_deref().unwrap_or(raw))
 }
 
+/// What JavaScript's `Number(id)` makes of an id, as the bits of the double (`-0` as `0`):
+/// `None` for `NaN` and for ids that are neither numbers nor strings. The TypeScript SDK finds
+/// the request an answer belongs to by this number, so two outstanding ids with one alias
+/// could not be told apart by such a client.
+fn number_alias(id: Node<'_, '_>) -> Option<u64> {
+    let number = match id.shape() {
+        Shape::Number => std::str::from_utf8(id.bytes()).ok()?.parse::<f64>().ok()?,
+        Shape::String => js_number(&id.as_str()?)?,
+        _ => return None,
+    };
+    if number.is_nan() {
+        return None;
+    }
+    Some(if number == 0.0 { 0 } else { number.to_bits() })
+}
+
+/// ECMAScript StringToNumber (ECMA-262 section 7.1.4.1.1): surrounding white space ignored,
+/// the empty string is 0, `Infinity`, decimal literals with an optional sign, `0x`, `0o`,
+/// `0b` integers; `None` where it gives `NaN`.
+fn js_number(text: &str) -> Option<f64> {
+    let text = text.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}');
+    if text.is_empty() {
+        return Some(0.0);
+    }
+    let radix = match text.get(..2) {
+        Some("0x" | "0X") => 16,
+        Some("0o" | "0O") => 8,
+        Some("0b" | "0B") => 2,
+        _ => 10,
+    };
+    if radix != 10 {
+        let digits = &text[2..];
+        if digits.is_empty() {
+            return None;
+        }
+        let mut value = 0.0_f64;
+        for c in digits.chars() {
+            value = value * f64::from(radix) + f64::from(c.to_digit(radix)?);
+        }
+        return Some(value);
+    }
+    let (negative, unsigned) = match text.as_bytes()[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if unsigned == "Infinity" {
+        return Some(if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
+    }
+    // Digits, one optional point, an optional exponent: Rust's reader accepts this grammar
+    // (and more, such as `inf` and `nan`, which the check keeps out).
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let mut parts = mantissa.splitn(2, '.');
+    let whole = parts.next().unwrap_or_default();
+    let fraction = parts.next().unwrap_or_default();
+    let plain = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = plain(whole) && plain(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !digits.is_empty() && plain(digits)
+    });
+    if !(mantissa_ok && exponent_ok) {
+        return None;
+    }
+    let value = unsigned.parse::<f64>().ok()?;
+    Some(if negative { -value } else { value })
+}
+
 /// Whether a number literal is an integer written as its canonical form: an optional minus
 /// (not before a lone zero), no leading zero, at most 15 digits (so exact in float64).
 fn is_canonical_integer(literal: &[u8]) -> bool {
@@ -1377,6 +1476,64 @@ mod tests {
         assert_ne!(key("1"), key("2"));
         assert_ne!(key(r#""a""#), key(r#""A""#));
         assert_ne!(key("null"), key(r#""null""#));
+    }
+
+    fn alias(id: &str) -> Option<u64> {
+        let outline = Outline::parse(id.as_bytes(), 0).unwrap();
+        number_alias(outline.root())
+    }
+
+    #[test]
+    fn ids_a_javascript_client_reads_as_one_number_share_an_alias() {
+        let one = alias("1");
+        assert!(one.is_some());
+        for same in [
+            r#""1""#,
+            r#"" 1 ""#,
+            r#""1.0""#,
+            r#""+1""#,
+            r#""1e0""#,
+            r#""0x1""#,
+            r#""0b1""#,
+            r#""0o1""#,
+            r#"".1e1""#,
+            r#""1.""#,
+            r#""\u0031""#,
+            "1.0",
+            "1e0",
+        ] {
+            assert_eq!(alias(same), one, "{same}");
+        }
+        assert_eq!(alias(r#""""#), alias("0"), "the empty string is 0");
+        assert_eq!(alias("-0"), alias("0"));
+        assert_eq!(alias(r#""-Infinity""#), Some(f64::NEG_INFINITY.to_bits()));
+        // 2^53 + 1 rounds to 2^53.
+        assert_eq!(alias("9007199254740993"), alias("9007199254740992"));
+    }
+
+    #[test]
+    fn ids_a_javascript_client_tells_apart_keep_apart() {
+        for (a, b) in [("1", "2"), ("1", r#""2""#), ("10", r#""0x11""#)] {
+            assert_ne!(alias(a), alias(b), "{a} {b}");
+        }
+        for nan in [
+            r#""abc""#,
+            r#""1a""#,
+            r#""0x""#,
+            r#""0xg""#,
+            r#""inf""#,
+            r#""nan""#,
+            r#"".""#,
+            r#""1e""#,
+            r#""- 1""#,
+            r#""--1""#,
+            r#""-0x1""#,
+            "null",
+            "true",
+            "[1]",
+        ] {
+            assert_eq!(alias(nan), None, "{nan}");
+        }
     }
 
     #[test]

@@ -1414,3 +1414,58 @@ fn a_request_whose_method_is_not_a_string_is_invalid_and_never_forwarded() {
     assert!(!received.contains("exfiltrate"), "{received}");
     assert!(received.contains("ping"), "{received}");
 }
+
+#[test]
+fn a_request_whose_id_a_javascript_client_reads_as_an_outstanding_one_is_refused() {
+    // The TypeScript SDK matches answers by `Number(id)`: with `1` and `"1"` outstanding, the
+    // answer the guard matched to the ping would reach the tools/list handler unjudged.
+    for (first, second) in [
+        (r#"1"#, r#""1""#),
+        (r#""1""#, r#"1.0"#),
+        (r#""0x10""#, r#"16"#),
+        (r#"9007199254740993"#, r#"9007199254740992"#),
+    ] {
+        let dir = Dir::new();
+        dir.lock(&counter_surface());
+        let script = r#"read a; read b; printf '%s\n' "$a" "$b" > got; cat > /dev/null"#;
+        let input = format!(
+            "{}\n{}\n",
+            format_args!(r#"{{"jsonrpc":"2.0","id":{first},"method":"tools/list"}}"#),
+            format_args!(
+                r#"{{"jsonrpc":"2.0","id":{second},"method":"ping","params":{{"p":"second"}}}}"#
+            ),
+        );
+        let run = dir.run_guard_raw(&shell(script), &input);
+        let messages = run.messages();
+        assert_eq!(messages.len(), 1, "{first} {second}: {}", run.stdout);
+        assert_eq!(
+            messages[0]["id"],
+            serde_json::from_str::<serde_json::Value>(second).unwrap()
+        );
+        assert!(
+            messages[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("reads as the same number as an outstanding one"),
+            "{}",
+            run.stdout
+        );
+        assert!(!dir.read("got").contains("second"), "{first} {second}");
+    }
+}
+
+#[test]
+fn ids_a_javascript_client_tells_apart_are_both_forwarded() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let script = r#"read a; read b; printf '%s\n' "$a" "$b" > got; cat > /dev/null"#;
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":"2","method":"ping","params":{"p":"second"}}"#,
+        "\n"
+    );
+    let run = dir.run_guard_raw(&shell(script), input);
+    assert_eq!(run.stdout, "");
+    assert!(dir.read("got").contains("second"));
+}
