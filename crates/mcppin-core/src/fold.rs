@@ -43,7 +43,7 @@ use crate::escape;
 
 /// Up to this many members, names are compared pair by pair (nothing allocated); above it,
 /// their folded forms are sorted, so a hostile object of many members costs `n log n`.
-const PAIRWISE: usize = 16;
+pub(crate) const PAIRWISE: usize = 16;
 
 /// The members of a JSON-RPC message (request, notification and response alike): a message
 /// is routed by them.

@@ -2,7 +2,7 @@
 //! what a plain pairwise comparison finds, for few members and for many; and the outline
 //! reports it on the names as decoded, escapes included.
 
-use mcppin_core::fold::{Conflict, ENVELOPE, conflict, fold_eq};
+use mcppin_core::fold::{Conflict, ENVELOPE, conflict, fold_eq, result_members};
 use mcppin_core::outline::Outline;
 use proptest::prelude::*;
 
@@ -36,12 +36,53 @@ fn name() -> impl Strategy<Value = String> {
     prop::collection::vec(letters, 1..4).prop_map(|l| l.concat())
 }
 
+/// Member names as written in JSON: plain ASCII in any case (the outline's fast path),
+/// escaped, or non-ASCII.
+fn raw_name() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "id",
+        "ID",
+        "Id",
+        "tools",
+        "Tools",
+        "nextCursor",
+        "NEXTCURSOR",
+        "nextcursor",
+        "result",
+        "Result",
+        "error",
+        "x",
+        "X",
+        "y",
+        "method",
+        "i\\u0064",
+        "re\\u017Fult",
+        "ſ",
+        "S",
+        "_meta",
+    ])
+}
+
 proptest! {
     #[test]
     fn agrees_with_pairwise_comparison(names in prop::collection::vec(name(), 0..40)) {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let defined = ["id", "sk", "kis"];
         prop_assert_eq!(conflict(&names, &defined), oracle(&names, &defined));
+    }
+
+    #[test]
+    fn the_outline_reports_what_the_names_as_decoded_report(
+        names in prop::collection::vec(raw_name(), 0..20)
+    ) {
+        let members: Vec<String> = names.iter().map(|n| format!("\"{n}\":0")).collect();
+        let line = format!("{{{}}}", members.join(","));
+        let outline = Outline::parse(line.as_bytes(), 1).unwrap();
+        let decoded: Vec<String> = outline.root().children().map(|m| m.name().unwrap().into_owned()).collect();
+        let decoded: Vec<&str> = decoded.iter().map(String::as_str).collect();
+        prop_assert_eq!(outline.root().name_conflict(&ENVELOPE), conflict(&decoded, &ENVELOPE));
+        let page = result_members("tools/list").unwrap();
+        prop_assert_eq!(outline.root().name_conflict(page), conflict(&decoded, page));
     }
 
     #[test]
