@@ -570,6 +570,17 @@ fn server_to_client(
     }
 }
 
+/// How a new request's id stands to the outstanding ones, as a JavaScript client reads ids.
+#[derive(Debug)]
+enum Alias {
+    /// It needs no tracking: a plain integer, or an id that reads as `NaN`.
+    Untracked,
+    /// It reads as the number of an outstanding request.
+    Taken,
+    /// Tracked by this alias while it is outstanding.
+    Tracked(u64),
+}
+
 /// What to write on for one line read.
 #[derive(Debug, Default)]
 enum Forward {
@@ -708,6 +719,7 @@ impl Shared {
     /// quarantined or unknown tool or is ambiguous.
     fn client_message(&mut self, message: Node<'_, '_>) -> Request {
         let [method, id, params] = message.pick(["method", "id", "params"]);
+        let method_count = method.count;
         let [name] = params
             .first
             .map_or([Picked::default()], |p| p.pick(["name"]));
@@ -719,13 +731,15 @@ impl Shared {
         // anything is read from the members, and before a message without `method` is taken
         // for a response: `Method` is a method to a Go server.
         let envelope = message.name_conflict(&fold::ENVELOPE);
-        let in_params = match (&envelope, method.first.and_then(Node::as_str)) {
-            (None, Some(method)) => params
+        // `None` without a method, `Some(None)` when it is not a string.
+        let method = method.first.map(Node::as_str);
+        let in_params = match (&envelope, &method) {
+            (None, Some(Some(method))) => params
                 .first
-                .and_then(|p| p.name_conflict(fold::params_members(&method))),
+                .and_then(|p| p.name_conflict(fold::params_members(method))),
             _ => None,
         };
-        let repeated = method.count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
+        let repeated = method_count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
         if repeated || envelope.is_some() || in_params.is_some() {
             let why = match envelope.as_ref().or(in_params.as_ref()) {
                 Some(conflict) => conflict.to_string(),
@@ -743,11 +757,11 @@ impl Shared {
                 )),
             };
         }
-        let Some(method) = method.first else {
+        let Some(method) = method else {
             // A response to a server request (or not a message at all): the server's to judge.
             return Request::Forward;
         };
-        let Some(method) = method.as_str() else {
+        let Some(method) = method else {
             // JSON-RPC 2.0 section 4: `method` is a string. Forwarded, the request would reach
             // the server untracked, and its answer could not be matched.
             return Request::Answer(error_answer(
@@ -774,6 +788,7 @@ impl Shared {
             return Request::Forward;
         };
         let raw_id = id.bytes();
+        let key_is_plain_integer = id.shape() == Shape::Number && is_canonical_integer(raw_id);
         let key = id_key(id);
         if self.pending.contains_key(&key) {
             // Its answer could not be told from the other one's: the first request's answer
@@ -783,17 +798,20 @@ impl Shared {
                 "mcppin-guard refused a request whose id is already outstanding",
             ));
         }
-        let alias = number_alias(id);
-        if alias.is_some_and(|alias| self.aliases.contains(&alias)) {
-            // The TypeScript SDK finds the request an answer belongs to by `Number(id)`: with
-            // `1` and `"1"` (or two integers above 2^53 that round to one double) outstanding,
-            // the answer the guard matched to one request would reach the other's handler.
-            return Request::Answer(refusal(
-                raw_id,
-                "mcppin-guard refused a request whose id reads as the same number as an \
-                 outstanding one's",
-            ));
-        }
+        let alias = match self.alias_of(id, key_is_plain_integer) {
+            Alias::Untracked => None,
+            Alias::Tracked(alias) => Some(alias),
+            Alias::Taken => {
+                // The TypeScript SDK finds the request an answer belongs to by `Number(id)`: with
+                // `1` and `"1"` (or two integers above 2^53 that round to one double) outstanding,
+                // the answer the guard matched to one request would reach the other's handler.
+                return Request::Answer(refusal(
+                    raw_id,
+                    "mcppin-guard refused a request whose id reads as the same number as an \
+                     outstanding one's",
+                ));
+            }
+        };
         let mut pending = Pending {
             method: method_name(method),
             params: None,
@@ -829,6 +847,37 @@ impl Shared {
         }
         self.pending.insert(key, pending);
         Request::Forward
+    }
+
+    /// How a new request's id stands to the [`number_alias`]es of the outstanding ones.
+    ///
+    /// A plain integer id (the ids clients write) is told apart from every other plain integer
+    /// by its key already, and is kept out of the set: the common case costs no hashing unless
+    /// ids of other kinds are outstanding. Any other id is checked against the set and against
+    /// the key of the plain integer it reads as.
+    fn alias_of(&self, id: Node<'_, '_>, plain_integer: bool) -> Alias {
+        if plain_integer {
+            if self.aliases.is_empty() {
+                return Alias::Untracked;
+            }
+            return match number_alias(id) {
+                Some(alias) if self.aliases.contains(&alias) => Alias::Taken,
+                _ => Alias::Untracked,
+            };
+        }
+        let Some(alias) = number_alias(id) else {
+            return Alias::Untracked;
+        };
+        let number = f64::from_bits(alias);
+        let integer = (number.fract() == 0.0 && number.abs() < 1e15)
+            .then(|| IdBytes::new(format!("{number:.0}").as_bytes()));
+        let taken = self.aliases.contains(&alias)
+            || integer.is_some_and(|key| self.pending.contains_key(&key));
+        if taken {
+            Alias::Taken
+        } else {
+            Alias::Tracked(alias)
+        }
     }
 
     /// Logs the admission decision on a `tools/call` (`id` as the client wrote it).
