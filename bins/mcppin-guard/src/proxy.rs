@@ -6,7 +6,7 @@
 //! [`mcppin_core::admission::Gate`] before anything of them is written to the client.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -24,6 +24,7 @@ use mcppin_client::{
 use mcppin_core::admission::{
     Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
 };
+use mcppin_core::fold;
 use mcppin_core::lockfile::{LockedServer, Pin};
 use mcppin_core::outline::{Node, Outline, Picked, Shape};
 use mcppin_core::{Strictness, Value, escape, escape_non_ascii, parse, parse_with};
@@ -81,6 +82,8 @@ struct Pending {
     tool: Option<String>,
     /// The id as the client wrote it.
     id: IdBytes,
+    /// The number a JavaScript client's `Number(id)` makes of the id (see [`number_alias`]).
+    alias: Option<u64>,
     started: Instant,
 }
 
@@ -175,6 +178,8 @@ struct Shared {
     gate: Gate,
     mode: Mode,
     pending: HashMap<IdBytes, Pending>,
+    /// The [`number_alias`] of every outstanding request that has one.
+    aliases: HashSet<u64>,
     /// Set once the session is refused or failed: nothing more is forwarded either way.
     stopped: bool,
     /// Set once the client closed its input: the server's end of output is then clean.
@@ -282,6 +287,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         gate: Gate::new(approved),
         mode: config.mode,
         pending: HashMap::new(),
+        aliases: HashSet::new(),
         stopped: false,
         client_done: false,
         observed: HashMap::new(),
@@ -626,6 +632,17 @@ fn server_to_client(
     }
 }
 
+/// How a new request's id stands to the outstanding ones, as a JavaScript client reads ids.
+#[derive(Debug)]
+enum Alias {
+    /// It needs no tracking: a plain integer, or an id that reads as `NaN`.
+    Untracked,
+    /// It reads as the number of an outstanding request.
+    Taken,
+    /// Tracked by this alias while it is outstanding.
+    Tracked(u64),
+}
+
 /// What to write on for one line read.
 #[derive(Debug, Default)]
 enum Forward {
@@ -764,32 +781,56 @@ impl Shared {
     /// quarantined or unknown tool or is ambiguous.
     fn client_message(&mut self, message: Node<'_, '_>) -> Request {
         let [method, id, params] = message.pick(["method", "id", "params"]);
+        let method_count = method.count;
         let [name] = params
             .first
             .map_or([Picked::default()], |p| p.pick(["name"]));
-        let ambiguous = method.count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
-        let Some(method) = method.first else {
+        // One reading for every reader (docs/threat-model.md, "Parser differentials"): a
+        // repeated member, or a member name a case-insensitive reader (Go's encoding/json)
+        // takes for another, would let the server read another request than the one admitted
+        // here (a JavaScript server takes the last of repeated members, the guard would have
+        // judged the first; a Go server reads `Name` or `\u004eame` as `name`). Checked before
+        // anything is read from the members, and before a message without `method` is taken
+        // for a response: `Method` is a method to a Go server.
+        let envelope = message.name_conflict(&fold::ENVELOPE);
+        // `None` without a method, `Some(None)` when it is not a string.
+        let method = method.first.map(Node::as_str);
+        let in_params = match (&envelope, &method) {
+            (None, Some(Some(method))) => params
+                .first
+                .and_then(|p| p.name_conflict(fold::params_members(method))),
+            _ => None,
+        };
+        let repeated = method_count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
+        if repeated || envelope.is_some() || in_params.is_some() {
+            let why = match envelope.as_ref().or(in_params.as_ref()) {
+                Some(conflict) => conflict.to_string(),
+                None => "a member name repeats".to_owned(),
+            };
+            // When the id itself is ambiguous, the answer cannot name it (JSON-RPC 2.0
+            // section 5: null when the id could not be read).
+            let id_unclear = id.count > 1 || envelope.as_ref().is_some_and(|c| c.touches("id"));
+            let refused = format!("mcppin-guard refused an ambiguous request: {why}");
+            return match id.first {
+                _ if id_unclear => Request::Answer(refusal(b"null", &refused)),
+                Some(id) => Request::Answer(refusal(id.bytes(), &refused)),
+                None => Request::Drop(format!(
+                    "dropped an ambiguous notification from the client: {why}"
+                )),
+            };
+        }
+        let Some(method) = method else {
             // A response to a server request (or not a message at all): the server's to judge.
             return Request::Forward;
         };
-        if ambiguous {
-            // Checked before anything is read from the members: the server could read another
-            // request than the one admitted here (a JavaScript server takes the last of
-            // repeated members, the guard would have judged the first).
-            return match id.first {
-                Some(id) => Request::Answer(refusal(
-                    id.bytes(),
-                    "mcppin-guard refused an ambiguous request: a member name repeats",
-                )),
-                None => Request::Drop(
-                    "dropped an ambiguous notification from the client: a member name repeats"
-                        .to_owned(),
-                ),
-            };
-        }
-        let Some(method) = method.as_str() else {
-            // Not a request: the server answers it as invalid.
-            return Request::Forward;
+        let Some(method) = method else {
+            // JSON-RPC 2.0 section 4: `method` is a string. Forwarded, the request would reach
+            // the server untracked, and its answer could not be matched.
+            return Request::Answer(error_answer(
+                id.first.map_or(&b"null"[..], Node::bytes),
+                INVALID_REQUEST,
+                "mcppin-guard refused a request whose method is not a string",
+            ));
         };
         let tool = || name.first.and_then(Node::as_str).unwrap_or_default();
         let Some(id) = id.first else {
@@ -809,6 +850,7 @@ impl Shared {
             return Request::Forward;
         };
         let raw_id = id.bytes();
+        let key_is_plain_integer = id.shape() == Shape::Number && is_canonical_integer(raw_id);
         let key = id_key(id);
         if self.pending.contains_key(&key) {
             // Its answer could not be told from the other one's: the first request's answer
@@ -818,11 +860,26 @@ impl Shared {
                 "mcppin-guard refused a request whose id is already outstanding",
             ));
         }
+        let alias = match self.alias_of(id, key_is_plain_integer) {
+            Alias::Untracked => None,
+            Alias::Tracked(alias) => Some(alias),
+            Alias::Taken => {
+                // The TypeScript SDK finds the request an answer belongs to by `Number(id)`: with
+                // `1` and `"1"` (or two integers above 2^53 that round to one double) outstanding,
+                // the answer the guard matched to one request would reach the other's handler.
+                return Request::Answer(refusal(
+                    raw_id,
+                    "mcppin-guard refused a request whose id reads as the same number as an \
+                     outstanding one's",
+                ));
+            }
+        };
         let mut pending = Pending {
             method: method_name(method),
             params: None,
             tool: None,
             id: IdBytes::new(raw_id),
+            alias,
             started: Instant::now(),
         };
         if pending.method == "tools/call" {
@@ -844,8 +901,42 @@ impl Shared {
                 .first
                 .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
         }
+        if let Some(alias) = alias {
+            self.aliases.insert(alias);
+        }
         self.pending.insert(key, pending);
         Request::Forward
+    }
+
+    /// How a new request's id stands to the [`number_alias`]es of the outstanding ones.
+    ///
+    /// A plain integer id (the ids clients write) is told apart from every other plain integer
+    /// by its key already, and is kept out of the set: the common case costs no hashing unless
+    /// ids of other kinds are outstanding. Any other id is checked against the set and against
+    /// the key of the plain integer it reads as.
+    fn alias_of(&self, id: Node<'_, '_>, plain_integer: bool) -> Alias {
+        if plain_integer {
+            if self.aliases.is_empty() {
+                return Alias::Untracked;
+            }
+            return match number_alias(id) {
+                Some(alias) if self.aliases.contains(&alias) => Alias::Taken,
+                _ => Alias::Untracked,
+            };
+        }
+        let Some(alias) = number_alias(id) else {
+            return Alias::Untracked;
+        };
+        let number = f64::from_bits(alias);
+        let integer = (number.fract() == 0.0 && number.abs() < 1e15)
+            .then(|| IdBytes::new(format!("{number:.0}").as_bytes()));
+        let taken = self.aliases.contains(&alias)
+            || integer.is_some_and(|key| self.pending.contains_key(&key));
+        if taken {
+            Alias::Taken
+        } else {
+            Alias::Tracked(alias)
+        }
     }
 
     /// Logs the admission decision on a `tools/call` (`id` as the client wrote it).
@@ -968,7 +1059,24 @@ impl Shared {
                 "the server sent a message that repeats the member {name}"
             ));
         }
+        // One reading for every reader (docs/threat-model.md, "Parser differentials"): a Go
+        // client (encoding/json) takes `Result` or `reſult` for `result`, the last one winning.
+        if let Some(conflict) = message.name_conflict(&fold::ENVELOPE) {
+            return Element::Fatal(format!("the server sent an ambiguous message: {conflict}"));
+        }
         let [id, method, result, error] = picked.map(|p| p.first);
+        if let Some(error) = error {
+            if error.shape() != Shape::Object {
+                return Element::Fatal(
+                    "the server sent an error answer whose error is not an object".into(),
+                );
+            }
+            if let Some(conflict) = error.name_conflict(&fold::ERROR) {
+                return Element::Fatal(format!(
+                    "the server sent an ambiguous error answer: {conflict}"
+                ));
+            }
+        }
         // JSON-RPC 2.0: a request carries `method` and never `result` or `error`; a response
         // carries exactly one of `result` and `error`. A message mixing them could be routed
         // one way here and read another way by the client (an unjudged `result`): refused.
@@ -986,8 +1094,19 @@ impl Shared {
         }
         if error && id.is_some_and(|id| id.shape() == Shape::Null) {
             // JSON-RPC 2.0 section 5: the answer to a request whose id could not be read. It
-            // answers nothing outstanding and carries no result.
-            return Element::Forward;
+            // answers nothing outstanding and carries no result; exempt from matching only
+            // when it holds nothing else, or a client could read something else beside it.
+            if message
+                .children()
+                .all(|m| ["jsonrpc", "id", "error"].iter().any(|n| m.is_named(n)))
+            {
+                return Element::Forward;
+            }
+            return Element::Fatal(
+                "the server sent an error answer with id null that carries members other than \
+                 jsonrpc, id and error"
+                    .into(),
+            );
         }
         let Some(id) = id else {
             return Element::Fatal(
@@ -996,7 +1115,11 @@ impl Shared {
             );
         };
         let id_bytes = id_key(id);
-        let Some(pending) = self.pending.remove(&id_bytes) else {
+        let pending = self.pending.remove(&id_bytes);
+        if let Some(alias) = pending.as_ref().and_then(|p| p.alias) {
+            self.aliases.remove(&alias);
+        }
+        let Some(pending) = pending else {
             return Element::Fatal(format!(
                 "the server answered id {} which is not outstanding (never asked or already \
                  answered)",
@@ -1015,6 +1138,14 @@ impl Shared {
                 escape(&pending.method)
             ));
         };
+        if let Some(members) = fold::result_members(&pending.method)
+            && let Some(conflict) = result.name_conflict(members)
+        {
+            return Element::Fatal(format!(
+                "the server's answer to {} is ambiguous: {conflict}",
+                escape(&pending.method)
+            ));
+        }
         match &*pending.method {
             "tools/call" => {
                 if self.log.enabled() {
@@ -1289,6 +1420,81 @@ fn id_key(id: Node<'_, '_>) -> IdBytes {
     IdBytes::new(key.as_deref().unwrap_or(raw))
 }
 
+/// What JavaScript's `Number(id)` makes of an id, as the bits of the double (`-0` as `0`):
+/// `None` for `NaN` and for ids that are neither numbers nor strings. The TypeScript SDK finds
+/// the request an answer belongs to by this number, so two outstanding ids with one alias
+/// could not be told apart by such a client.
+fn number_alias(id: Node<'_, '_>) -> Option<u64> {
+    let number = match id.shape() {
+        Shape::Number => std::str::from_utf8(id.bytes()).ok()?.parse::<f64>().ok()?,
+        Shape::String => js_number(&id.as_str()?)?,
+        _ => return None,
+    };
+    if number.is_nan() {
+        return None;
+    }
+    Some(if number == 0.0 { 0 } else { number.to_bits() })
+}
+
+/// ECMAScript StringToNumber (ECMA-262 section 7.1.4.1.1): surrounding white space ignored,
+/// the empty string is 0, `Infinity`, decimal literals with an optional sign, `0x`, `0o`,
+/// `0b` integers; `None` where it gives `NaN`.
+fn js_number(text: &str) -> Option<f64> {
+    let text = text.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}');
+    if text.is_empty() {
+        return Some(0.0);
+    }
+    let radix = match text.get(..2) {
+        Some("0x" | "0X") => 16,
+        Some("0o" | "0O") => 8,
+        Some("0b" | "0B") => 2,
+        _ => 10,
+    };
+    if radix != 10 {
+        let digits = &text[2..];
+        if digits.is_empty() {
+            return None;
+        }
+        let mut value = 0.0_f64;
+        for c in digits.chars() {
+            value = value * f64::from(radix) + f64::from(c.to_digit(radix)?);
+        }
+        return Some(value);
+    }
+    let (negative, unsigned) = match text.as_bytes()[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if unsigned == "Infinity" {
+        return Some(if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
+    }
+    // Digits, one optional point, an optional exponent: Rust's reader accepts this grammar
+    // (and more, such as `inf` and `nan`, which the check keeps out).
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let mut parts = mantissa.splitn(2, '.');
+    let whole = parts.next().unwrap_or_default();
+    let fraction = parts.next().unwrap_or_default();
+    let plain = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = plain(whole) && plain(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !digits.is_empty() && plain(digits)
+    });
+    if !(mantissa_ok && exponent_ok) {
+        return None;
+    }
+    let value = unsigned.parse::<f64>().ok()?;
+    Some(if negative { -value } else { value })
+}
+
 /// Whether a number literal is an integer written as its canonical form: an optional minus
 /// (not before a lone zero), no leading zero, at most 15 digits (so exact in float64).
 fn is_canonical_integer(literal: &[u8]) -> bool {
@@ -1383,6 +1589,64 @@ mod tests {
         assert_ne!(key("1"), key("2"));
         assert_ne!(key(r#""a""#), key(r#""A""#));
         assert_ne!(key("null"), key(r#""null""#));
+    }
+
+    fn alias(id: &str) -> Option<u64> {
+        let outline = Outline::parse(id.as_bytes(), 0).unwrap();
+        number_alias(outline.root())
+    }
+
+    #[test]
+    fn ids_a_javascript_client_reads_as_one_number_share_an_alias() {
+        let one = alias("1");
+        assert!(one.is_some());
+        for same in [
+            r#""1""#,
+            r#"" 1 ""#,
+            r#""1.0""#,
+            r#""+1""#,
+            r#""1e0""#,
+            r#""0x1""#,
+            r#""0b1""#,
+            r#""0o1""#,
+            r#"".1e1""#,
+            r#""1.""#,
+            r#""\u0031""#,
+            "1.0",
+            "1e0",
+        ] {
+            assert_eq!(alias(same), one, "{same}");
+        }
+        assert_eq!(alias(r#""""#), alias("0"), "the empty string is 0");
+        assert_eq!(alias("-0"), alias("0"));
+        assert_eq!(alias(r#""-Infinity""#), Some(f64::NEG_INFINITY.to_bits()));
+        // 2^53 + 1 rounds to 2^53.
+        assert_eq!(alias("9007199254740993"), alias("9007199254740992"));
+    }
+
+    #[test]
+    fn ids_a_javascript_client_tells_apart_keep_apart() {
+        for (a, b) in [("1", "2"), ("1", r#""2""#), ("10", r#""0x11""#)] {
+            assert_ne!(alias(a), alias(b), "{a} {b}");
+        }
+        for nan in [
+            r#""abc""#,
+            r#""1a""#,
+            r#""0x""#,
+            r#""0xg""#,
+            r#""inf""#,
+            r#""nan""#,
+            r#"".""#,
+            r#""1e""#,
+            r#""- 1""#,
+            r#""--1""#,
+            r#""-0x1""#,
+            "null",
+            "true",
+            "[1]",
+        ] {
+            assert_eq!(alias(nan), None, "{nan}");
+        }
     }
 
     #[test]

@@ -15,6 +15,9 @@
 //! [`outline::Outline`] routes protocol traffic under the relaxed rule without building a value
 //! tree: it checks a whole message and records the byte spans of its first levels.
 //!
+//! [`fold`] says when the member names of a protocol object read differently to a
+//! case-insensitive reader (Go's `encoding/json`), for a proxy that must refuse such messages.
+//!
 //! The [`scan`] module holds the text policies of SPEC 4.1: characters that occupy no visible
 //! space, colliding and look-alike tool names, mixed-script and invalid tool names.
 //!
@@ -74,6 +77,7 @@ pub mod diff;
 mod digest;
 mod error;
 mod escape;
+pub mod fold;
 pub mod lockfile;
 pub mod manifest;
 pub mod number;

@@ -270,6 +270,61 @@ impl<'o, 'a> Node<'o, 'a> {
         picked
     }
 
+    /// The first way the member names of this outlined object read differently to a
+    /// case-insensitive reader, given the members the protocol defines there
+    /// ([`fold::conflict`](crate::fold::conflict)); `None` for anything but an outlined object.
+    /// Nothing is allocated unless a name holds an escape or the object has many members.
+    ///
+    /// ```
+    /// use mcppin_core::fold::Conflict;
+    ///
+    /// let line = br#"{"jsonrpc":"2.0","id":1,"result":{},"re\u017Fult":{}}"#;
+    /// let outline = mcppin_core::outline::Outline::parse(line, 1)?;
+    /// let conflict = outline.root().name_conflict(&["jsonrpc", "id", "result", "error"]);
+    /// assert!(matches!(conflict, Some(Conflict::Variant { defined: "result", .. })));
+    /// # Ok::<(), mcppin_core::Error>(())
+    /// ```
+    #[must_use]
+    pub fn name_conflict(self, defined: &[&'static str]) -> Option<crate::fold::Conflict> {
+        if self.shape() != Shape::Object {
+            return None;
+        }
+        if self.plain_names_clear(defined) {
+            return None;
+        }
+        crate::fold::conflict_in(|| self.children().filter_map(Node::name), defined)
+    }
+
+    /// Whether this object's member names are few, ASCII, written without escapes and free of
+    /// conflicts: the case of every routed message, checked on the bytes as they came, with
+    /// nothing decoded or allocated. `false` sends the caller to the full check.
+    fn plain_names_clear(self, defined: &[&str]) -> bool {
+        let mut seen: [&[u8]; crate::fold::PAIRWISE] = [&[]; crate::fold::PAIRWISE];
+        for (count, member) in self.children().enumerate() {
+            let entry = member.entry();
+            if !entry.named || entry.name_escaped || count == seen.len() {
+                return false;
+            }
+            let name = self
+                .outline
+                .input
+                .get(entry.name.start + 1..entry.name.end - 1)
+                .unwrap_or_default();
+            if !name.is_ascii() {
+                return false;
+            }
+            let variant = defined
+                .iter()
+                .any(|d| ascii_fold(name, d.as_bytes()) == Some(false));
+            let twin = seen[..count].iter().any(|s| ascii_fold(s, name).is_some());
+            if variant || twin {
+                return false;
+            }
+            seen[count] = name;
+        }
+        true
+    }
+
     /// How many members named `name` this outlined object has (relaxed reading keeps repeats).
     #[must_use]
     pub fn count(self, name: &str) -> usize {
@@ -280,6 +335,24 @@ impl<'o, 'a> Node<'o, 'a> {
             .filter(|member| member.is_named(name))
             .count()
     }
+}
+
+/// Whether two ASCII names are equal ignoring case (`Some`), and if so whether exactly
+/// (`Some(true)`), in one pass that stops at the first byte that tells them apart.
+fn ascii_fold(a: &[u8], b: &[u8]) -> Option<bool> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut exact = true;
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            if !x.eq_ignore_ascii_case(y) {
+                return None;
+            }
+            exact = false;
+        }
+    }
+    Some(exact)
 }
 
 /// What [`Node::pick`] found for one name.
