@@ -130,6 +130,11 @@ fn finding_text(f: &Finding, out: &mut String) {
         f.policy.name(),
         place(&f.server, f.item.as_deref())
     );
+    finding_body(f, out);
+}
+
+/// The lines of a finding below its heading, each indented by two spaces.
+fn finding_body(f: &Finding, out: &mut String) {
     match f.policy {
         Policy::ToolChanged => {
             let classes: Vec<&str> = f.classes().iter().map(|c| c.name()).collect();
