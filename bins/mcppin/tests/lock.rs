@@ -307,8 +307,8 @@ fn ids_holding_a_slash_print_apart_and_are_approved_one_by_one() {
         .code(0);
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(1)
-        .stdout_has("tool-added [gated]: a~1b/c\n")
-        .stdout_has("tool-added [gated]: a/b~1c\n");
+        .stdout_has("tool-added [gated]: server a~1b is new: 1 tool nobody approved\n  a~1b/c\n")
+        .stdout_has("tool-added [gated]: server a is new: 1 tool nobody approved\n  a/b~1c\n");
     dir.mcppin(&[
         "verify",
         "--format",
@@ -322,15 +322,17 @@ fn ids_holding_a_slash_print_apart_and_are_approved_one_by_one() {
     .stdout_has(r#""fullyQualifiedName": "a/b~1c""#);
     dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a~1b/c", "m.json"])
         .code(0)
-        .stdout_has("tool-added [reported]: a~1b/c\n");
+        .stdout_has(
+            "tool-added [reported]: server a~1b is new: 1 tool nobody approved\n  a~1b/c\n",
+        );
     let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
     assert_eq!(lock.servers.keys().collect::<Vec<_>>(), ["a/b"]);
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(1)
-        .stdout_has("tool-added [gated]: a/b~1c\n");
+        .stdout_has("tool-added [gated]: server a is new: 1 tool nobody approved\n  a/b~1c\n");
     dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a/b~1c", "m.json"])
         .code(0)
-        .stdout_has("tool-added [reported]: a/b~1c\n");
+        .stdout_has("tool-added [reported]: server a is new: 1 tool nobody approved\n  a/b~1c\n");
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(0);
 }

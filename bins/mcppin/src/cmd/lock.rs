@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use mcppin_core::lockfile::{Lockfile, Selection};
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::policy::{FailOn, Options, verify};
+use mcppin_core::report::ServerChanges;
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{Error, escape_non_ascii, report};
 
@@ -53,21 +54,21 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let bytes = next.to_bytes();
 
     let mut stdout = std::io::stdout().lock();
-    let shown = verify(
-        previous.unwrap_or(&Lockfile::new()),
-        &approved_surface(&next),
-        &Options::new(BTreeSet::new(), FailOn::None),
-    );
+    let empty = Lockfile::new();
+    let surface = approved_surface(&next);
+    let options = Options::new(BTreeSet::new(), FailOn::None);
+    let shown = verify(previous.unwrap_or(&empty), &surface, &options);
+    let servers = ServerChanges::between(previous.unwrap_or(&empty), &surface, &options);
     if previous.is_some() {
         if !shown.findings.is_empty() {
             writeln!(stdout, "approving, against the existing lockfile:\n")?;
         }
-        stdout.write_all(report::findings_text(&shown).as_bytes())?;
+        stdout.write_all(report::findings_text_with(&shown, &servers).as_bytes())?;
     } else {
         // A first lock approves everything: list only what deserves a look.
         let mut notable = shown.clone();
         notable.findings.retain(|f| !f.policy.is_departure());
-        stdout.write_all(report::findings_text(&notable).as_bytes())?;
+        stdout.write_all(report::findings_text_with(&notable, &servers).as_bytes())?;
     }
     if !manifest.complete {
         writeln!(

@@ -110,7 +110,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
 
     let rendered = match args.format {
-        Format::Text => report::to_text(&verdict).into_bytes(),
+        Format::Text => report::to_text_with(
+            &verdict,
+            &report::ServerChanges::between(&lock, &manifest, &options),
+        )
+        .into_bytes(),
         Format::Json => to_pretty(&report::to_json(&verdict)),
         Format::Sarif => to_pretty(&report::to_sarif(&verdict, env!("CARGO_PKG_VERSION"))),
     };
