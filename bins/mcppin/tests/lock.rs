@@ -355,3 +355,47 @@ fn an_approval_naming_nothing_prints_its_label() {
         .code(2)
         .stderr_has("\"a~2b\" is not SERVER or SERVER/ITEM");
 }
+
+#[test]
+fn approve_a_server_a_complete_capture_no_longer_serves_approves_its_withdrawal() {
+    // Issue 14, item 4: a server gone from a complete capture could only be approved by
+    // approving the whole manifest; `--approve SERVER` refused it as naming nothing.
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    let start = BASE.find(",\n    {\n      \"id\": \"parcel\"").unwrap();
+    let end = BASE.rfind("\n  ]\n}").unwrap();
+    let gone = format!("{}{}", &BASE[..start], &BASE[end..]);
+    dir.write("gone.json", &gone);
+    // Not from an incomplete capture: unseen is not withdrawn.
+    dir.write(
+        "partial.json",
+        gone.replacen("\"complete\": true", "\"complete\": false", 1),
+    );
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel",
+        "partial.json",
+    ])
+    .code(2)
+    .stderr_has("nothing to approve for parcel");
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel",
+        "gone.json",
+    ])
+    .code(0)
+    .stdout_has(
+        "tool-removed [reported]: server parcel is gone from the capture: 1 tool withdrawn",
+    );
+    let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
+    assert_eq!(lock.servers.keys().collect::<Vec<_>>(), ["docs"]);
+    dir.mcppin(&["verify", "--lock", "lock.json", "gone.json"])
+        .code(0);
+}
