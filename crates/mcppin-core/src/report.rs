@@ -505,9 +505,24 @@ fn verdict_text(report: &Report) -> String {
             plural(found, "finding")
         ),
         Status::Fail => format!(
-            "FAIL: {} {} a departure from the approved surface{}",
+            "FAIL: {} {}{}",
             plural(gated, "gated finding"),
-            if gated == 1 { "proves" } else { "prove" },
+            if report
+                .findings
+                .iter()
+                .any(|f| f.gated && f.policy.is_departure())
+            {
+                (if gated == 1 { "proves" } else { "prove" }).to_owned()
+                    + " a departure from the approved surface"
+            } else {
+                // Gated policies of the served text (--fail-on all): no departure is proven.
+                let policies: Vec<&str> = Policy::ALL
+                    .iter()
+                    .filter(|p| report.findings.iter().any(|f| f.gated && f.policy == **p))
+                    .map(|p| p.name())
+                    .collect();
+                format!("({})", policies.join(", "))
+            },
             if report.unverified.is_empty() {
                 String::new()
             } else {
