@@ -90,7 +90,11 @@ fn approve_takes_one_item_at_a_time() {
         "m.json",
     ])
     .code(0)
-    .stdout_has("tool-added [reported]: parcel/track");
+    .stdout_has("tool-added [reported]: parcel/track")
+    // Issue 14, item 4: what stays unapproved is counted.
+    .stdout_has(
+        "\napproved 1 change; 1 change stays unapproved: mcppin verify will still fail on it\n",
+    );
     assert_eq!(serial(&dir, "lock.json"), 2);
     // search_docs keeps its old approval: verify still sees it changed, and nothing else.
     let run = dir.mcppin(&["verify", "--lock", "lock.json", "m.json"]);
@@ -98,8 +102,17 @@ fn approve_takes_one_item_at_a_time() {
         .stdout_has("tool-changed [gated]: docs/search_docs");
     assert!(!run.stdout.contains("tool-added ["), "{}", run.stdout);
     dir.mcppin(&["lock", "-o", "lock.json", "-approve", "docs", "m.json"])
-        .code(0);
+        .code(0)
+        .stdout_has("\napproved 1 change; none stays unapproved\n");
     assert_eq!(serial(&dir, "lock.json"), 3);
+    // Approving what is already approved approves nothing; without --approve, everything is
+    // approved and nothing is counted.
+    dir.mcppin(&["lock", "-o", "lock.json", "-approve", "docs", "m.json"])
+        .code(0)
+        .stdout_has("approved 0 changes; none stays unapproved\n");
+    let run = dir.mcppin(&["lock", "-o", "lock.json", "m.json"]);
+    run.code(0);
+    assert!(!run.stdout.contains("unapproved"), "{}", run.stdout);
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(0);
 }
@@ -391,11 +404,51 @@ fn approve_a_server_a_complete_capture_no_longer_serves_approves_its_withdrawal(
         "gone.json",
     ])
     .code(0)
-    .stdout_has(
-        "tool-removed [reported]: server parcel is gone from the capture: 1 tool withdrawn",
-    );
+    .stdout_has("tool-removed [reported]: server parcel is gone from the capture: 1 tool withdrawn")
+    .stdout_has("\napproved 1 change; none stays unapproved\n");
     let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
     assert_eq!(lock.servers.keys().collect::<Vec<_>>(), ["docs"]);
     dir.mcppin(&["verify", "--lock", "lock.json", "gone.json"])
         .code(0);
+}
+
+#[test]
+fn approve_says_when_what_stays_unapproved_only_gets_reported() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    let moved = updated().replacen(
+        "\"reported_name\": \"docs-mcp\",\n      \"protocol_version\": \"2025-11-25\"",
+        "\"reported_name\": \"docs-mcp\",\n      \"protocol_version\": \"2026-07-28\"",
+        1,
+    );
+    assert_ne!(moved, updated());
+    dir.write("m.json", moved);
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel/track",
+        "m.json",
+    ])
+    .code(0)
+    .stdout_has(
+        "\napproved 1 change; 2 changes stay unapproved: mcppin verify will still fail on them\n",
+    );
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "docs/search_docs",
+        "m.json",
+    ])
+    .code(0)
+    .stdout_has(
+        "\napproved 1 change; 1 change stays unapproved: mcppin verify will still report it\n",
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(0)
+        .stdout_has("protocol-changed [reported]: docs\n");
 }
