@@ -90,7 +90,11 @@ fn approve_takes_one_item_at_a_time() {
         "m.json",
     ])
     .code(0)
-    .stdout_has("tool-added [reported]: parcel/track");
+    .stdout_has("tool-added [reported]: parcel/track")
+    // Issue 14, item 4: what stays unapproved is counted.
+    .stdout_has(
+        "\napproved 1 change; 1 change stays unapproved: mcppin verify will still fail on it\n",
+    );
     assert_eq!(serial(&dir, "lock.json"), 2);
     // search_docs keeps its old approval: verify still sees it changed, and nothing else.
     let run = dir.mcppin(&["verify", "--lock", "lock.json", "m.json"]);
@@ -98,8 +102,17 @@ fn approve_takes_one_item_at_a_time() {
         .stdout_has("tool-changed [gated]: docs/search_docs");
     assert!(!run.stdout.contains("tool-added ["), "{}", run.stdout);
     dir.mcppin(&["lock", "-o", "lock.json", "-approve", "docs", "m.json"])
-        .code(0);
+        .code(0)
+        .stdout_has("\napproved 1 change; none stays unapproved\n");
     assert_eq!(serial(&dir, "lock.json"), 3);
+    // Approving what is already approved approves nothing; without --approve, everything is
+    // approved and nothing is counted.
+    dir.mcppin(&["lock", "-o", "lock.json", "-approve", "docs", "m.json"])
+        .code(0)
+        .stdout_has("approved 0 changes; none stays unapproved\n");
+    let run = dir.mcppin(&["lock", "-o", "lock.json", "m.json"]);
+    run.code(0);
+    assert!(!run.stdout.contains("unapproved"), "{}", run.stdout);
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(0);
 }
@@ -307,8 +320,8 @@ fn ids_holding_a_slash_print_apart_and_are_approved_one_by_one() {
         .code(0);
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(1)
-        .stdout_has("tool-added [gated]: a~1b/c\n")
-        .stdout_has("tool-added [gated]: a/b~1c\n");
+        .stdout_has("tool-added [gated]: server a~1b is new: 1 tool nobody approved\n  a~1b/c\n")
+        .stdout_has("tool-added [gated]: server a is new: 1 tool nobody approved\n  a/b~1c\n");
     dir.mcppin(&[
         "verify",
         "--format",
@@ -322,15 +335,17 @@ fn ids_holding_a_slash_print_apart_and_are_approved_one_by_one() {
     .stdout_has(r#""fullyQualifiedName": "a/b~1c""#);
     dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a~1b/c", "m.json"])
         .code(0)
-        .stdout_has("tool-added [reported]: a~1b/c\n");
+        .stdout_has(
+            "tool-added [reported]: server a~1b is new: 1 tool nobody approved\n  a~1b/c\n",
+        );
     let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
     assert_eq!(lock.servers.keys().collect::<Vec<_>>(), ["a/b"]);
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(1)
-        .stdout_has("tool-added [gated]: a/b~1c\n");
+        .stdout_has("tool-added [gated]: server a is new: 1 tool nobody approved\n  a/b~1c\n");
     dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a/b~1c", "m.json"])
         .code(0)
-        .stdout_has("tool-added [reported]: a/b~1c\n");
+        .stdout_has("tool-added [reported]: server a is new: 1 tool nobody approved\n  a/b~1c\n");
     dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
         .code(0);
 }
@@ -352,4 +367,88 @@ fn an_approval_naming_nothing_prints_its_label() {
     dir.mcppin(&["lock", "-o", "lock.json", "--approve", "a~2b", "m.json"])
         .code(2)
         .stderr_has("\"a~2b\" is not SERVER or SERVER/ITEM");
+}
+
+#[test]
+fn approve_a_server_a_complete_capture_no_longer_serves_approves_its_withdrawal() {
+    // Issue 14, item 4: a server gone from a complete capture could only be approved by
+    // approving the whole manifest; `--approve SERVER` refused it as naming nothing.
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    let start = BASE.find(",\n    {\n      \"id\": \"parcel\"").unwrap();
+    let end = BASE.rfind("\n  ]\n}").unwrap();
+    let gone = format!("{}{}", &BASE[..start], &BASE[end..]);
+    dir.write("gone.json", &gone);
+    // Not from an incomplete capture: unseen is not withdrawn.
+    dir.write(
+        "partial.json",
+        gone.replacen("\"complete\": true", "\"complete\": false", 1),
+    );
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel",
+        "partial.json",
+    ])
+    .code(2)
+    .stderr_has("nothing to approve for parcel");
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel",
+        "gone.json",
+    ])
+    .code(0)
+    .stdout_has("tool-removed [reported]: server parcel is gone from the capture: 1 tool withdrawn")
+    .stdout_has("\napproved 1 change; none stays unapproved\n");
+    let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
+    assert_eq!(lock.servers.keys().collect::<Vec<_>>(), ["docs"]);
+    dir.mcppin(&["verify", "--lock", "lock.json", "gone.json"])
+        .code(0);
+}
+
+#[test]
+fn approve_says_when_what_stays_unapproved_only_gets_reported() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    let moved = updated().replacen(
+        "\"reported_name\": \"docs-mcp\",\n      \"protocol_version\": \"2025-11-25\"",
+        "\"reported_name\": \"docs-mcp\",\n      \"protocol_version\": \"2026-07-28\"",
+        1,
+    );
+    assert_ne!(moved, updated());
+    dir.write("m.json", moved);
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "parcel/track",
+        "m.json",
+    ])
+    .code(0)
+    .stdout_has(
+        "\napproved 1 change; 2 changes stay unapproved: mcppin verify will still fail on them\n",
+    );
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "lock.json",
+        "--approve",
+        "docs/search_docs",
+        "m.json",
+    ])
+    .code(0)
+    .stdout_has(
+        "\napproved 1 change; 1 change stays unapproved: mcppin verify will still report it\n",
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(0)
+        .stdout_has("protocol-changed [reported]: docs\n");
 }

@@ -72,6 +72,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod admission;
+pub mod approval;
 mod canon;
 pub mod diff;
 mod digest;

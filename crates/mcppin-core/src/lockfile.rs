@@ -166,7 +166,8 @@ impl LockedItem {
 /// What `mcppin lock --approve` takes from the manifest: a whole server, or one item of it.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum Selection {
-    /// `SERVER`: the server's whole surface, its name and protocol revision.
+    /// `SERVER`: the server's whole surface, its name and protocol revision; naming a server
+    /// that a complete capture covering it no longer serves approves its withdrawal.
     Server(String),
     /// `SERVER/ITEM`: one item (of any kind) with that key; approving an item the manifest
     /// no longer has, from a complete capture, approves its removal.
@@ -369,8 +370,9 @@ impl Lockfile {
     /// With an empty `selection`, every server of the manifest is approved as captured; the
     /// servers of `previous` outside a scoped capture's scope stay as they were. With a
     /// selection, only the named servers or items are taken from the manifest and the rest of
-    /// `previous` stays. An incomplete capture cannot prove a withdrawal, so approved items it
-    /// did not see are kept. `approval_serial` moves by one when the approved surface moved,
+    /// `previous` stays; selecting a server or item that a complete capture covering it no
+    /// longer serves approves its withdrawal. An incomplete capture cannot prove a withdrawal,
+    /// so approved items it did not see are kept. `approval_serial` moves by one when the approved surface moved,
     /// and starts at 1. Items carried from a version 1 lockfile regain their approved object
     /// from the manifest when the digests agree.
     ///
@@ -405,18 +407,23 @@ impl Lockfile {
         }
         for choice in selection {
             match choice {
-                Selection::Server(id) => {
-                    let surface =
-                        manifest
-                            .servers
-                            .get(id)
-                            .ok_or_else(|| Error::UnknownSelection {
-                                selection: choice.clone(),
-                            })?;
-                    let kept = next.servers.remove(id);
-                    next.servers
-                        .insert(id.clone(), approve_server(kept, surface, manifest.complete));
-                }
+                Selection::Server(id) => match manifest.servers.get(id) {
+                    Some(surface) => {
+                        let kept = next.servers.remove(id);
+                        next.servers
+                            .insert(id.clone(), approve_server(kept, surface, manifest.complete));
+                    }
+                    // Approving the withdrawal of a server that a complete capture covering it
+                    // no longer serves; anything else names nothing.
+                    None if manifest.complete
+                        && manifest.scope.as_ref().is_none_or(|s| s.contains(id))
+                        && next.servers.remove(id).is_some() => {}
+                    None => {
+                        return Err(Error::UnknownSelection {
+                            selection: choice.clone(),
+                        });
+                    }
+                },
                 Selection::Item { server, name } => {
                     approve_item(&mut next, manifest, server, name).ok_or_else(|| {
                         Error::UnknownSelection {
@@ -762,6 +769,37 @@ mod tests {
             first.servers["docs"].tools["search_docs"]
         );
         assert!(!next.servers["parcel"].tools.contains_key("get_article"));
+    }
+
+    #[test]
+    fn approving_a_withdrawn_server_needs_a_complete_capture_covering_it() {
+        // Issue 14, item 4: `--approve SERVER` could not approve a server's withdrawal.
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let gone = r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[
+              {"name":"search_docs","description":"Search"},
+              {"name":"big","default":9007199254740993}]}]}"#;
+        let sel = [Selection::Server("parcel".into())];
+        let next = Lockfile::approve(Some(&first), &manifest(gone), &sel).unwrap();
+        assert_eq!(next.servers.keys().collect::<Vec<_>>(), ["docs"]);
+        assert_eq!(next.approval_serial, 2);
+        let refused = Err(Error::UnknownSelection {
+            selection: sel[0].clone(),
+        });
+        let incomplete = gone.replace("\"complete\":true", "\"complete\":false");
+        assert_eq!(
+            Lockfile::approve(Some(&first), &manifest(&incomplete), &sel),
+            refused
+        );
+        let scoped = gone.replace(
+            "\"complete\":true",
+            "\"complete\":true,\"scope\":[\"docs\"]",
+        );
+        assert_eq!(
+            Lockfile::approve(Some(&first), &manifest(&scoped), &sel),
+            refused
+        );
+        assert_eq!(Lockfile::approve(None, &manifest(gone), &sel), refused);
     }
 
     #[test]

@@ -21,13 +21,15 @@
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::diff::{Change, ChangeClass};
 use crate::error::Error;
 use crate::escape::escape;
-use crate::lockfile::Pin;
-use crate::policy::{Finding, Policy, Reason, Report, Status, Unverified};
+use crate::lockfile::{Lockfile, Pin};
+use crate::manifest::Manifest;
+use crate::policy::{Finding, Options, Policy, Reason, Report, Status, Unverified};
 use crate::scan::CollisionKind;
 use crate::surface::{Fields, array, count, element, object, string, strings};
 use crate::value::{Kind, Object, Value};
@@ -41,13 +43,29 @@ pub const NOT_COMPARED: &str = "not-compared";
 // ---------------------------------------------------------------------------------------
 // Text
 
-/// The human report: one block per finding, the diff of a changed item as JSON pointers with
-/// old and new values, what could not be compared, the per-policy summary and the verdict.
-/// Pure ASCII: every server string is escaped.
+/// The human report: one block per finding (findings alike across tools share one block), the
+/// diff of a changed item as JSON pointers with old and new values, added and removed tools
+/// outlined, what could not be compared, a summary of the policies that found something and
+/// the verdict; nothing but the verdict when there is nothing to report. Pure ASCII: every
+/// server string is escaped.
+///
+/// Without knowing which servers are new or gone, each of their tools is a finding of its own:
+/// [`to_text_with`] shows such a server once.
 #[must_use]
 pub fn to_text(report: &Report) -> String {
-    let mut out = findings_text(report);
-    summary_text(report, &mut out);
+    to_text_with(report, &ServerChanges::default())
+}
+
+/// [`to_text`], showing each server of `servers` once: a new server as one block outlining the
+/// tools nobody approved, a gone one as one block naming its withdrawn tools.
+#[must_use]
+pub fn to_text_with(report: &Report, servers: &ServerChanges) -> String {
+    let mut out = String::new();
+    if !report.findings.is_empty() || !report.unverified.is_empty() {
+        out = findings_text_with(report, servers);
+        summary_text(report, &mut out);
+    }
+    let _ = writeln!(out, "{}", verdict_text(report));
     out
 }
 
@@ -55,66 +73,471 @@ pub fn to_text(report: &Report) -> String {
 /// and verdict (for `mcppin lock`, which shows what it approves).
 #[must_use]
 pub fn findings_text(report: &Report) -> String {
+    findings_text_with(report, &ServerChanges::default())
+}
+
+/// [`findings_text`], showing each server of `servers` once (as [`to_text_with`]).
+#[must_use]
+pub fn findings_text_with(report: &Report, servers: &ServerChanges) -> String {
     let mut out = String::new();
-    for f in &report.findings {
-        finding_text(f, &mut out);
+    for block in blocks(report, servers) {
+        block.write(&mut out);
         out.push('\n');
     }
+    // Entries with the same reason share a block (a server missing from an incomplete capture
+    // is one block naming its tools).
+    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
     for u in &report.unverified {
-        let _ = writeln!(
-            out,
-            "not compared: {}\n  {}\n",
-            place(&u.server, u.item.as_deref()),
-            reason_text(&u.reason)
-        );
+        let reason = reason_text(&u.reason);
+        let label = place(&u.server, u.item.as_deref());
+        match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, labels)) => labels.push(label),
+            None => reasons.push((reason, vec![label])),
+        }
+    }
+    for (reason, labels) in reasons {
+        if let [label] = labels.as_slice() {
+            let _ = writeln!(out, "not compared: {label}");
+        } else {
+            let _ = writeln!(
+                out,
+                "not compared: {} alike:",
+                plural(labels.len(), "entry")
+            );
+            for label in &labels {
+                let _ = writeln!(out, "    {label}");
+            }
+        }
+        let _ = writeln!(out, "  {reason}\n");
     }
     out
 }
 
-fn summary_text(report: &Report, out: &mut String) {
-    out.push_str("summary:\n");
-    for (policy, found, gated) in report.summary() {
-        let mode = if report.gating.contains(&policy) {
-            "gated"
-        } else {
-            "reported"
+/// The servers a run saw on one side only, so that reports show each once rather than once per
+/// tool.
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
+pub struct ServerChanges {
+    /// Servers the manifest serves and the lockfile does not hold.
+    pub new: BTreeSet<String>,
+    /// Servers the lockfile holds and a capture covering them no longer serves.
+    pub gone: BTreeSet<String>,
+}
+
+impl ServerChanges {
+    /// The servers found on one side only, among those `options` compares: new ones (served,
+    /// never approved) and gone ones (approved, missing from a capture whose scope covers them;
+    /// one outside the scope was not examined, so it is not gone).
+    #[must_use]
+    pub fn between(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Self {
+        let wanted = |id: &String| options.servers.is_empty() || options.servers.contains(id);
+        let in_scope = |id: &String| manifest.scope.as_ref().is_none_or(|s| s.contains(id));
+        Self {
+            new: manifest
+                .servers
+                .keys()
+                .filter(|id| wanted(id) && !lock.servers.contains_key(*id))
+                .cloned()
+                .collect(),
+            gone: lock
+                .servers
+                .keys()
+                .filter(|id| wanted(id) && in_scope(id) && !manifest.servers.contains_key(*id))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// One block of the text report.
+enum Block<'r> {
+    /// Findings of one policy and gate whose lines below the heading are the same: one
+    /// finding, or the same change in several tools.
+    Alike {
+        policy: Policy,
+        gated: bool,
+        labels: Vec<String>,
+        body: String,
+    },
+    /// The tool-added findings of a new server, or the tool-removed findings of a gone one.
+    Server {
+        policy: Policy,
+        gated: bool,
+        server: &'r str,
+        findings: Vec<&'r Finding>,
+    },
+}
+
+/// The findings as blocks, in policy order, each in the order of its first finding.
+fn blocks<'r>(report: &'r Report, servers: &ServerChanges) -> Vec<Block<'r>> {
+    let mut blocks: Vec<Block<'r>> = Vec::new();
+    for f in &report.findings {
+        let whole = match f.policy {
+            Policy::ToolAdded => servers.new.contains(&f.server),
+            Policy::ToolRemoved => servers.gone.contains(&f.server),
+            _ => false,
         };
-        let _ = writeln!(
-            out,
-            "  {:<20} {:<8} {found} finding(s), {gated} gated",
-            policy.name(),
-            mode
-        );
+        if whole {
+            let found = blocks.iter_mut().find_map(|b| match b {
+                Block::Server {
+                    policy,
+                    gated,
+                    server,
+                    findings,
+                } if *policy == f.policy && *gated == f.gated && *server == f.server => {
+                    Some(findings)
+                }
+                _ => None,
+            });
+            match found {
+                Some(findings) => findings.push(f),
+                None => blocks.push(Block::Server {
+                    policy: f.policy,
+                    gated: f.gated,
+                    server: &f.server,
+                    findings: vec![f],
+                }),
+            }
+            continue;
+        }
+        let mut text = String::new();
+        block_body(f, "  ", &mut text);
+        let label = place(&f.server, f.item.as_deref());
+        let found = blocks.iter_mut().find_map(|b| match b {
+            Block::Alike {
+                policy,
+                gated,
+                labels,
+                body,
+            } if *policy == f.policy && *gated == f.gated && *body == text => Some(labels),
+            _ => None,
+        });
+        match found {
+            Some(labels) => labels.push(label),
+            None => blocks.push(Block::Alike {
+                policy: f.policy,
+                gated: f.gated,
+                labels: vec![label],
+                body: text,
+            }),
+        }
+    }
+    let rank = |p: Policy| Policy::ALL.iter().position(|q| *q == p);
+    blocks.sort_by_key(|b| match b {
+        Block::Alike { policy, .. } | Block::Server { policy, .. } => rank(*policy),
+    });
+    blocks
+}
+
+impl Block<'_> {
+    fn write(&self, out: &mut String) {
+        match self {
+            Self::Alike {
+                policy,
+                gated,
+                labels,
+                body,
+            } => {
+                if let [label] = labels.as_slice() {
+                    let _ = writeln!(out, "{} [{}]: {label}", policy.name(), mode(*gated));
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "{} [{}]: the same in {}:",
+                        policy.name(),
+                        mode(*gated),
+                        plural(
+                            labels.len(),
+                            if labels[0].contains('/') {
+                                "tool"
+                            } else {
+                                "server"
+                            }
+                        )
+                    );
+                    for label in labels {
+                        let _ = writeln!(out, "    {label}");
+                    }
+                }
+                out.push_str(body);
+            }
+            Self::Server {
+                policy,
+                gated,
+                server,
+                findings,
+            } => {
+                let label = place(server, None);
+                let tools = plural(findings.len(), "tool");
+                if *policy == Policy::ToolAdded {
+                    let _ = writeln!(
+                        out,
+                        "{} [{}]: server {label} is new: {tools} nobody approved",
+                        policy.name(),
+                        mode(*gated)
+                    );
+                    for f in findings {
+                        let _ = writeln!(out, "  {}", place(&f.server, f.item.as_deref()));
+                        block_body(f, "    ", out);
+                    }
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "{} [{}]: server {label} is gone from the capture: {tools} withdrawn",
+                        policy.name(),
+                        mode(*gated)
+                    );
+                    for f in findings {
+                        let _ = writeln!(out, "    {}", place(&f.server, f.item.as_deref()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn mode(gated: bool) -> &'static str {
+    if gated { "gated" } else { "reported" }
+}
+
+/// `1 tool`, `2 tools`.
+fn plural(n: usize, noun: &str) -> String {
+    match (n, noun.strip_suffix('y')) {
+        (1, _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        (_, None) => format!("{n} {noun}s"),
+    }
+}
+
+/// The lines of a finding below its heading in the text report: an added or removed tool
+/// outlined, anything else as [`finding_body`] writes it. `indent` is the indent of the lines.
+fn block_body(f: &Finding, indent: &str, out: &mut String) {
+    let item = match f.policy {
+        Policy::ToolAdded => f.served.as_ref(),
+        Policy::ToolRemoved => f.approved.as_ref(),
+        _ => None,
+    };
+    match item {
+        Some(item) => tool_outline(item, indent, out),
+        None if f.policy == Policy::ToolRemoved => {
+            let _ = writeln!(
+                out,
+                "{indent}approved: {}",
+                pin_text(f.approved_pin.as_ref())
+            );
+        }
+        None => {
+            let mut body = String::new();
+            finding_body(f, &mut body);
+            for line in body.lines() {
+                let _ = writeln!(out, "{}{line}", &indent[2..]);
+            }
+        }
+    }
+}
+
+/// How many characters of a description an outline shows.
+const DESCRIPTION_CHARS: usize = 100;
+/// How many input properties an outline names.
+const OUTLINE_PROPERTIES: usize = 12;
+
+/// A tool in a few lines: its title, the first line of its description (cut to
+/// [`DESCRIPTION_CHARS`], ` [...]` marking what was left out), the shape of its input (each
+/// property with its type and whether it is required) and its annotations. The JSON report
+/// holds the whole item.
+fn tool_outline(item: &Value, indent: &str, out: &mut String) {
+    if let Some(title) = item.get("title") {
+        let _ = writeln!(out, "{indent}title: {}", short_text(title));
+    }
+    match item.get("description") {
+        Some(d) => {
+            let _ = writeln!(out, "{indent}description: {}", short_text(d));
+        }
+        None => {
+            let _ = writeln!(out, "{indent}description: (absent)");
+        }
     }
     let _ = writeln!(
         out,
-        "  {:<20} {:<8} {} item(s)",
-        NOT_COMPARED,
-        "partial",
-        report.unverified.len()
+        "{indent}input: {}",
+        input_shape(item.get("inputSchema"))
     );
+    if let Some(annotations) = item.get("annotations") {
+        let _ = writeln!(out, "{indent}annotations: {}", value_text(annotations));
+    }
+}
+
+/// A string cut to its first line and [`DESCRIPTION_CHARS`] characters, quoted and escaped,
+/// followed by ` [...]` when something was cut; any other value as [`value_text`] writes it.
+fn short_text(value: &Value) -> String {
+    let Some(text) = value.as_str() else {
+        return value_text(value);
+    };
+    let line = text.split(['\n', '\r']).next().unwrap_or("");
+    let shown: String = line.chars().take(DESCRIPTION_CHARS).collect();
+    let mut out = String::new();
+    quoted(&shown, &mut out);
+    if shown.len() < text.len() {
+        out.push_str(" [...]");
+    }
+    out
+}
+
+/// The properties of an input schema with their types, required ones marked: `query (string,
+/// required), limit (integer)`.
+fn input_shape(schema: Option<&Value>) -> String {
+    let Some(schema) = schema else {
+        return "(no inputSchema)".to_owned();
+    };
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let Some(properties) = properties.filter(|p| !p.is_empty()) else {
+        return "no properties".to_owned();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parts: Vec<String> = properties
+        .iter()
+        .take(OUTLINE_PROPERTIES)
+        .map(|(name, property)| {
+            let mut part = property_name(name);
+            part.push_str(" (");
+            part.push_str(&type_text(property));
+            if required.contains(&name) {
+                part.push_str(", required");
+            }
+            part.push(')');
+            part
+        })
+        .collect();
+    if properties.len() > OUTLINE_PROPERTIES {
+        parts.push(format!(
+            "and {} more",
+            plural(properties.len() - OUTLINE_PROPERTIES, "property")
+        ));
+    }
+    parts.join(", ")
+}
+
+/// A property name as it is when it is a plain word, quoted and escaped otherwise (so a name
+/// holding `, ` or `(` cannot pass for two properties).
+fn property_name(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '$'))
+    {
+        name.to_owned()
+    } else {
+        let mut out = String::new();
+        quoted(name, &mut out);
+        out
+    }
+}
+
+/// The type of a property schema: its `type` (a union joined by `|`, an array with the type of
+/// its items), `enum`, `const`, `$ref`, or `any`.
+fn type_text(schema: &Value) -> String {
+    let one = |t: &Value| match t.as_str() {
+        Some(t) => property_name(t),
+        None => value_text(t),
+    };
+    match schema.get("type") {
+        Some(t) if t.as_str() == Some("array") => match schema.get("items") {
+            Some(items) if items.as_object().is_some() => {
+                format!("array of {}", type_text(items))
+            }
+            _ => "array".to_owned(),
+        },
+        Some(t) => match t.as_array() {
+            Some(union) => union.iter().map(one).collect::<Vec<_>>().join("|"),
+            None => one(t),
+        },
+        None if schema.get("enum").is_some() => "enum".to_owned(),
+        None if schema.get("const").is_some() => "const".to_owned(),
+        None if schema.get("$ref").is_some() => "$ref".to_owned(),
+        None => "any".to_owned(),
+    }
+}
+
+/// The per-policy summary: one line for each policy that found something, and one for what
+/// could not be compared when anything was not.
+fn summary_text(report: &Report, out: &mut String) {
+    out.push_str("summary:\n");
+    for (policy, found, _) in report.summary() {
+        if found == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {:<18} {}, {}",
+            policy.name(),
+            plural(found, "finding"),
+            mode(report.gating.contains(&policy))
+        );
+    }
+    if !report.unverified.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {:<18} {}",
+            NOT_COMPARED,
+            plural(report.unverified.len(), "item")
+        );
+    }
+}
+
+/// The last line: `PASS`, `FAIL` or `PARTIAL` with what earned it; never `PASS` when nothing
+/// gated the run and something was found.
+fn verdict_text(report: &Report) -> String {
     let gated = report.findings.iter().filter(|f| f.gated).count();
-    let _ = match report.status {
-        Status::Pass => writeln!(
-            out,
-            "PASS: every gated policy holds; {} approved item(s) matched",
-            report.matched
+    let found = report.findings.len();
+    let matched = plural(report.matched, "approved item");
+    match report.status {
+        Status::Pass if found == 0 => format!("PASS: {matched} matched, nothing to report"),
+        Status::Pass if report.gating.is_empty() => format!(
+            "{} reported, none gating (--fail-on none); {matched} matched",
+            plural(found, "finding")
         ),
-        Status::Fail => writeln!(
-            out,
-            "FAIL: {gated} gated finding(s) prove a departure from the approved surface{}",
+        Status::Pass => format!(
+            "PASS: every gated policy holds; {matched} matched; {} reported, none gating",
+            plural(found, "finding")
+        ),
+        Status::Fail => format!(
+            "FAIL: {} {}{}",
+            plural(gated, "gated finding"),
+            if report
+                .findings
+                .iter()
+                .any(|f| f.gated && f.policy.is_departure())
+            {
+                (if gated == 1 { "proves" } else { "prove" }).to_owned()
+                    + " a departure from the approved surface"
+            } else {
+                // Gated policies of the served text (--fail-on all): no departure is proven.
+                let policies: Vec<&str> = Policy::ALL
+                    .iter()
+                    .filter(|p| report.findings.iter().any(|f| f.gated && f.policy == **p))
+                    .map(|p| p.name())
+                    .collect();
+                format!("({})", policies.join(", "))
+            },
             if report.unverified.is_empty() {
                 String::new()
             } else {
-                format!("; {} more could not be compared", report.unverified.len())
+                let n = report.unverified.len();
+                format!(
+                    "; {n} more {} could not be compared",
+                    if n == 1 { "item" } else { "items" }
+                )
             }
         ),
-        Status::Partial => writeln!(
-            out,
-            "PARTIAL: no departure proven, but {} item(s) could not be compared and could hide one",
-            report.unverified.len()
+        Status::Partial => format!(
+            "PARTIAL: no departure proven, but {} could not be compared and could hide one",
+            plural(report.unverified.len(), "item")
         ),
-    };
+    }
 }
 
 /// Where a finding is: its label ([`crate::surface::label`]), unambiguous whatever the ids.
@@ -130,6 +553,11 @@ fn finding_text(f: &Finding, out: &mut String) {
         f.policy.name(),
         place(&f.server, f.item.as_deref())
     );
+    finding_body(f, out);
+}
+
+/// The lines of a finding below its heading, each indented by two spaces.
+fn finding_body(f: &Finding, out: &mut String) {
     match f.policy {
         Policy::ToolChanged => {
             let classes: Vec<&str> = f.classes().iter().map(|c| c.name()).collect();
@@ -850,6 +1278,80 @@ mod tests {
         );
         assert!(
             text.contains("text at /description: U+001B U+202E U+200B"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn text_outlines_an_added_tool_with_every_server_string_escaped() {
+        let approved = r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[]}]}"#;
+        let served = r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[
+            {"name":"t","description":"Find\u001b[2K it\u202e\nthen more","inputSchema":{
+              "properties":{"a, b (string)":{"type":"x\u200b"},"ok":{"enum":[1]}},
+              "required":["ok"]}}]}]}"#;
+        let text = to_text(&report(approved, served));
+        assert!(text.is_ascii(), "{text}");
+        assert!(
+            text.contains(
+                "tool-added [gated]: s/t\n  description: \"Find<U+001B>[2K it<U+202E>\" [...]\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  input: \"a, b (string)\" (\"x<U+200B>\"), ok (enum, required)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("then more"), "{text}");
+    }
+
+    #[test]
+    fn text_shows_a_new_server_once_only_when_told_it_is_new() {
+        let served = r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[
+            {"name":"a","description":"A"},{"name":"b","description":"B"}]}]}"#;
+        let empty = r#"{"schema_version":2,"complete":true,"servers":[]}"#;
+        let r = report(empty, served);
+        assert_eq!(to_text(&r).matches("tool-added [gated]").count(), 2);
+        let mut servers = ServerChanges::default();
+        servers.new.insert("s".to_owned());
+        let text = to_text_with(&r, &servers);
+        assert!(
+            text.starts_with(
+                "tool-added [gated]: server s is new: 2 tools nobody approved\n  s/a\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("tool-added [gated]").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn text_passes_in_one_line_and_never_over_findings_nothing_gates() {
+        let r = report(
+            HOSTILE.replace("\\u200b", "").as_str(),
+            HOSTILE.replace("\\u200b", "").as_str(),
+        );
+        assert!(!r.findings.is_empty());
+        assert!(
+            to_text(&r).contains("\nPASS: every gated policy holds; 1 approved item matched; ")
+        );
+        let plain =
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[{"name":"t"}]}]}"#;
+        assert_eq!(
+            to_text(&report(plain, plain)),
+            "PASS: 1 approved item matched, nothing to report\n"
+        );
+        let a = Manifest::parse(plain.as_bytes()).unwrap();
+        let s = Manifest::parse(plain.replace("\"t\"", "\"u\"").as_bytes()).unwrap();
+        let none = verify(
+            &Lockfile::approve(None, &a, &[]).unwrap(),
+            &s,
+            &Options::new(BTreeSet::new(), FailOn::None),
+        );
+        let text = to_text(&none);
+        assert!(!text.contains("PASS"), "{text}");
+        assert!(
+            text.ends_with(
+                "\n2 findings reported, none gating (--fail-on none); 0 approved items matched\n"
+            ),
             "{text}"
         );
     }

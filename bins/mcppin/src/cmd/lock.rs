@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use mcppin_core::lockfile::{Lockfile, Selection};
 use mcppin_core::manifest::{Manifest, ServerSurface};
-use mcppin_core::policy::{FailOn, Options, verify};
+use mcppin_core::policy::{FailOn, Options, Report, verify};
+use mcppin_core::report::ServerChanges;
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{Error, escape_non_ascii, report};
 
@@ -19,8 +20,9 @@ use crate::{input, output};
 /// With an existing lockfile at -o, shows the diff it approves against it and moves
 /// approval_serial by one only when the approved surface moved; an unchanged surface writes
 /// identical bytes. Reports hidden characters and name collisions but still writes (you cannot
-/// fix what you have not pinned). Never deletes LOCK.sig; says when it no longer matches what
-/// was written. Exits 0 when written, 2 for a wrong command line (an --approve naming nothing
+/// fix what you have not pinned). With --approve, says how many changes it approved and how
+/// many stay unapproved. Never deletes LOCK.sig; says when it no longer matches what was
+/// written. Exits 0 when written, 2 for a wrong command line (an --approve naming nothing
 /// in the manifest), 4 when the manifest or the existing lockfile cannot be read.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -53,21 +55,24 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let bytes = next.to_bytes();
 
     let mut stdout = std::io::stdout().lock();
-    let shown = verify(
-        previous.unwrap_or(&Lockfile::new()),
-        &approved_surface(&next),
-        &Options::new(BTreeSet::new(), FailOn::None),
-    );
+    let empty = Lockfile::new();
+    let surface = approved_surface(&next);
+    let options = Options::new(BTreeSet::new(), FailOn::None);
+    let shown = verify(previous.unwrap_or(&empty), &surface, &options);
+    let servers = ServerChanges::between(previous.unwrap_or(&empty), &surface, &options);
     if previous.is_some() {
         if !shown.findings.is_empty() {
             writeln!(stdout, "approving, against the existing lockfile:\n")?;
         }
-        stdout.write_all(report::findings_text(&shown).as_bytes())?;
+        stdout.write_all(report::findings_text_with(&shown, &servers).as_bytes())?;
     } else {
         // A first lock approves everything: list only what deserves a look.
         let mut notable = shown.clone();
         notable.findings.retain(|f| !f.policy.is_departure());
-        stdout.write_all(report::findings_text(&notable).as_bytes())?;
+        stdout.write_all(report::findings_text_with(&notable, &servers).as_bytes())?;
+    }
+    if !args.approve.is_empty() {
+        writeln!(stdout, "{}", unapproved_text(&shown, &next, &manifest))?;
     }
     if !manifest.complete {
         writeln!(
@@ -106,6 +111,41 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     stdout.flush()?;
     check_signature(&args.output, &bytes);
     Ok(Exit::Holds)
+}
+
+/// How many changes `--approve` took (the departures of the new approval from the old one)
+/// and how many of the manifest's stay unapproved, with what `mcppin verify` will make of
+/// them: `approved 1 change; 3 changes stay unapproved: mcppin verify will still fail on them`.
+fn unapproved_text(shown: &Report, next: &Lockfile, manifest: &Manifest) -> String {
+    let departures = |r: &Report| {
+        r.findings
+            .iter()
+            .filter(|f| f.policy.is_departure())
+            .count()
+    };
+    let approved = departures(shown);
+    let left = verify(next, manifest, &Options::default());
+    let stay = departures(&left);
+    let mut text = format!(
+        "approved {approved} change{}; ",
+        if approved == 1 { "" } else { "s" }
+    );
+    if stay == 0 {
+        text.push_str("none stays unapproved");
+        return text;
+    }
+    let (one, them) = if stay == 1 {
+        ("change stays", "it")
+    } else {
+        ("changes stay", "them")
+    };
+    let what = if left.findings.iter().any(|f| f.gated) {
+        "mcppin verify will still fail on"
+    } else {
+        "mcppin verify will still report"
+    };
+    text.push_str(&format!("{stay} {one} unapproved: {what} {them}"));
+    text
 }
 
 /// The lockfile at `path` with its bytes, when there is one.

@@ -4,8 +4,9 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use mcppin_core::approval::Approval;
 use mcppin_core::manifest::Manifest;
-use mcppin_core::policy::{FailOn, Options, Policy};
+use mcppin_core::policy::{FailOn, Options, Policy, Status};
 use mcppin_core::{report, to_pretty};
 
 use crate::exit::{Exit, Fail};
@@ -110,7 +111,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
 
     let rendered = match args.format {
-        Format::Text => report::to_text(&verdict).into_bytes(),
+        Format::Text => {
+            let servers = report::ServerChanges::between(&lock, &manifest, &options);
+            let mut text = report::to_text_with(&verdict, &servers);
+            if verdict.status == Status::Fail {
+                let approval = Approval::of(&verdict, &servers, &options);
+                text.push_str(&approval_text(&approval, &args.lock, &args.manifest));
+            }
+            text.into_bytes()
+        }
         Format::Json => to_pretty(&report::to_json(&verdict)),
         Format::Sarif => to_pretty(&report::to_sarif(&verdict, env!("CARGO_PKG_VERSION"))),
     };
@@ -127,6 +136,68 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         1 => Exit::Departure,
         _ => Exit::Incomparable,
     })
+}
+
+/// The lines a failing text report ends with: the `mcppin lock` command that approves what
+/// it showed (with the lockfile and the manifest this run compared, so it approves exactly
+/// the surface verified here, not a new capture), and the gated policies no approval clears.
+fn approval_text(approval: &Approval, lock: &Path, manifest: &Path) -> String {
+    let mut out = String::new();
+    if !approval.is_empty() {
+        let mut words = vec!["mcppin".to_owned(), "lock".to_owned()];
+        for selection in &approval.selections {
+            let label = selection.to_string();
+            if label.starts_with('-') {
+                words.push(shell_word(&format!("--approve={label}")));
+            } else {
+                words.push("--approve".to_owned());
+                words.push(shell_word(&label));
+            }
+        }
+        words.push("-o".to_owned());
+        words.push(path_word(lock));
+        words.push(path_word(manifest));
+        out.push_str("to approve these changes: ");
+        out.push_str(&words.join(" "));
+        out.push('\n');
+    }
+    if !approval.unapprovable.is_empty() {
+        let names: Vec<&str> = approval.unapprovable.iter().map(|p| p.name()).collect();
+        out.push_str(&format!(
+            "no approval clears {}: change what the server serves, or leave {} out of --fail-on\n",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    out
+}
+
+/// A path as one shell word; one starting with `-` gets `./` so that it is not read as a flag.
+/// A path that is not printable ASCII is written escaped (`<U+XXXX>`): safe to show, though
+/// not to paste.
+fn path_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let text = mcppin_core::escape_non_ascii(&text);
+    if text.starts_with('-') {
+        shell_word(&format!("./{text}"))
+    } else {
+        shell_word(&text)
+    }
+}
+
+/// `text` as one word for a POSIX shell: as it is when it holds only characters no shell
+/// treats specially there (`~` and `=` only past the start), else in single quotes (a quote inside written `'\''`).
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && !text.starts_with(['~', '='])
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./@%+,-~=".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
