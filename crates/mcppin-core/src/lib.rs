@@ -72,7 +72,6 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod admission;
-pub mod approval;
 mod canon;
 pub mod diff;
 mod digest;
@@ -85,6 +84,7 @@ pub mod number;
 pub mod outline;
 mod parse;
 pub mod policy;
+pub mod remedy;
 pub mod report;
 pub mod scan;
 pub mod surface;

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcppin_core::approval::Approval;
+use mcppin_core::remedy::Remedy;
 use mcppin_core::manifest::Manifest;
 use mcppin_core::policy::{FailOn, Options, Policy, Status};
 use mcppin_core::{report, to_pretty};
@@ -115,7 +115,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
             let servers = report::ServerChanges::between(&lock, &manifest, &options);
             let mut text = report::to_text_with(&verdict, &servers);
             if verdict.status == Status::Fail {
-                let approval = Approval::of(&verdict, &servers, &options);
+                let approval = Remedy::of(&verdict, &servers, &options);
                 text.push_str(&approval_text(&approval, &args.lock, &args.manifest));
             }
             text.into_bytes()
@@ -141,7 +141,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
 /// The lines a failing text report ends with: the `mcppin lock` command that approves what
 /// it showed (with the lockfile and the manifest this run compared, so it approves exactly
 /// the surface verified here, not a new capture), and the gated policies no approval clears.
-fn approval_text(approval: &Approval, lock: &Path, manifest: &Path) -> String {
+fn approval_text(approval: &Remedy, lock: &Path, manifest: &Path) -> String {
     let mut out = String::new();
     if !approval.is_empty() {
         let mut words = vec!["mcppin".to_owned(), "lock".to_owned()];
