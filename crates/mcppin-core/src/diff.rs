@@ -605,7 +605,7 @@ fn type_way(old: Option<&Value>, new: Option<&Value>) -> Way {
             return Some(ALL.into_iter().collect());
         };
         let names: Vec<&str> = match v.kind() {
-            Kind::String(s) => vec![s.as_str()],
+            Kind::String(s) => vec![&**s],
             Kind::Array(a) => a.iter().map(Value::as_str).collect::<Option<_>>()?,
             _ => return None,
         };
