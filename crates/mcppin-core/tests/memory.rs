@@ -7,6 +7,7 @@
 //! single test: a second one running beside it would be counted too.
 
 use mcppin_core::Strictness;
+use mcppin_core::outline::Outline;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -24,13 +25,18 @@ fn reading_costs_at_most_sixteen_times_the_input_for_every_shape() {
     let mut over = Vec::new();
     for (shape, doc) in shapes() {
         let limit = 16 * doc.len() + CONSTANT;
-        let readings: [(&str, Read); 2] = [
+        let readings: [(&str, Read); 3] = [
             ("strict", |d| {
                 usize::from(mcppin_core::parse(d).expect("strict read").is_null())
             }),
             ("relaxed", |d| {
                 let v = mcppin_core::parse_with(d, Strictness::Relaxed).expect("relaxed read");
                 usize::from(v.is_null())
+            }),
+            // The routing reader of the guard: a batch is an array at the top, every element
+            // recorded.
+            ("outline", |d| {
+                usize::from(Outline::parse(d, 2).expect("outline").root().is_outlined())
             }),
         ];
         for (reader, read) in readings {
@@ -45,6 +51,8 @@ fn reading_costs_at_most_sixteen_times_the_input_for_every_shape() {
             }
         }
     }
+    // Shown with `--nocapture`; the numbers in docs/performance.md come from here.
+    println!("{}", report.join("\n"));
     assert!(
         over.is_empty(),
         "over 16x the input plus {CONSTANT}:\n{}\n\nall readings:\n{}",
