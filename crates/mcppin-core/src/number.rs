@@ -8,9 +8,10 @@ const SAFE_LIMIT: f64 = 9_007_199_254_740_992.0;
 /// A JSON number: the literal text as it was written, its float64 value (correctly rounded,
 /// ties to even) and whether that value pins the literal down.
 ///
-/// Sixteen bytes: a literal of up to 14 bytes (almost every literal) is kept inline and its
+/// Sixteen bytes: a literal of up to 13 bytes (almost every literal) is kept inline and its
 /// value computed when asked for, so reading a number allocates nothing; a longer literal is
-/// kept on the heap with its value.
+/// kept on the heap with its value. Whether the literal is already in its canonical form is
+/// decided once, when it is read, so writing it canonically is a copy.
 #[derive(Clone, Debug)]
 pub struct Number {
     repr: Repr,
@@ -21,6 +22,7 @@ enum Repr {
     Inline {
         len: u8,
         undecidable: Option<Undecidable>,
+        canonical: bool,
         bytes: [u8; INLINE],
     },
     Heap(Box<Long>),
@@ -32,10 +34,11 @@ struct Long {
     literal: Box<str>,
     value: f64,
     undecidable: Option<Undecidable>,
+    canonical: bool,
 }
 
 /// The longest literal kept inline.
-const INLINE: usize = 14;
+const INLINE: usize = 13;
 
 /// Why a number literal is undecidable: float64 readers cannot tell it from its neighbours,
 /// so two different served values could share one digest (SPEC 2.1).
@@ -75,6 +78,16 @@ impl Number {
             Some(_) => None,
             None => classify(literal, value),
         };
+        let canonical = match small {
+            // A plain integer below 10^15 is its own ECMAScript form, except -0.
+            Some(_) => literal != "-0",
+            None => {
+                undecidable.is_none()
+                    && value.is_finite()
+                    && value != 0.0
+                    && ryu_js::Buffer::new().format_finite(value) == literal
+            }
+        };
         match u8::try_from(literal.len()) {
             Ok(len) if short => {
                 let mut bytes = [0; INLINE];
@@ -83,6 +96,7 @@ impl Number {
                     repr: Repr::Inline {
                         len,
                         undecidable,
+                        canonical,
                         bytes,
                     },
                 }
@@ -92,6 +106,7 @@ impl Number {
                     literal: literal.into(),
                     value,
                     undecidable,
+                    canonical,
                 })),
             },
         }
@@ -118,6 +133,14 @@ impl Number {
                 small_integer(literal).unwrap_or_else(|| parse_f64(literal))
             }
             Repr::Heap(long) => long.value,
+        }
+    }
+
+    /// Whether the literal is written exactly as RFC 8785 writes its value (section 3.2.2.3).
+    pub(crate) fn is_canonical(&self) -> bool {
+        match &self.repr {
+            Repr::Inline { canonical, .. } => *canonical,
+            Repr::Heap(long) => long.canonical,
         }
     }
 
@@ -384,6 +407,25 @@ mod tests {
         assert_eq!(num("-0").as_f64().to_bits(), (-0.0f64).to_bits());
         assert_eq!(num("123456789012345").as_f64(), 123_456_789_012_345.0);
         assert_eq!(num("-12").as_f64(), -12.0);
+    }
+
+    #[test]
+    fn knows_which_literals_are_already_canonical() {
+        for lit in ["0", "1", "-12", "0.5", "1e-7", "1.5e-7", "123456789012345"] {
+            assert!(num(lit).is_canonical(), "{lit}");
+        }
+        for lit in [
+            "-0",
+            "1.0",
+            "1E1",
+            "0.50",
+            "1e21",
+            "1e400",
+            "9007199254740993",
+            "0e5",
+        ] {
+            assert!(!num(lit).is_canonical(), "{lit}");
+        }
     }
 
     #[test]

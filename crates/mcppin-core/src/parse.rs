@@ -667,14 +667,21 @@ fn element_counts(input: &[u8]) -> Vec<u32> {
     let mut open: Vec<usize> = Vec::new();
     let mut i = 0;
     while let Some(&b) = input.get(i) {
+        if !STRUCTURE[usize::from(b)] {
+            i += 1;
+            continue;
+        }
         match b {
             b'"' => {
-                i += 1;
-                while let Some(&c) = input.get(i) {
-                    match c {
-                        b'"' => break,
-                        b'\\' => i += 2,
-                        _ => i += 1,
+                // To the closing quote: the next quote not escaped.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', input.get(i + 1..).unwrap_or_default()) {
+                        Some(at) if input[i + 1 + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => return finish(counts),
                     }
                 }
             }
@@ -692,19 +699,36 @@ fn element_counts(input: &[u8]) -> Vec<u32> {
             b']' | b'}' => {
                 open.pop();
             }
-            b',' => {
+            _ => {
+                // A comma.
                 if let Some(count) = open.last().and_then(|&k| counts.get_mut(k)) {
                     *count = count.saturating_add(1);
                 }
             }
-            _ => {}
         }
         i += 1;
     }
+    finish(counts)
+}
+
+/// The counts in the order the reader takes them, at their final size.
+fn finish(mut counts: Vec<u32>) -> Vec<u32> {
     counts.reverse();
     counts.shrink_to_fit();
     counts
 }
+
+/// The bytes [`element_counts`] looks at: quotes, brackets and commas.
+static STRUCTURE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b']' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b',' as usize] = true;
+    t
+};
 
 /// The byte offset an error names (reading errors always name one).
 fn offset_of(e: &Error) -> usize {
