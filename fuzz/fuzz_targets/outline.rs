@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(children.len(), members.len());
                     for (child, member) in children.iter().zip(members) {
                         assert_eq!(child.span(), member.value.span());
-                        assert_eq!(child.name().as_deref(), Some(member.name.as_str()));
+                        assert_eq!(child.name().as_deref(), Some(&*member.name));
                     }
                 }
                 Kind::Array(items) => {

@@ -1,9 +1,9 @@
 //! What the guard costs (SPEC 7): a 100,000-message stdio session direct, through a plain
 //! `cat` relay (the floor of any proxy) and through the guard; the added latency on a 1,000-tool
-//! `tools/list` answer; the guard's peak resident memory.
+//! `tools/list` answer, warm and cold (the first of a session); the guard's peak resident memory.
 //!
-//! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only session|real|list|memory`
-//! runs one part. The server of most parts is this program itself (`--serve`): it answers each
+//! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only
+//! session|real|list|cold|memory` runs one part. The server of most parts is this program itself (`--serve`): it answers each
 //! request at once, so the numbers show the proxy and nothing else, the worst case for a proxy.
 //! The `real` part runs the same kind of session against the reference `server-everything`
 //! (its `echo` tool, under Node.js, as installed by `scripts/test`), which is what a session
@@ -31,6 +31,10 @@ struct Sizes {
     list_rounds: usize,
     /// The size of the largest message in the memory run.
     big: usize,
+    /// The size of the `tools/list` answer the guard reads strictly in the memory run.
+    big_list: usize,
+    /// Fresh sessions whose first `tools/list` answer is timed.
+    cold_sessions: usize,
     /// Repeats of each session; the median is reported.
     repeats: usize,
     /// `echo` calls in a session with the reference server.
@@ -41,6 +45,8 @@ const FULL: Sizes = Sizes {
     requests: 50_000,
     list_rounds: 500,
     big: 8 * 1024 * 1024,
+    big_list: 14_000_000,
+    cold_sessions: 30,
     repeats: 3,
     real_calls: 50_000,
 };
@@ -49,6 +55,8 @@ const SMOKE: Sizes = Sizes {
     requests: 200,
     list_rounds: 3,
     big: 64 * 1024,
+    big_list: 64 * 1024,
+    cold_sessions: 1,
     repeats: 1,
     real_calls: 20,
 };
@@ -78,6 +86,8 @@ fn main() {
         requests,
         list_rounds,
         big,
+        big_list,
+        cold_sessions,
         repeats,
         real_calls,
     } = sizes;
@@ -121,14 +131,42 @@ fn main() {
         }
     }
 
+    if part("cold") {
+        println!(
+            "cold: the first tools/list with {TOOLS} tools of a fresh session, median of \
+             {cold_sessions} sessions"
+        );
+        let commands = [&configurations[0].1[..], &guarded[..]];
+        for (warm_up, label) in [
+            (false, "first request, timed from the start"),
+            (true, "after one call"),
+        ] {
+            let times = cold_first_lists(&commands, cold_sessions, warm_up);
+            let (direct, guard) = (times[0], times[1]);
+            println!(
+                "  {label:<36} direct {:>7.3} ms  mcppin-guard {:>7.3} ms  added {:+.3} ms  \
+                 ratio {:.2}",
+                ms(direct),
+                ms(guard),
+                ms(guard) - ms(direct),
+                guard.as_secs_f64() / direct.as_secs_f64()
+            );
+        }
+    }
+
     if !part("memory") {
         return;
     }
     println!("mcppin-guard peak resident memory (VmHWM)");
-    let idle = peak_rss(guarded, requests, 0);
-    let peak = peak_rss(guarded, requests, big);
+    let idle = peak_rss(guarded, requests, 0, 0);
+    let peak = peak_rss(guarded, requests, big, 0);
+    let list = peak_rss(guarded, requests, 0, big_list);
     println!("  after {requests} calls and a {TOOLS}-tool list: {idle} KiB");
     println!("  after also one {big}-byte message: {peak} KiB");
+    println!(
+        "  after also one {big_list}-byte tools/list answer of one-digit numbers, read \
+         strictly: {list} KiB"
+    );
 }
 
 fn ms(d: Duration) -> f64 {
@@ -403,9 +441,46 @@ fn list_round_trips(commands: &[&[OsString]], rounds: usize) -> Vec<Duration> {
     times.into_iter().map(median).collect()
 }
 
+/// The median time of the first `tools/list` round trip of a fresh session, for each command,
+/// the commands taking turns. With `warm_up`, the session answers one call first (so the
+/// processes are up) and the list alone is timed; without, the list is the session's first
+/// request and the time runs from the start of the process (the guard reads its lock and
+/// starts the server meanwhile).
+fn cold_first_lists(commands: &[&[OsString]], sessions: usize, warm_up: bool) -> Vec<Duration> {
+    let mut times = vec![Vec::new(); commands.len()];
+    let mut line = String::new();
+    for _ in 0..sessions {
+        for (command, times) in commands.iter().zip(&mut times) {
+            let mut start = Instant::now();
+            let (mut child, mut stdin, mut stdout) = spawn(command);
+            if warm_up {
+                writeln!(stdin, "{}", call(0)).expect("write");
+                stdin.flush().expect("flush");
+                line.clear();
+                stdout.read_line(&mut line).expect("read");
+                start = Instant::now();
+            }
+            writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list"}}"#).expect("write");
+            stdin.flush().expect("flush");
+            line.clear();
+            stdout.read_line(&mut line).expect("read");
+            times.push(start.elapsed());
+            assert!(
+                line.contains("tool_999"),
+                "{}",
+                &line[..line.len().min(200)]
+            );
+            drop(stdin);
+            child.wait().expect("wait");
+        }
+    }
+    times.into_iter().map(median).collect()
+}
+
 /// The guard's peak RSS in KiB after a session of calls, a large list and, when `big` is not
-/// zero, one message of `big` bytes.
-fn peak_rss(command: &[OsString], requests: usize, big: usize) -> u64 {
+/// zero, one message of `big` bytes, and when `big_list` is not zero, a `tools/list` answer of
+/// `big_list` bytes, almost all one-digit numbers (the costliest shape to read).
+fn peak_rss(command: &[OsString], requests: usize, big: usize, big_list: usize) -> u64 {
     let (mut child, stdin, mut stdout) = spawn(command);
     let mut line = String::new();
     // Written from a thread while the answers are read: a client that writes without reading
@@ -427,10 +502,17 @@ fn peak_rss(command: &[OsString], requests: usize, big: usize) -> u64 {
             )
             .expect("write");
         }
+        if big_list > 0 {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","id":"bigl","method":"tools/list","params":{{"cursor":"zeros","size":{big_list}}}}}"#
+            )
+            .expect("write");
+        }
         stdin.flush().expect("flush");
         stdin
     });
-    let answers = requests + 1 + usize::from(big > 0);
+    let answers = requests + 1 + usize::from(big > 0) + usize::from(big_list > 0);
     for _ in 0..answers {
         line.clear();
         stdout.read_line(&mut line).expect("read");
@@ -461,7 +543,15 @@ fn serve() {
             break;
         }
         let id = id_of(&line);
-        if line.contains(r#""method":"tools/list""#) {
+        if line.contains(r#""cursor":"zeros""#) {
+            // One tool whose schema is an array of zeros filling the answer to `size` bytes.
+            let zeros = size_of(&line).saturating_sub(200) / 2;
+            let _ = writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"tool_0","inputSchema":{{"type":"object","enum":[{}0]}}}}]}}}}"#,
+                "0,".repeat(zeros)
+            );
+        } else if line.contains(r#""method":"tools/list""#) {
             let _ = writeln!(
                 out,
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]}}}}"#,

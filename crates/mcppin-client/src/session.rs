@@ -293,6 +293,7 @@ impl<T: Transport> Session<T> {
             match page.remove("nextCursor").map(Value::into_kind) {
                 None => return Ok(items),
                 Some(Kind::String(next)) => {
+                    let next = String::from(next);
                     if !seen.insert(next.clone()) {
                         return Err(Error::RepeatedCursor {
                             method: method.to_owned(),
@@ -585,7 +586,7 @@ fn extract_result(answer: Value, method: &str) -> Result<Value, Error> {
 fn check_result_type(result: &Value, method: &str) -> Result<(), Error> {
     match result.get("resultType").map(Value::kind) {
         None => Ok(()),
-        Some(Kind::String(t)) if t == "complete" => Ok(()),
+        Some(Kind::String(t)) if &**t == "complete" => Ok(()),
         Some(_) => Err(protocol(method, "a resultType other than complete")),
     }
 }

@@ -523,8 +523,8 @@ fn as_read(params: Option<&Value>) -> Value {
         .iter()
         .filter(|m| {
             let no_arguments =
-                m.name == "arguments" && m.value.as_object().is_some_and(Object::is_empty);
-            !(RETRY_MEMBERS.contains(&m.name.as_str()) || m.value.is_null() || no_arguments)
+                &*m.name == "arguments" && m.value.as_object().is_some_and(Object::is_empty);
+            !(RETRY_MEMBERS.contains(&&*m.name) || m.value.is_null() || no_arguments)
         })
         .cloned()
         .collect();

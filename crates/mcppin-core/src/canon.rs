@@ -245,11 +245,8 @@ impl Pretty<'_> {
 /// Writes a number in the ECMAScript `Number.prototype.toString` form (RFC 8785 section
 /// 3.2.2.3).
 fn write_number<S: Sink>(n: &Number, out: &mut S) -> Result<(), Error> {
-    let literal = n.literal().as_bytes();
-    let digits = literal.strip_prefix(b"-").unwrap_or(literal);
-    // A plain integer of at most 15 digits is already in its ECMAScript form, except -0.
-    if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) && literal != b"-0" {
-        out.extend_from_slice(literal);
+    if n.is_canonical() {
+        out.extend_from_slice(n.literal().as_bytes());
         return Ok(());
     }
     let v = n.as_f64();

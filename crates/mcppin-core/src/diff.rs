@@ -563,17 +563,18 @@ fn closed_way(old: Option<&Value>, new: Option<&Value>) -> Way {
 /// Compares two sets; absence is "everything" for `enum`, "nothing" for `required`. For
 /// `required` a larger set accepts less.
 fn set_way(old: Option<&Value>, new: Option<&Value>, absent_is_all: bool) -> Way {
-    let elements = |v: Option<&Value>| -> Option<Option<Vec<Value>>> {
+    // Borrowed: a copy of a served array costs as much memory as reading it did.
+    fn elements(v: Option<&Value>) -> Option<Option<&[Value]>> {
         match v {
             None => Some(None),
-            Some(v) => v.as_array().map(|a| Some(a.to_vec())),
+            Some(v) => v.as_array().map(Some),
         }
-    };
+    }
     let (Some(a), Some(b)) = (elements(old), elements(new)) else {
         return Way::Unknown;
     };
     // Whether x is a subset of y, absence read as everything or as nothing.
-    let subset = |x: &Option<Vec<Value>>, y: &Option<Vec<Value>>| match (x, y) {
+    let subset = |x: &Option<&[Value]>, y: &Option<&[Value]>| match (x, y) {
         (Some(x), Some(y)) => x.iter().all(|e| y.contains(e)),
         (None, None) => true,
         (Some(x), None) => absent_is_all || x.is_empty(),
@@ -605,7 +606,7 @@ fn type_way(old: Option<&Value>, new: Option<&Value>) -> Way {
             return Some(ALL.into_iter().collect());
         };
         let names: Vec<&str> = match v.kind() {
-            Kind::String(s) => vec![s.as_str()],
+            Kind::String(s) => vec![&**s],
             Kind::Array(a) => a.iter().map(Value::as_str).collect::<Option<_>>()?,
             _ => return None,
         };

@@ -255,6 +255,14 @@ pub enum Error {
         /// The bracket that would exceed it.
         at: Position,
     },
+    /// An input of 4 GiB or more: the reader keeps offsets in 32 bits.
+    #[error("input of {size} bytes is too large to read (at most {limit} bytes)")]
+    TooLarge {
+        /// The largest size read (4 GiB less one byte).
+        limit: usize,
+        /// The size of the input.
+        size: usize,
+    },
     /// A number whose float64 value is infinite has no canonical form (RFC 8785 section
     /// 3.2.2.3).
     #[error("number {} has no canonical form: it overflows float64", Excerpt::bare(.literal))]
@@ -503,6 +511,7 @@ impl Error {
             Self::DuplicateMember { .. } => "duplicate-member",
             Self::NfcDuplicateMember { .. } => "nfc-duplicate-member",
             Self::TooDeep { .. } => "too-deep",
+            Self::TooLarge { .. } => "too-large",
             Self::NonFiniteNumber { .. } => "non-finite-number",
             Self::Undecidable { .. } => "undecidable",
             Self::UnknownMember { .. } => "unknown-member",

@@ -2,20 +2,43 @@
 
 use std::fmt;
 
-use crate::value::Span;
-
 /// 2^53, the largest magnitude below which every integer has its own float64.
 const SAFE_LIMIT: f64 = 9_007_199_254_740_992.0;
 
 /// A JSON number: the literal text as it was written, its float64 value (correctly rounded,
 /// ties to even) and whether that value pins the literal down.
+///
+/// Sixteen bytes: a literal of up to 13 bytes (almost every literal) is kept inline and its
+/// value computed when asked for, so reading a number allocates nothing; a longer literal is
+/// kept on the heap with its value. Whether the literal is already in its canonical form is
+/// decided once, when it is read, so writing it canonically is a copy.
 #[derive(Clone, Debug)]
 pub struct Number {
-    literal: Literal,
+    repr: Repr,
+}
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Inline {
+        len: u8,
+        undecidable: Option<Undecidable>,
+        canonical: bool,
+        bytes: [u8; INLINE],
+    },
+    Heap(Box<Long>),
+}
+
+/// A literal too long to keep inline.
+#[derive(Clone, Debug)]
+struct Long {
+    literal: Box<str>,
     value: f64,
     undecidable: Option<Undecidable>,
-    span: Span,
+    canonical: bool,
 }
+
+/// The longest literal kept inline.
+const INLINE: usize = 13;
 
 /// Why a number literal is undecidable: float64 readers cannot tell it from its neighbours,
 /// so two different served values could share one digest (SPEC 2.1).
@@ -45,66 +68,95 @@ impl fmt::Display for Undecidable {
 impl Number {
     /// Builds a number from a literal the reader has already checked against the RFC 8259
     /// grammar.
-    pub(crate) fn from_valid_literal(literal: &str, span: Span) -> Self {
-        let bytes = literal.as_bytes();
-        let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
-        // Fast path: a plain integer of at most 15 digits is exact and decidable.
-        if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
-            let mut n: u64 = 0;
-            for &d in digits {
-                n = n * 10 + u64::from(d - b'0');
-            }
-            #[expect(clippy::cast_precision_loss, reason = "n < 10^15 < 2^53 is exact")]
-            let mut value = n as f64;
-            if bytes[0] == b'-' {
-                value = -value;
-            }
-            return Self {
-                literal: Literal::new(literal),
-                value,
-                undecidable: None,
-                span,
-            };
-        }
+    pub(crate) fn from_valid_literal(literal: &str) -> Self {
+        let short = literal.len() <= INLINE;
+        let small = small_integer(literal);
         // Rust's float parsing is correctly rounded (round half to even) for every input.
-        let value = literal.parse::<f64>().unwrap_or(f64::NAN);
-        let undecidable = classify(literal, value);
-        Self {
-            literal: Literal::new(literal),
-            value,
-            undecidable,
-            span,
+        let value = small.unwrap_or_else(|| parse_f64(literal));
+        // A plain integer of at most 15 digits is exact and decidable.
+        let undecidable = match small {
+            Some(_) => None,
+            None => classify(literal, value),
+        };
+        let canonical = match small {
+            // A plain integer below 10^15 is its own ECMAScript form, except -0.
+            Some(_) => literal != "-0",
+            None => {
+                undecidable.is_none()
+                    && value.is_finite()
+                    && value != 0.0
+                    && ryu_js::Buffer::new().format_finite(value) == literal
+            }
+        };
+        match u8::try_from(literal.len()) {
+            Ok(len) if short => {
+                let mut bytes = [0; INLINE];
+                bytes[..literal.len()].copy_from_slice(literal.as_bytes());
+                Self {
+                    repr: Repr::Inline {
+                        len,
+                        undecidable,
+                        canonical,
+                        bytes,
+                    },
+                }
+            }
+            _ => Self {
+                repr: Repr::Heap(Box::new(Long {
+                    literal: literal.into(),
+                    value,
+                    undecidable,
+                    canonical,
+                })),
+            },
         }
     }
 
     /// The literal text exactly as written in the input.
     #[must_use]
     pub fn literal(&self) -> &str {
-        self.literal.as_str()
+        match &self.repr {
+            // Copied from a `&str` whole: always UTF-8; the fallback is unreachable.
+            Repr::Inline { len, bytes, .. } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Repr::Heap(long) => &long.literal,
+        }
     }
 
     /// The correctly rounded float64 value (infinite when the literal overflows).
     #[must_use]
     pub fn as_f64(&self) -> f64 {
-        self.value
+        match &self.repr {
+            Repr::Inline { .. } => {
+                let literal = self.literal();
+                small_integer(literal).unwrap_or_else(|| parse_f64(literal))
+            }
+            Repr::Heap(long) => long.value,
+        }
+    }
+
+    /// Whether the literal is written exactly as RFC 8785 writes its value (section 3.2.2.3).
+    pub(crate) fn is_canonical(&self) -> bool {
+        match &self.repr {
+            Repr::Inline { canonical, .. } => *canonical,
+            Repr::Heap(long) => long.canonical,
+        }
     }
 
     /// Whether float64 cannot pin this literal down (see [`Undecidable`]).
     #[must_use]
     pub fn is_undecidable(&self) -> bool {
-        self.undecidable.is_some()
+        self.undecidable().is_some()
     }
 
     /// Why the literal is undecidable, if it is.
     #[must_use]
     pub fn undecidable(&self) -> Option<Undecidable> {
-        self.undecidable
-    }
-
-    /// Where the literal stands in the input.
-    #[must_use]
-    pub fn span(&self) -> Span {
-        self.span
+        match &self.repr {
+            Repr::Inline { undecidable, .. } => *undecidable,
+            Repr::Heap(long) => long.undecidable,
+        }
     }
 }
 
@@ -112,10 +164,10 @@ impl PartialEq for Number {
     /// Numbers are equal when they canonicalise alike: equal float64 values (`-0` equals `0`),
     /// or, when either is undecidable, the same literal text.
     fn eq(&self, other: &Self) -> bool {
-        if self.undecidable.is_some() || other.undecidable.is_some() {
+        if self.is_undecidable() || other.is_undecidable() {
             self.literal() == other.literal()
         } else {
-            self.value == other.value
+            self.as_f64() == other.as_f64()
         }
     }
 }
@@ -128,48 +180,39 @@ impl fmt::Display for Number {
 
 impl From<u64> for Number {
     fn from(n: u64) -> Self {
-        Self::from_valid_literal(&n.to_string(), Span::default())
+        Self::from_valid_literal(&n.to_string())
     }
 }
 
 impl From<i64> for Number {
     fn from(n: i64) -> Self {
-        Self::from_valid_literal(&n.to_string(), Span::default())
+        Self::from_valid_literal(&n.to_string())
     }
 }
 
-/// The literal text of a number: inline when short, as almost every literal is, so reading a
-/// number allocates nothing.
-#[derive(Clone, Debug)]
-enum Literal {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Heap(Box<str>),
+/// The value of a plain integer literal of at most 15 digits (exact in a float64), or `None`
+/// for any other literal.
+fn small_integer(literal: &str) -> Option<f64> {
+    let bytes = literal.as_bytes();
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in digits {
+        n = n * 10 + u64::from(d - b'0');
+    }
+    #[expect(clippy::cast_precision_loss, reason = "n < 10^15 < 2^53 is exact")]
+    let value = n as f64;
+    Some(if bytes.len() > digits.len() {
+        -value
+    } else {
+        value
+    })
 }
 
-/// The longest literal kept inline.
-const INLINE: usize = 22;
-
-impl Literal {
-    fn new(text: &str) -> Self {
-        match u8::try_from(text.len()) {
-            Ok(len) if text.len() <= INLINE => {
-                let mut bytes = [0; INLINE];
-                bytes[..text.len()].copy_from_slice(text.as_bytes());
-                Self::Inline { len, bytes }
-            }
-            _ => Self::Heap(text.into()),
-        }
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            // Copied from a `&str` whole: always UTF-8; the fallback is unreachable.
-            Self::Inline { len, bytes } => {
-                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
-            }
-            Self::Heap(text) => text,
-        }
-    }
+fn parse_f64(literal: &str) -> f64 {
+    literal.parse::<f64>().unwrap_or(f64::NAN)
 }
 
 /// Decides undecidability of a grammatical literal whose correctly rounded value is `value`.
@@ -290,7 +333,7 @@ mod tests {
     use super::*;
 
     fn num(s: &str) -> Number {
-        Number::from_valid_literal(s, Span::default())
+        Number::from_valid_literal(s)
     }
 
     #[test]
@@ -364,6 +407,25 @@ mod tests {
         assert_eq!(num("-0").as_f64().to_bits(), (-0.0f64).to_bits());
         assert_eq!(num("123456789012345").as_f64(), 123_456_789_012_345.0);
         assert_eq!(num("-12").as_f64(), -12.0);
+    }
+
+    #[test]
+    fn knows_which_literals_are_already_canonical() {
+        for lit in ["0", "1", "-12", "0.5", "1e-7", "1.5e-7", "123456789012345"] {
+            assert!(num(lit).is_canonical(), "{lit}");
+        }
+        for lit in [
+            "-0",
+            "1.0",
+            "1E1",
+            "0.50",
+            "1e21",
+            "1e400",
+            "9007199254740993",
+            "0e5",
+        ] {
+            assert!(!num(lit).is_canonical(), "{lit}");
+        }
     }
 
     #[test]

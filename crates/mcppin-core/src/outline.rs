@@ -69,23 +69,42 @@ pub struct Outline<'a> {
     entries: Vec<Entry>,
 }
 
-/// One recorded value (48 bytes on 64-bit targets).
+/// One recorded value, in 16 bytes: a batch of a million tiny values costs at most 16 bytes
+/// per input byte (docs/performance.md). The shape is read from the value's first byte, the
+/// end of the name and whether a string holds an escape from the input when asked for.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// The member name with its quotes, when `named`.
-    name: Span,
-    span: Span,
-    /// The index one past this entry's last recorded descendant.
-    end: usize,
-    shape: Shape,
-    /// Whether the value stands under a member name (false for the top value and elements).
-    named: bool,
-    /// Whether the name holds an escape.
-    name_escaped: bool,
-    /// Whether the value is a string holding an escape.
-    escaped: bool,
-    /// Whether the members or elements of the value are recorded.
-    outlined: bool,
+    /// Offset of the value's first byte.
+    start: u32,
+    /// Offset one past the value's last byte.
+    end: u32,
+    /// Offset of the opening quote of the member name the value stands under, or [`UNNAMED`]
+    /// for the top value and elements.
+    name: u32,
+    /// The index one past this entry's last recorded descendant, with [`OUTLINED`] set when
+    /// the members or elements of the value are recorded.
+    next: u32,
+}
+
+/// [`Entry::name`] of a value that stands under no member name.
+const UNNAMED: u32 = u32::MAX;
+
+/// The bit of [`Entry::next`] saying the value's members or elements are recorded (an index
+/// never reaches it: every recorded value takes at least one byte of an input under 4 GiB, and
+/// all but the first a separator too).
+const OUTLINED: u32 = 1 << 31;
+
+impl Entry {
+    fn span(self) -> Span {
+        Span {
+            start: self.start as usize,
+            end: self.end as usize,
+        }
+    }
+
+    fn next(self) -> usize {
+        (self.next & !OUTLINED) as usize
+    }
 }
 
 impl<'a> Outline<'a> {
@@ -104,7 +123,9 @@ impl<'a> Outline<'a> {
             levels,
             entries: Vec::with_capacity(8),
         };
-        let valid = !input.starts_with(b"\xEF\xBB\xBF")
+        // Offsets are kept in 32 bits: a larger input is refused by the relaxed reader below.
+        let valid = u32::try_from(input.len()).is_ok()
+            && !input.starts_with(b"\xEF\xBB\xBF")
             && std::str::from_utf8(input).is_ok()
             && skim.document().is_some();
         if valid {
@@ -155,13 +176,21 @@ impl<'o, 'a> Node<'o, 'a> {
     /// The value's shape.
     #[must_use]
     pub fn shape(self) -> Shape {
-        self.entry().shape
+        match self.outline.input.get(self.entry().start as usize) {
+            Some(b'{') => Shape::Object,
+            Some(b'[') => Shape::Array,
+            Some(b'"') => Shape::String,
+            Some(b't') => Shape::True,
+            Some(b'f') => Shape::False,
+            Some(b'n') => Shape::Null,
+            _ => Shape::Number,
+        }
     }
 
     /// The value's byte span in the input.
     #[must_use]
     pub fn span(self) -> Span {
-        self.entry().span
+        self.entry().span()
     }
 
     /// The value's bytes, exactly as they came.
@@ -178,48 +207,64 @@ impl<'o, 'a> Node<'o, 'a> {
     /// [`Node::bytes`] again to go further down.
     #[must_use]
     pub fn is_outlined(self) -> bool {
-        self.entry().outlined
+        self.entry().next & OUTLINED != 0
+    }
+
+    /// The member name this value stands under, quotes included, and whether it holds an
+    /// escape.
+    fn name_token(self) -> Option<(Span, bool)> {
+        let start = self.entry().name;
+        if start == UNNAMED {
+            return None;
+        }
+        let start = start as usize;
+        // The name was checked as a string: it ends at the first quote not escaped.
+        let input = self.outline.input;
+        let mut i = start + 1;
+        let mut escaped = false;
+        while let Some(&b) = input.get(i) {
+            match b {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                _ => i += 1,
+            }
+        }
+        Some((Span { start, end: i + 1 }, escaped))
     }
 
     /// The member name this value stands under, decoded; `None` for the top value and array
     /// elements.
     #[must_use]
     pub fn name(self) -> Option<Cow<'a, str>> {
-        let entry = self.entry();
-        entry
-            .named
-            .then(|| decode(self.outline.input, entry.name, entry.name_escaped))
+        let (span, escaped) = self.name_token()?;
+        Some(decode(self.outline.input, span, escaped))
     }
 
     /// Whether this value stands under the member name `name` (compared after decoding).
     #[must_use]
     pub fn is_named(self, name: &str) -> bool {
-        let entry = self.entry();
-        let span = entry.name;
-        if !entry.named {
-            false
-        } else if !entry.name_escaped {
-            span.end - span.start == name.len() + 2
-                && self.outline.input.get(span.start + 1..span.end - 1) == Some(name.as_bytes())
-        } else {
-            decode(self.outline.input, span, true) == name
-        }
+        self.name_token()
+            .is_some_and(|token| token_is(self.outline.input, token, name))
     }
 
     /// The string, decoded (lone-surrogate escapes become U+FFFD, as in the relaxed reader);
     /// `None` for any other shape.
     #[must_use]
     pub fn as_str(self) -> Option<Cow<'a, str>> {
-        let entry = self.entry();
-        (entry.shape == Shape::String)
-            .then(|| decode(self.outline.input, entry.span, entry.escaped))
+        let span = self.span();
+        let bytes = self.outline.input.get(span.range()).unwrap_or_default();
+        (self.shape() == Shape::String)
+            .then(|| decode(self.outline.input, span, bytes.contains(&b'\\')))
     }
 
     /// The recorded members or elements, in document order (repeated member names included);
     /// empty when the value [`is_outlined`](Node::is_outlined) is false.
     pub fn children(self) -> impl Iterator<Item = Node<'o, 'a>> + use<'o, 'a> {
         let outline = self.outline;
-        let end = self.entry().end;
+        let end = self.entry().next();
         let mut next = self.index + 1;
         std::iter::from_fn(move || {
             if next >= end {
@@ -229,7 +274,7 @@ impl<'o, 'a> Node<'o, 'a> {
                 outline,
                 index: next,
             };
-            next = outline.entries[next].end;
+            next = outline.entries[next].next();
             Some(node)
         })
     }
@@ -260,8 +305,11 @@ impl<'o, 'a> Node<'o, 'a> {
             return picked;
         }
         for member in self.children() {
+            let Some(token) = member.name_token() else {
+                continue;
+            };
             for (name, slot) in names.iter().zip(picked.iter_mut()) {
-                if member.is_named(name) {
+                if token_is(self.outline.input, token, name) {
                     slot.count += 1;
                     slot.first.get_or_insert(member);
                 }
@@ -301,14 +349,16 @@ impl<'o, 'a> Node<'o, 'a> {
     fn plain_names_clear(self, defined: &[&str]) -> bool {
         let mut seen: [&[u8]; crate::fold::PAIRWISE] = [&[]; crate::fold::PAIRWISE];
         for (count, member) in self.children().enumerate() {
-            let entry = member.entry();
-            if !entry.named || entry.name_escaped || count == seen.len() {
+            let Some((token, escaped)) = member.name_token() else {
+                return false;
+            };
+            if escaped || count == seen.len() {
                 return false;
             }
             let name = self
                 .outline
                 .input
-                .get(entry.name.start + 1..entry.name.end - 1)
+                .get(token.start + 1..token.end - 1)
                 .unwrap_or_default();
             if !name.is_ascii() {
                 return false;
@@ -364,6 +414,17 @@ pub struct Picked<'o, 'a> {
     pub count: usize,
 }
 
+/// Whether the member name `token` (its span, quotes included, and whether it holds an escape)
+/// is `name` once decoded.
+fn token_is(input: &[u8], (span, escaped): (Span, bool), name: &str) -> bool {
+    if escaped {
+        decode(input, span, true) == name
+    } else {
+        span.end - span.start == name.len() + 2
+            && input.get(span.start + 1..span.end - 1) == Some(name.as_bytes())
+    }
+}
+
 /// The string at `span` (quotes included), decoded by the relaxed reader when it holds escapes.
 fn decode(input: &[u8], span: Span, escaped: bool) -> Cow<'_, str> {
     let bytes = input.get(span.range()).unwrap_or_default();
@@ -375,7 +436,7 @@ fn decode(input: &[u8], span: Span, escaped: bool) -> Cow<'_, str> {
         return std::str::from_utf8(inner).map_or(Cow::Borrowed(""), Cow::Borrowed);
     }
     match parse_with(bytes, Strictness::Relaxed).map(crate::Value::into_kind) {
-        Ok(Kind::String(s)) => Cow::Owned(s),
+        Ok(Kind::String(s)) => Cow::Owned(s.into_string()),
         _ => Cow::Borrowed(""),
     }
 }
@@ -408,7 +469,7 @@ impl Skim<'_> {
     }
 
     /// Reads one value at `depth` (under the member name `name`), recorded when `record`.
-    fn value(&mut self, depth: usize, name: Option<(Span, bool)>, record: bool) -> Option<()> {
+    fn value(&mut self, depth: usize, name: Option<usize>, record: bool) -> Option<()> {
         let start = self.pos;
         let open = self.peek()?;
         // Members of a recorded object are recorded within the levels; elements of an array
@@ -419,66 +480,53 @@ impl Skim<'_> {
                 b'[' => depth == 0 && self.levels > 0,
                 _ => false,
             };
+        // Offsets fit in 32 bits: larger inputs are refused before skimming.
+        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         let record = record.then(|| {
-            let named = name.is_some();
-            let (name, name_escaped) = name.unwrap_or((Span { start, end: start }, false));
             self.entries.push(Entry {
-                name,
-                span: Span { start, end: start },
-                end: 0,
-                shape: Shape::Null,
-                named,
-                name_escaped,
-                escaped: false,
-                outlined,
+                start: offset(start),
+                end: offset(start),
+                name: name.map_or(UNNAMED, offset),
+                next: if outlined { OUTLINED } else { 0 },
             });
             self.entries.len() - 1
         });
-        let mut escaped = false;
-        let shape = match open {
+        match open {
             b'{' => {
                 if depth >= MAX_DEPTH {
                     return None;
                 }
                 self.object(depth + 1, outlined)?;
-                Shape::Object
             }
             b'[' => {
                 if depth >= MAX_DEPTH {
                     return None;
                 }
                 self.array(depth + 1, outlined)?;
-                Shape::Array
             }
             b'"' => {
-                escaped = self.string()?;
-                Shape::String
+                self.string()?;
             }
-            b'-' | b'0'..=b'9' => {
-                self.number()?;
-                Shape::Number
-            }
-            b't' => self.word(b"true", Shape::True)?,
-            b'f' => self.word(b"false", Shape::False)?,
-            b'n' => self.word(b"null", Shape::Null)?,
+            b'-' | b'0'..=b'9' => self.number()?,
+            b't' => self.word(b"true")?,
+            b'f' => self.word(b"false")?,
+            b'n' => self.word(b"null")?,
             _ => return None,
-        };
+        }
         if let Some(index) = record {
-            let end = self.entries.len();
+            let next = offset(self.entries.len());
+            let end = offset(self.pos);
             let entry = &mut self.entries[index];
-            entry.span.end = self.pos;
-            entry.shape = shape;
-            entry.escaped = escaped;
             entry.end = end;
+            entry.next |= next;
         }
         Some(())
     }
 
-    fn word(&mut self, word: &[u8], shape: Shape) -> Option<Shape> {
+    fn word(&mut self, word: &[u8]) -> Option<()> {
         let end = self.pos + word.len();
         (self.input.get(self.pos..end) == Some(word)).then(|| {
             self.pos = end;
-            shape
         })
     }
 
@@ -523,18 +571,14 @@ impl Skim<'_> {
                 return None;
             }
             let name_start = self.pos;
-            let escaped = self.string()?;
-            let name = Span {
-                start: name_start,
-                end: self.pos,
-            };
+            self.string()?;
             self.skip_whitespace();
             if self.peek() != Some(b':') {
                 return None;
             }
             self.pos += 1;
             self.skip_whitespace();
-            self.value(depth, Some((name, escaped)), record)?;
+            self.value(depth, Some(name_start), record)?;
             self.skip_whitespace();
             match self.peek()? {
                 b',' => {

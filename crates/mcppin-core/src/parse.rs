@@ -61,6 +61,9 @@ pub fn parse(input: &[u8]) -> Result<Value, Error> {
 ///
 /// The first rule the input breaks, with its position.
 pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> {
+    if let Some(e) = too_large(input.len()) {
+        return Err(e);
+    }
     if input.starts_with(b"\xEF\xBB\xBF") {
         return Err(Error::ByteOrderMark {
             at: Position::locate(input, 0),
@@ -79,8 +82,7 @@ pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> 
         text,
         pos: 0,
         strict: strictness == Strictness::Strict,
-        items: Vec::new(),
-        members: Vec::new(),
+        counts: element_counts(input),
     };
     parser.skip_whitespace();
     if parser.pos == input.len() {
@@ -122,11 +124,9 @@ struct Parser<'a> {
     text: &'a str,
     pos: usize,
     strict: bool,
-    /// Elements of the arrays being read, innermost last; each array takes its own off the
-    /// top when it closes, so every array is allocated once, at its final size.
-    items: Vec<Value>,
-    /// Members of the objects being read, the same way.
-    members: Vec<Member>,
+    /// The number of elements or members of each array and object still to be read, the next
+    /// one last (see [`element_counts`]).
+    counts: Vec<u32>,
 }
 
 impl<'a> Parser<'a> {
@@ -211,13 +211,21 @@ impl<'a> Parser<'a> {
             }
             _ => return Err(self.unexpected()),
         };
-        Ok(Value::with_span(
-            kind,
-            Span {
-                start,
-                end: self.pos,
-            },
-        ))
+        Ok(Value::with_span(kind, start, self.pos))
+    }
+
+    /// Room for the elements or members of the array or object opening at `pos`: the count
+    /// found by [`element_counts`], so that it is allocated once at its final size. Taking the
+    /// count also releases the room of the counts already taken, so that the counts and the
+    /// values read so far never hold more than the values will.
+    fn capacity(&mut self) -> usize {
+        let count = self.counts.pop().map_or(0, |n| n as usize);
+        if self.counts.capacity() > 64 && self.counts.len() < self.counts.capacity() / 2 {
+            self.counts.shrink_to_fit();
+        }
+        // Every element takes at least two bytes with its separator: a count beyond that (only
+        // possible in an input that is refused further on) is not trusted.
+        count.min((self.input.len() - self.pos) / 2 + 1)
     }
 
     fn check_depth(&self, depth: usize) -> Result<(), Error> {
@@ -240,18 +248,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Vec<Value>, Error> {
+    fn array(&mut self, depth: usize) -> Result<Box<[Value]>, Error> {
+        let mut items = Vec::with_capacity(self.capacity());
         self.pos += 1; // '['
-        let base = self.items.len();
         self.skip_whitespace();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return Ok(Vec::new());
+            return Ok(Box::default());
         }
         loop {
             self.skip_whitespace();
             let item = self.value(depth)?;
-            self.items.push(item);
+            items.push(item);
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -264,7 +272,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(self.items.drain(base..).collect());
+                    return Ok(items.into_boxed_slice());
                 }
                 _ => return Err(self.expected_comma_or(']')),
             }
@@ -282,10 +290,9 @@ impl<'a> Parser<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<Object, Error> {
+        let mut members = Vec::with_capacity(self.capacity());
         self.pos += 1; // '{'
-        let base = self.members.len();
-        let read = self.read_members(depth);
-        let mut members: Vec<Member> = self.members.drain(base..).collect();
+        let read = self.read_members(depth, &mut members);
         if let Err(e) = read {
             // Names are checked once the object is complete; when the object breaks off, a
             // name repeated before the break is the earlier violation and is reported instead.
@@ -295,11 +302,11 @@ impl<'a> Parser<'a> {
             });
         }
         self.order_members(&mut members)?;
-        Ok(Object::from_sorted(members))
+        Ok(Object::from_sorted(members.into_boxed_slice()))
     }
 
-    /// Reads the members of an object onto `self.members`, up to and including the `}`.
-    fn read_members(&mut self, depth: usize) -> Result<(), Error> {
+    /// Reads the members of an object onto `members`, up to and including the `}`.
+    fn read_members(&mut self, depth: usize, members: &mut Vec<Member>) -> Result<(), Error> {
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -331,7 +338,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            self.members.push(Member {
+            members.push(Member {
                 name,
                 name_span,
                 value,
@@ -362,8 +369,11 @@ impl<'a> Parser<'a> {
             .windows(2)
             .all(|w| utf16_cmp(&w[0].name, &w[1].name) == Ordering::Less);
         if !sorted {
-            // Stable: relaxed objects keep repeated names in document order.
-            members.sort_by(|a, b| utf16_cmp(&a.name, &b.name));
+            // Relaxed objects keep repeated names in document order. In place (no scratch
+            // buffer as large as the object, which a stable sort takes).
+            members.sort_unstable_by(|a, b| {
+                utf16_cmp(&a.name, &b.name).then(a.name_span.start.cmp(&b.name_span.start))
+            });
         }
         if !self.strict {
             return Ok(());
@@ -386,14 +396,14 @@ impl<'a> Parser<'a> {
             .map(|m| {
                 let key = if m.name.is_ascii() || is_nfc_quick(m.name.chars()) == IsNormalized::Yes
                 {
-                    Cow::Borrowed(m.name.as_str())
+                    Cow::Borrowed(&*m.name)
                 } else {
                     Cow::Owned(m.name.nfc().collect())
                 };
                 (key, m)
             })
             .collect();
-        keyed.sort_by(|a, b| {
+        keyed.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
                 .then(a.1.name_span.start.cmp(&b.1.name_span.start))
         });
@@ -417,19 +427,19 @@ impl<'a> Parser<'a> {
         let at = self.at(second.name_span.start);
         Err(if first.name == second.name {
             Error::DuplicateMember {
-                name: second.name.clone(),
+                name: second.name.to_string(),
                 at,
             }
         } else {
             Error::NfcDuplicateMember {
-                first: first.name.clone(),
-                second: second.name.clone(),
+                first: first.name.to_string(),
+                second: second.name.to_string(),
                 at,
             }
         })
     }
 
-    fn string(&mut self) -> Result<String, Error> {
+    fn string(&mut self) -> Result<Box<str>, Error> {
         self.pos += 1; // opening quote
         let start = self.pos;
         // Fast path: no escape, nothing to check.
@@ -445,7 +455,7 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     let s = self.text(start, self.pos);
                     self.pos += 1;
-                    return Ok(s.to_owned());
+                    return Ok(s.into());
                 }
                 b'\\' => break,
                 0..0x20 => return Err(self.control_character(b)),
@@ -461,7 +471,7 @@ impl<'a> Parser<'a> {
             match b {
                 b'"' => {
                     self.pos += 1;
-                    return Ok(out);
+                    return Ok(out.into_boxed_str());
                 }
                 b'\\' => self.escape(&mut out)?,
                 0..0x20 => return Err(self.control_character(b)),
@@ -626,11 +636,7 @@ impl<'a> Parser<'a> {
             }
             self.digits();
         }
-        let span = Span {
-            start,
-            end: self.pos,
-        };
-        Ok(Number::from_valid_literal(self.text(start, self.pos), span))
+        Ok(Number::from_valid_literal(self.text(start, self.pos)))
     }
 
     fn digits(&mut self) {
@@ -639,6 +645,90 @@ impl<'a> Parser<'a> {
         }
     }
 }
+
+/// The refusal of an input of `len` bytes whose offsets do not fit in 32 bits (see `Value`).
+fn too_large(len: usize) -> Option<Error> {
+    u32::try_from(len).is_err().then_some(Error::TooLarge {
+        limit: u32::MAX as usize,
+        size: len,
+    })
+}
+
+/// The number of elements or members of each array and object of `input`, in the order they
+/// open, reversed (the first one last, for [`Vec::pop`]).
+///
+/// A quick pass over the bytes before reading, so that the reader allocates every array and
+/// object once, at its final size, instead of collecting its elements on a growing stack and
+/// copying them out: that copy and the slack of the stack cost more than the values themselves.
+/// For a valid document the counts are exact; for anything else they are only hints, bounded
+/// by the input's size, and the reader refuses the input anyway.
+fn element_counts(input: &[u8]) -> Vec<u32> {
+    let mut counts: Vec<u32> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while let Some(&b) = input.get(i) {
+        if !STRUCTURE[usize::from(b)] {
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                // To the closing quote: the next quote not escaped.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', input.get(i + 1..).unwrap_or_default()) {
+                        Some(at) if input[i + 1 + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => return finish(counts),
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                if open.len() > MAX_DEPTH {
+                    // The reader refuses the input here.
+                    break;
+                }
+                let next = input[i + 1..]
+                    .iter()
+                    .find(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+                open.push(counts.len());
+                counts.push(u32::from(!matches!(next, Some(b']' | b'}'))));
+            }
+            b']' | b'}' => {
+                open.pop();
+            }
+            _ => {
+                // A comma.
+                if let Some(count) = open.last().and_then(|&k| counts.get_mut(k)) {
+                    *count = count.saturating_add(1);
+                }
+            }
+        }
+        i += 1;
+    }
+    finish(counts)
+}
+
+/// The counts in the order the reader takes them, at their final size.
+fn finish(mut counts: Vec<u32>) -> Vec<u32> {
+    counts.reverse();
+    counts.shrink_to_fit();
+    counts
+}
+
+/// The bytes [`element_counts`] looks at: quotes, brackets and commas.
+static STRUCTURE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b']' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b',' as usize] = true;
+    t
+};
 
 /// The byte offset an error names (reading errors always name one).
 fn offset_of(e: &Error) -> usize {
@@ -649,4 +739,36 @@ fn offset_of(e: &Error) -> usize {
 #[must_use]
 pub fn is_noncharacter(code: u32) -> bool {
     (0xFDD0..=0xFDEF).contains(&code) || (code & 0xFFFE == 0xFFFE && code <= 0x10_FFFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_inputs_whose_offsets_do_not_fit_in_32_bits() {
+        assert!(too_large(u32::MAX as usize).is_none());
+        #[cfg(target_pointer_width = "64")]
+        {
+            let e = too_large(u32::MAX as usize + 1).expect("refused");
+            assert_eq!(e.rule(), "too-large");
+            assert!(matches!(e, Error::TooLarge { size, .. } if size == 1 << 32));
+        }
+    }
+
+    #[test]
+    fn counts_elements_and_members_in_opening_order() {
+        let mut counts = element_counts(br#"[1, [], {"a": [2, 3], "b": "[,]"}, [ ], {}]"#);
+        counts.reverse();
+        assert_eq!(counts, [5, 0, 2, 2, 0, 0]);
+    }
+
+    #[test]
+    fn counts_are_only_hints_for_malformed_input() {
+        // Unclosed strings and brackets, stray closers: no panic, and the reader refuses.
+        for input in [&br#"["\"#[..], b"]]]", b"[[[,,,", br#"{"a":["#, br#""[\\"#] {
+            let _ = element_counts(input);
+            assert!(parse(input).is_err());
+        }
+    }
 }

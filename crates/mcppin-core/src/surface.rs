@@ -285,7 +285,7 @@ pub(crate) fn take_list(value: &mut Value, name: &str) -> Vec<Value> {
         .as_object_mut()
         .and_then(|o| o.get_mut(name))
         .and_then(Value::as_array_mut)
-        .map(std::mem::take)
+        .map(|items| std::mem::take(items).into_vec())
         .unwrap_or_default()
 }
 

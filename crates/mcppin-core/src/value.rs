@@ -35,10 +35,15 @@ impl Span {
 ///
 /// Equality compares content only (spans and number spelling ignored where the numbers are
 /// equal as float64, see [`Number`]); use [`crate::digest`] for the pinning comparison.
+///
+/// A value is 32 bytes and holds its content in exactly sized boxes, so reading a document
+/// costs at most 16 times its size (docs/performance.md): the span is kept as two 32-bit
+/// offsets, which is why the reader refuses inputs of 4 GiB or more.
 #[derive(Clone, Debug)]
 pub struct Value {
     kind: Kind,
-    span: Span,
+    start: u32,
+    end: u32,
 }
 
 /// The kind of a JSON value and its content.
@@ -51,9 +56,9 @@ pub enum Kind {
     /// A number, with its literal text.
     Number(Number),
     /// A string, escapes decoded.
-    String(String),
+    String(Box<str>),
     /// An array.
-    Array(Vec<Value>),
+    Array(Box<[Value]>),
     /// An object.
     Object(Object),
 }
@@ -65,14 +70,14 @@ pub enum Kind {
 /// routing only) may, and then keep them all, in document order among themselves.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Object {
-    members: Vec<Member>,
+    members: Box<[Member]>,
 }
 
 /// One member of an object: its name, the span of the name (quotes included) and its value.
 #[derive(Clone, Debug)]
 pub struct Member {
     /// The member name, escapes decoded.
-    pub name: String,
+    pub name: Box<str>,
     /// Where the name stands in the input.
     pub name_span: Span,
     /// The member value.
@@ -97,12 +102,19 @@ impl Value {
     pub fn new(kind: Kind) -> Self {
         Self {
             kind,
-            span: Span::default(),
+            start: 0,
+            end: 0,
         }
     }
 
-    pub(crate) fn with_span(kind: Kind, span: Span) -> Self {
-        Self { kind, span }
+    /// A value read at `start..end`; the reader refuses inputs whose offsets do not fit in 32
+    /// bits, so the conversions never saturate.
+    pub(crate) fn with_span(kind: Kind, start: usize, end: usize) -> Self {
+        Self {
+            kind,
+            start: u32::try_from(start).unwrap_or(u32::MAX),
+            end: u32::try_from(end).unwrap_or(u32::MAX),
+        }
     }
 
     /// `null`.
@@ -126,7 +138,11 @@ impl Value {
     /// Where the value stands in the input it was read from.
     #[must_use]
     pub fn span(&self) -> Span {
-        self.span
+        // u32 to usize never truncates on the targets this crate builds for (32 and 64 bits).
+        Span {
+            start: self.start as usize,
+            end: self.end as usize,
+        }
     }
 
     /// The string content, if this is a string.
@@ -183,7 +199,7 @@ impl Value {
     }
 
     /// The elements, mutably, if this is an array (for readers that move items out).
-    pub(crate) fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+    pub(crate) fn as_array_mut(&mut self) -> Option<&mut Box<[Value]>> {
         match &mut self.kind {
             Kind::Array(a) => Some(a),
             _ => None,
@@ -234,13 +250,13 @@ impl Value {
     pub fn undecidable_literals(&self) -> Vec<&Number> {
         let mut out = Vec::new();
         self.collect_undecidable(&mut out);
-        out.sort_by_key(|n| n.span().start);
-        out
+        out.sort_by_key(|(start, _)| *start);
+        out.into_iter().map(|(_, n)| n).collect()
     }
 
-    fn collect_undecidable<'a>(&'a self, out: &mut Vec<&'a Number>) {
+    fn collect_undecidable<'a>(&'a self, out: &mut Vec<(u32, &'a Number)>) {
         match &self.kind {
-            Kind::Number(n) if n.is_undecidable() => out.push(n),
+            Kind::Number(n) if n.is_undecidable() => out.push((self.start, n)),
             Kind::Array(a) => a.iter().for_each(|v| v.collect_undecidable(out)),
             Kind::Object(o) => o.values().for_each(|v| v.collect_undecidable(out)),
             _ => {}
@@ -250,13 +266,13 @@ impl Value {
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
-        Self::new(Kind::String(s.to_owned()))
+        Self::new(Kind::String(s.into()))
     }
 }
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
-        Self::new(Kind::String(s))
+        Self::new(Kind::String(s.into_boxed_str()))
     }
 }
 
@@ -286,7 +302,7 @@ impl From<Number> for Value {
 
 impl From<Vec<Value>> for Value {
     fn from(a: Vec<Value>) -> Self {
-        Self::new(Kind::Array(a))
+        Self::new(Kind::Array(a.into_boxed_slice()))
     }
 }
 
@@ -304,31 +320,41 @@ impl Object {
     }
 
     /// Builds an object from members already in RFC 8785 order and free of duplicates.
-    pub(crate) fn from_sorted(members: Vec<Member>) -> Self {
+    pub(crate) fn from_sorted(members: Box<[Member]>) -> Self {
         Self { members }
     }
 
     /// Sets member `name` to `value`, replacing any member of that name; keeps the order.
+    ///
+    /// Each new member reallocates the object (it is held in an exactly sized box); build a
+    /// large object with [`FromIterator`] instead.
     pub fn insert(&mut self, name: impl Into<String>, value: impl Into<Value>) {
         let name = name.into();
         let value = value.into();
         match self.search(&name) {
             Ok(i) => self.members[i].value = value,
-            Err(i) => self.members.insert(
-                i,
-                Member {
-                    name,
-                    name_span: Span::default(),
-                    value,
-                },
-            ),
+            Err(i) => {
+                let mut members = std::mem::take(&mut self.members).into_vec();
+                members.insert(
+                    i,
+                    Member {
+                        name: name.into_boxed_str(),
+                        name_span: Span::default(),
+                        value,
+                    },
+                );
+                self.members = members.into_boxed_slice();
+            }
         }
     }
 
     /// Removes member `name` and returns its value.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
         let i = self.search(name).ok()?;
-        Some(self.members.remove(i).value)
+        let mut members = std::mem::take(&mut self.members).into_vec();
+        let removed = members.remove(i);
+        self.members = members.into_boxed_slice();
+        Some(removed.value)
     }
 
     /// The value of member `name`.
@@ -362,12 +388,12 @@ impl Object {
 
     /// Member names and values in RFC 8785 order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.members.iter().map(|m| (m.name.as_str(), &m.value))
+        self.members.iter().map(|m| (&*m.name, &m.value))
     }
 
     /// Member names in RFC 8785 order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.members.iter().map(|m| m.name.as_str())
+        self.members.iter().map(|m| &*m.name)
     }
 
     /// Member values in RFC 8785 order of their names.
@@ -393,19 +419,35 @@ impl Object {
             .members
             .partition_point(|m| utf16_cmp(&m.name, name) == Ordering::Less);
         match self.members.get(i) {
-            Some(m) if m.name == name => Ok(i),
+            Some(m) if &*m.name == name => Ok(i),
             _ => Err(i),
         }
     }
 }
 
 impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Object {
+    /// A later member of a name replaces an earlier one, as [`Object::insert`] does.
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        let mut o = Self::new();
-        for (k, v) in iter {
-            o.insert(k, v);
+        let mut members: Vec<Member> = iter
+            .into_iter()
+            .map(|(k, v)| Member {
+                name: k.into().into_boxed_str(),
+                name_span: Span::default(),
+                value: v.into(),
+            })
+            .collect();
+        // Stable, so equal names stay in the order they came; the last of each is kept.
+        members.sort_by(|a, b| utf16_cmp(&a.name, &b.name));
+        let mut kept: Vec<Member> = Vec::with_capacity(members.len());
+        for member in members {
+            match kept.last_mut() {
+                Some(last) if last.name == member.name => *last = member,
+                _ => kept.push(member),
+            }
         }
-        o
+        Self {
+            members: kept.into_boxed_slice(),
+        }
     }
 }
 
@@ -536,6 +578,31 @@ mod tests {
         assert!(v.pointer("/missing").is_none());
         assert!(v.pointer("a").is_none());
         assert_eq!(v.pointer(""), Some(&v));
+    }
+
+    #[test]
+    fn values_and_numbers_stay_small() {
+        // Reading costs at most 16 bytes per input byte (docs/performance.md): an array of
+        // one-digit numbers takes two input bytes per value (issue 10).
+        assert!(size_of::<Value>() <= 32);
+        assert!(size_of::<Number>() <= 16);
+        assert!(size_of::<Member>() <= 64);
+    }
+
+    #[test]
+    fn from_iter_keeps_the_last_of_equal_names_in_canonical_order() {
+        let o: Object = [
+            ("b", 1u64),
+            ("a", 2),
+            ("b", 3),
+            ("\u{E000}", 4),
+            ("\u{1F600}", 5),
+        ]
+        .into_iter()
+        .collect();
+        let keys: Vec<_> = o.keys().collect();
+        assert_eq!(keys, ["a", "b", "\u{1F600}", "\u{E000}"]);
+        assert_eq!(o.get("b"), Some(&Value::from(3u64)));
     }
 
     #[test]

@@ -31,7 +31,7 @@ fn same(node: Node<'_, '_>, value: &Value, name: Option<&str>, levels: usize, de
         Kind::Object(_) => Shape::Object,
         Kind::Array(_) => Shape::Array,
         Kind::String(s) => {
-            assert_eq!(node.as_str().as_deref(), Some(s.as_str()));
+            assert_eq!(node.as_str().as_deref(), Some(&**s));
             Shape::String
         }
         Kind::Number(_) => Shape::Number,
@@ -66,11 +66,11 @@ fn same(node: Node<'_, '_>, value: &Value, name: Option<&str>, levels: usize, de
                     .filter(|m| m.name == member.name)
                     .count();
                 assert_eq!(node.count(&member.name), repeats);
-                let [picked] = node.pick([member.name.as_str()]);
+                let [picked] = node.pick([&*member.name]);
                 assert_eq!(picked.count, repeats);
                 assert_eq!(
                     picked.first.and_then(|n| n.name()).as_deref(),
-                    Some(member.name.as_str())
+                    Some(&*member.name)
                 );
             }
         }
