@@ -198,6 +198,11 @@ fn sign_refuses_what_is_not_a_lockfile_and_keys_it_cannot_use() {
     dir.mcppin(&["sign", "--lock", "other.json", "--key", "alice.pem"])
         .code(4)
         .stderr_has("mcppin: other.json: not a lockfile that can be signed");
+    // Issue 14 item 3: a manifest is named as such.
+    dir.write("manifest.json", manifest("Search the docs"));
+    dir.mcppin(&["sign", "--lock", "manifest.json", "--key", "alice.pem"])
+        .code(4)
+        .stderr_has("mcppin: manifest.json: this is a manifest, not a lockfile [wrong-document]\n");
     dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem.pub"])
         .code(4)
         .stderr_has("alice.pem.pub: not an unencrypted Ed25519 private key in PKCS#8 PEM");

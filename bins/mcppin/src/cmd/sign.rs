@@ -87,6 +87,10 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
 /// as written.
 pub(crate) fn lock_error(path: &Path, err: mcppin_sign::Error) -> anyhow::Error {
     let message = match &err {
+        // A manifest or a signature given as the lockfile: the reason says it all.
+        mcppin_sign::Error::Lockfile {
+            source: source @ mcppin_core::Error::WrongDocument { .. },
+        } => format!("{}: {source} [{}]", input::name(path), source.rule()),
         mcppin_sign::Error::Lockfile { source } => {
             format!("{}: {err} [{}]", input::name(path), source.rule())
         }
