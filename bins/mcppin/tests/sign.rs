@@ -205,7 +205,7 @@ fn sign_refuses_what_is_not_a_lockfile_and_keys_it_cannot_use() {
         .stderr_has("mcppin: manifest.json: this is a manifest, not a lockfile [wrong-document]\n");
     dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem.pub"])
         .code(4)
-        .stderr_has("alice.pem.pub: not an unencrypted Ed25519 private key in PKCS#8 PEM");
+        .stderr_has("alice.pem.pub: this is a public key; sign needs the private key alice.pem");
     dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "missing.pem"])
         .code(4)
         .stderr_has("cannot read missing.pem");
@@ -966,4 +966,29 @@ fn sign_and_verify_say_a_key_file_is_empty() {
     ])
     .code(4)
     .stderr_has("mcppin: der.pem: not PEM text");
+}
+
+#[test]
+fn a_public_key_given_to_sign_names_the_private_key_to_give() {
+    // Issue 14 item 10.
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    dir.write("alice.pem.pub", ALICE_PUB);
+    dir.write("alice.public", ALICE_PUB);
+    let run = dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem.pub"]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin: alice.pem.pub: this is a public key; sign needs the private key alice.pem \
+         (without .pub)\n"
+    );
+    dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.public"])
+        .code(4)
+        .stderr_has(
+            "alice.public: this is a public key; sign needs the private key (the file mcppin \
+             key -o wrote, not its .pub)\n",
+        );
+    private_key(&dir, "alice.pem", ALICE);
+    dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem"])
+        .code(0);
 }

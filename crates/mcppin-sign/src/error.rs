@@ -50,6 +50,9 @@ pub enum Error {
     /// A private key was given where a public key belongs.
     #[error("this is a private key; give the public key (the .pub file)")]
     PrivateKeyAsPublic,
+    /// A public key (SPKI PEM) was given where a private key belongs.
+    #[error("this is a public key; signing needs the private key")]
+    PublicKeyAsPrivate,
     /// A public key of small order: any message verifies under it, so it proves nothing.
     #[error("weak public key {fingerprint}: a key of small order proves nothing")]
     WeakPublicKey {
@@ -241,6 +244,7 @@ impl Error {
             | Self::EmptyKey
             | Self::KeyAlgorithm { .. }
             | Self::PrivateKeyAsPublic
+            | Self::PublicKeyAsPrivate
             | Self::WeakPublicKey { .. }
             | Self::Lockfile { .. }
             | Self::TimeOutOfRange => return None,

@@ -58,12 +58,16 @@ impl SigningKey {
     ///
     /// # Errors
     ///
-    /// [`Error::EmptyKey`] for an empty text, [`Error::KeyAlgorithm`] for a key of another
-    /// algorithm, [`Error::PrivateKey`] for anything else: an encrypted key, a public key,
-    /// broken PEM or DER.
+    /// [`Error::EmptyKey`] for an empty text, [`Error::PublicKeyAsPrivate`] for a public key,
+    /// [`Error::KeyAlgorithm`] for a key of another algorithm, [`Error::PrivateKey`] for
+    /// anything else: an encrypted key, broken PEM or DER.
     pub fn from_pem(pem: &str) -> Result<Self, Error> {
-        let inner = ed25519_dalek::SigningKey::from_pkcs8_pem(pem)
-            .map_err(|source| other_algorithm(pem, true).unwrap_or(Error::PrivateKey { source }))?;
+        let inner = ed25519_dalek::SigningKey::from_pkcs8_pem(pem).map_err(|source| {
+            if pem.contains("-----BEGIN PUBLIC KEY-----") {
+                return Error::PublicKeyAsPrivate;
+            }
+            other_algorithm(pem, true).unwrap_or(Error::PrivateKey { source })
+        })?;
         Ok(Self { inner })
     }
 
@@ -246,9 +250,15 @@ MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
             PublicKey::from_pem(RFC8410_PRIVATE),
             Err(Error::PrivateKeyAsPublic)
         ));
+        // Issue 14 item 10: a public key given as the private key is named as such.
         assert!(matches!(
             SigningKey::from_pem(RFC8410_PUBLIC),
-            Err(Error::PrivateKey { .. })
+            Err(Error::PublicKeyAsPrivate)
+        ));
+        let public = include_str!("../../../testdata/keys/test-alice.pem.pub");
+        assert!(matches!(
+            SigningKey::from_pem(public),
+            Err(Error::PublicKeyAsPrivate)
         ));
     }
 

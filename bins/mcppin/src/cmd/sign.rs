@@ -66,8 +66,8 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
         .map_err(|_| {
             anyhow::anyhow!("not PEM text (a DER key? openssl pkey -outform PEM converts it)")
         })
-        .and_then(|pem| SigningKey::from_pem(pem).map_err(anyhow::Error::from))
         .with_context(|| path.display().to_string())?;
+    let key = SigningKey::from_pem(key).map_err(|e| key_error(path, e))?;
     if let Ok(meta) = std::fs::metadata(path) {
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
@@ -80,6 +80,28 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
         }
     }
     Ok(key)
+}
+
+/// The error for a private key that cannot be used (exit 4), saying what to give instead
+/// where that can be told.
+fn key_error(path: &Path, err: mcppin_sign::Error) -> anyhow::Error {
+    let name = input::name(path);
+    let message = match &err {
+        mcppin_sign::Error::PublicKeyAsPrivate => {
+            let private = name
+                .strip_suffix(".pub")
+                .filter(|stem| !stem.is_empty())
+                .map_or_else(
+                    || "the private key (the file mcppin key -o wrote, not its .pub)".to_owned(),
+                    |stem| format!("the private key {stem} (without .pub)"),
+                );
+            format!("{name}: this is a public key; sign needs {private}")
+        }
+        _ => {
+            return anyhow::Error::new(err).context(name);
+        }
+    };
+    Fail::new(Exit::Unreadable, message).into()
 }
 
 /// The error for a lockfile that cannot be signed or checked: it is not a lockfile passing its
