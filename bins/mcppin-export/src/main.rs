@@ -64,7 +64,7 @@ struct Cli {
     protocol: Protocol,
 
     /// How many times to read each server's surface; complete needs two readings that agree.
-    #[arg(long, value_name = "N", default_value = "2")]
+    #[arg(long, value_name = "N", default_value = "2", value_parser = parse_passes)]
     passes: NonZeroU32,
 
     /// How long to wait for each answer (`30s`, `500ms`, `2m`).
@@ -96,6 +96,18 @@ struct Cli {
 fn parse_protocol(text: &str) -> Result<Protocol, String> {
     text.parse()
         .map_err(|e: mcppin_client::Error| e.to_string())
+}
+
+/// A count of readings; 0 is refused saying which count to give instead.
+fn parse_passes(text: &str) -> Result<NonZeroU32, String> {
+    let n: u32 = text
+        .parse()
+        .map_err(|e: std::num::ParseIntError| e.to_string())?;
+    NonZeroU32::new(n).ok_or_else(|| {
+        "0 readings capture nothing; give --passes 2 (the default) for a complete capture, or \
+         --passes 1 for a single reading (never complete)"
+            .to_owned()
+    })
 }
 
 fn main() -> ExitCode {

@@ -701,3 +701,22 @@ fn failure_messages_are_stable() {
         dir.assert_gone("demo");
     }
 }
+
+#[test]
+fn passes_0_says_which_count_to_give_instead() {
+    // Issue 14 item 10: clap said "number would be zero for non-zero type".
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    let run = dir.export(&["--config", "mcp.json", "--passes", "0", "-o", "m.json"]);
+    run.code(2).stderr_has(
+        "invalid value '0' for '--passes <N>': 0 readings capture nothing; give --passes 2 \
+         (the default) for a complete capture, or --passes 1 for a single reading (never \
+         complete)\n",
+    );
+    assert!(!dir.path().join("m.json").exists());
+    dir.export(&["--config", "mcp.json", "--passes", "two", "-o", "m.json"])
+        .code(2)
+        .stderr_has("invalid value 'two' for '--passes <N>': invalid digit");
+    dir.export(&["--config", "mcp.json", "--passes", "1", "-o", "m.json"])
+        .code(0);
+}

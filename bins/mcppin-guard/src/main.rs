@@ -16,6 +16,7 @@ use mcppin_client::DEFAULT_MAX_LINE;
 use mcppin_core::lockfile::LockedServer;
 
 mod feed;
+mod hint;
 mod log;
 mod proxy;
 
@@ -129,7 +130,10 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return hint::usage_error(&err),
+    };
     let outcome = run(cli);
     if proxy::signalled() {
         proxy::wait_for_signal_exit();
@@ -266,13 +270,7 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
         .servers
         .get(server)
         .cloned()
-        .ok_or_else(|| {
-            unreadable(format!(
-                "the lockfile {} has no entry for server {server}; the server was not started",
-                lock.display()
-            ))
-            .into()
-        })
+        .ok_or_else(|| unreadable(hint::no_entry(lock, server, &approved.lockfile.servers)).into())
 }
 
 /// A session id unique enough to join log lines of one run: process id and start time.

@@ -133,10 +133,104 @@ fn no_lock_entry_exits_4_without_starting_the_server() {
         &["--pid-file", "pid"],
         &[initialize(1)],
     );
-    run.code(4)
-        .stderr_has("has no entry for server elsewhere; the server was not started");
+    run.code(4).stderr_has(
+        "mcppin-guard: the lockfile mcp.lock.json has no entry for server \"elsewhere\"; the \
+         server was not started; name one of its servers with --server: \"fixture\"\n",
+    );
     assert_eq!(run.stdout, "");
     assert!(!dir.path().join("pid").exists(), "the server never started");
+}
+
+/// Writes `mcp.lock.json` approving one tool for each server of `ids`.
+fn lock_servers(dir: &Dir, ids: &[String]) {
+    let servers: Vec<_> = ids
+        .iter()
+        .map(|id| json!({"id": id, "tools": [{"name": "t"}]}))
+        .collect();
+    let manifest = json!({"schema_version": 2, "complete": true, "servers": servers});
+    let manifest = mcppin_core::manifest::Manifest::parse(manifest.to_string().as_bytes()).unwrap();
+    let lock = mcppin_core::lockfile::Lockfile::approve(None, &manifest, &[]).unwrap();
+    dir.write(LOCK, lock.to_bytes());
+}
+
+#[test]
+fn an_unknown_server_lists_the_ids_the_lock_has_escaped_and_bounded() {
+    // Issue 14 item 10: the refusal said what was wrong, not what to type instead.
+    let dir = Dir::new();
+    let mut ids: Vec<String> = (1..=11).map(|i| format!("s{i:02}")).collect();
+    ids.push("evil\u{1b}[31m".into());
+    lock_servers(&dir, &ids);
+    let run = dir.guard(
+        &["--lock", LOCK, "--server", "nope\u{1b}"],
+        &["--pid-file", "pid"],
+        &[initialize(1)],
+    );
+    run.code(4).stderr_has(
+        "mcppin-guard: the lockfile mcp.lock.json has no entry for server \"nope<U+001B>\"; \
+         the server was not started; name one of its servers with --server: \
+         \"evil<U+001B>[31m\", \"s01\", \"s02\", \"s03\", \"s04\", \"s05\", \"s06\", \"s07\" \
+         and 4 more\n",
+    );
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+    assert!(!dir.path().join("pid").exists(), "the server never started");
+    // A lockfile that approves no server says so.
+    lock_servers(&dir, &[]);
+    dir.guard(&["--lock", LOCK, "--server", "nope"], &[], &[initialize(1)])
+        .code(4)
+        .stderr_has("; it approves no server: approve this one with mcppin lock first\n");
+    // Naming one that is there starts it.
+    lock_servers(&dir, &ids);
+    dir.guard(
+        &["--lock", LOCK, "--server", "s11"],
+        &["--pid-file", "pid"],
+        &[],
+    )
+    .code(0);
+    assert!(dir.path().join("pid").exists(), "the server started");
+}
+
+#[test]
+fn a_server_command_without_the_separator_says_to_put_it_after_it() {
+    // Issue 14 item 10: clap said "unexpected argument 'node' found" and nothing of `--`.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let args = |extra: &[&str]| -> Vec<String> {
+        ["--lock", LOCK, "--server", "fixture"]
+            .iter()
+            .chain(extra)
+            .map(|s| (*s).to_owned())
+            .collect()
+    };
+    let run = dir.run_guard(&args(&["node", "server.js"]), &[]);
+    run.code(2);
+    assert_eq!(
+        run.stderr,
+        "mcppin-guard: unexpected argument 'node': the server command goes after --: \
+         mcppin-guard --lock FILE --server ID -- <server command>\n"
+    );
+    let run = dir.run_guard(&args(&[]), &[]);
+    run.code(2);
+    assert_eq!(
+        run.stderr,
+        "mcppin-guard: no server command: it goes after --: \
+         mcppin-guard --lock FILE --server ID -- <server command>\n"
+    );
+    // The argument is escaped.
+    dir.run_guard(&args(&["\u{1b}x"]), &[])
+        .code(2)
+        .stderr_has("unexpected argument '<U+001B>x'");
+    // Other mistakes keep clap's own message: an unknown flag, a missing --lock.
+    dir.run_guard(&args(&["--bogus", "--", "cat"]), &[])
+        .code(2)
+        .stderr_has("unexpected argument '--bogus'");
+    dir.run_guard(&["--server".into(), "fixture".into()], &[])
+        .code(2)
+        .stderr_has("--lock <FILE>");
+    // With the separator the same command line holds.
+    let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+    let fixture = fixture.display().to_string();
+    dir.run_guard(&args(&["--", &fixture, "--mode", "counter"]), &[])
+        .code(0);
 }
 
 #[test]

@@ -452,3 +452,24 @@ fn approve_says_when_what_stays_unapproved_only_gets_reported() {
         .code(0)
         .stdout_has("protocol-changed [reported]: docs\n");
 }
+
+#[test]
+fn a_lockfile_given_as_the_manifest_and_the_reverse_are_named_as_such() {
+    // Issue 14 item 3: each failed on its first unknown member.
+    let dir = Dir::new();
+    dir.write("served.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "served.json"])
+        .code(0);
+    dir.mcppin(&["lock", "-o", "new.json", "lock.json"])
+        .code(4)
+        .stderr_has("mcppin: lock.json: this is a lockfile, not a manifest [wrong-document]\n");
+    assert!(!dir.path().join("new.json").exists());
+    dir.write("other.json", BASE);
+    dir.mcppin(&["lock", "-o", "other.json", "served.json"])
+        .code(4)
+        .stderr_has(
+            "mcppin: other.json: this is a manifest, not a lockfile [wrong-document]; \
+             not overwriting a lockfile that cannot be read\n",
+        );
+    assert_eq!(dir.read("other.json"), BASE.as_bytes());
+}

@@ -198,9 +198,14 @@ fn sign_refuses_what_is_not_a_lockfile_and_keys_it_cannot_use() {
     dir.mcppin(&["sign", "--lock", "other.json", "--key", "alice.pem"])
         .code(4)
         .stderr_has("mcppin: other.json: not a lockfile that can be signed");
+    // Issue 14 item 3: a manifest is named as such.
+    dir.write("manifest.json", manifest("Search the docs"));
+    dir.mcppin(&["sign", "--lock", "manifest.json", "--key", "alice.pem"])
+        .code(4)
+        .stderr_has("mcppin: manifest.json: this is a manifest, not a lockfile [wrong-document]\n");
     dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem.pub"])
         .code(4)
-        .stderr_has("alice.pem.pub: not an unencrypted Ed25519 private key in PKCS#8 PEM");
+        .stderr_has("alice.pem.pub: this is a public key; sign needs the private key alice.pem");
     dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "missing.pem"])
         .code(4)
         .stderr_has("cannot read missing.pem");
@@ -961,4 +966,295 @@ fn sign_and_verify_say_a_key_file_is_empty() {
     ])
     .code(4)
     .stderr_has("mcppin: der.pem: not PEM text");
+}
+
+// Encrypted private keys (issue 14 item 7).
+
+const PASSPHRASE: &str = "test passphrase";
+/// test-alice.pem encrypted by openssl with scrypt and with PBKDF2 (testdata/keys/README.md).
+const ALICE_SCRYPT: &str = include_str!("../../../testdata/keys/test-alice-scrypt.pem");
+const ALICE_PBKDF2: &str = include_str!("../../../testdata/keys/test-alice-pbkdf2.pem");
+
+/// Runs `mcppin` in `dir` with a cleared environment but for `env`, standard input empty.
+fn mcppin_env(dir: &Dir, args: &[&str], env: &[(&str, &str)]) -> util::Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcppin"))
+        .args(args)
+        .current_dir(dir.path())
+        .env_clear()
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("spawn mcppin");
+    util::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `mcppin` in `dir` on a terminal (util-linux `script` gives it one) with `typed` as
+/// what is typed there; stdout and stderr both come back as the terminal's output.
+fn mcppin_on_terminal(dir: &Dir, args: &[&str], typed: &str) -> util::Run {
+    let mut command = String::from(env!("CARGO_BIN_EXE_mcppin"));
+    for arg in args {
+        command.push_str(&format!(" '{arg}'"));
+    }
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) must be installed");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), typed.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    util::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn sign_with(dir: &Dir, key: &str, env: &[(&str, &str)]) -> util::Run {
+    mcppin_env(
+        dir,
+        &[
+            "sign",
+            "--lock",
+            "mcp.lock.json",
+            "--key",
+            key,
+            "--now",
+            NOW,
+        ],
+        env,
+    )
+}
+
+#[test]
+fn keys_openssl_encrypted_sign_with_the_passphrase_from_the_environment() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    dir.write("alice.pem.pub", ALICE_PUB);
+    dir.write("manifest.json", manifest("Search the docs"));
+    for (name, pem) in [("scrypt.pem", ALICE_SCRYPT), ("pbkdf2.pem", ALICE_PBKDF2)] {
+        private_key(&dir, name, pem);
+        sign_with(&dir, name, &[("MCPPIN_KEY_PASSPHRASE", PASSPHRASE)])
+            .code(0)
+            .stdout_has(&format!("with key {ALICE_ID}"));
+        verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+    }
+    // openssl genpkey's own form of an encrypted key, made now.
+    assert!(openssl(
+        &dir,
+        &[
+            "genpkey",
+            "-algorithm",
+            "ed25519",
+            "-aes-256-cbc",
+            "-pass",
+            "pass:from openssl",
+            "-out",
+            "ossl.pem"
+        ]
+    ));
+    assert!(openssl(
+        &dir,
+        &[
+            "pkey",
+            "-in",
+            "ossl.pem",
+            "-passin",
+            "pass:from openssl",
+            "-pubout",
+            "-out",
+            "ossl.pub"
+        ]
+    ));
+    sign_with(
+        &dir,
+        "ossl.pem",
+        &[("MCPPIN_KEY_PASSPHRASE", "from openssl")],
+    )
+    .code(0);
+    verify(&dir, &["--pubkey", "ossl.pub"]).code(0);
+}
+
+#[test]
+fn an_encrypted_key_with_a_wrong_or_no_passphrase_exits_4_saying_which() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    private_key(&dir, "alice.pem", ALICE_SCRYPT);
+    let run = sign_with(
+        &dir,
+        "alice.pem",
+        &[("MCPPIN_KEY_PASSPHRASE", "test passphrasf")],
+    );
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin: alice.pem: wrong passphrase: the key does not decrypt with it (or the key \
+         file is damaged); the passphrase came from MCPPIN_KEY_PASSPHRASE\n"
+    );
+    // Standard input is no terminal and the variable is not set: nothing to ask.
+    let run = sign_with(&dir, "alice.pem", &[]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin: alice.pem: the private key is encrypted: set MCPPIN_KEY_PASSPHRASE to its \
+         passphrase, or run mcppin sign from a terminal to be asked for it\n"
+    );
+    assert!(!dir.path().join("mcp.lock.json.sig").exists());
+    // A plain key needs no passphrase, and one set is not in the way.
+    private_key(&dir, "plain.pem", ALICE);
+    sign_with(&dir, "plain.pem", &[("MCPPIN_KEY_PASSPHRASE", "unused")]).code(0);
+}
+
+#[test]
+fn key_encrypt_writes_a_key_openssl_decrypts_to_the_same_public_key() {
+    let dir = Dir::new();
+    let run = mcppin_env(
+        &dir,
+        &["key", "--encrypt", "-o", "k.pem"],
+        &[("MCPPIN_KEY_PASSPHRASE", PASSPHRASE)],
+    );
+    run.code(0)
+        .stdout_has("wrote k.pem (private key, encrypted, mode 0600) and k.pem.pub");
+    assert_eq!(mode(&dir.path().join("k.pem")), 0o600);
+    let private = String::from_utf8(dir.read("k.pem")).unwrap();
+    assert!(private.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
+    assert!(openssl(
+        &dir,
+        &[
+            "pkey",
+            "-in",
+            "k.pem",
+            "-passin",
+            &format!("pass:{PASSPHRASE}"),
+            "-pubout",
+            "-out",
+            "derived.pub"
+        ]
+    ));
+    assert_eq!(dir.read("derived.pub"), dir.read("k.pem.pub"));
+    // The check can fail: openssl refuses another passphrase.
+    assert!(!openssl(
+        &dir,
+        &["pkey", "-in", "k.pem", "-passin", "pass:another", "-noout"]
+    ));
+    // And mcppin signs with it.
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    dir.write("manifest.json", manifest("Search the docs"));
+    sign_with(&dir, "k.pem", &[("MCPPIN_KEY_PASSPHRASE", PASSPHRASE)]).code(0);
+    verify(&dir, &["--pubkey", "k.pem.pub"]).code(0);
+}
+
+#[test]
+fn key_encrypt_without_a_passphrase_writes_nothing() {
+    let dir = Dir::new();
+    let run = mcppin_env(&dir, &["key", "--encrypt", "-o", "k.pem"], &[]);
+    run.code(2);
+    assert_eq!(
+        run.stderr,
+        "mcppin: --encrypt needs a passphrase: set MCPPIN_KEY_PASSPHRASE or run mcppin key \
+         from a terminal to be asked for it; nothing written\n"
+    );
+    mcppin_env(
+        &dir,
+        &["key", "--encrypt", "-o", "k.pem"],
+        &[("MCPPIN_KEY_PASSPHRASE", "")],
+    )
+    .code(2)
+    .stderr_has("the passphrase is empty");
+    assert!(!dir.path().join("k.pem").exists());
+    assert!(!dir.path().join("k.pem.pub").exists());
+    // Without --encrypt the variable changes nothing: the key is plain.
+    mcppin_env(
+        &dir,
+        &["key", "-o", "k.pem"],
+        &[("MCPPIN_KEY_PASSPHRASE", PASSPHRASE)],
+    )
+    .code(0);
+    assert!(
+        String::from_utf8(dir.read("k.pem"))
+            .unwrap()
+            .starts_with("-----BEGIN PRIVATE KEY-----\n")
+    );
+}
+
+#[test]
+fn the_passphrase_is_asked_on_the_terminal_twice_for_key_once_for_sign() {
+    let dir = Dir::new();
+    let run = mcppin_on_terminal(&dir, &["key", "--encrypt", "-o", "k.pem"], "typed\ntyped\n");
+    run.code(0)
+        .stdout_has("passphrase for the new key: ")
+        .stdout_has("the same passphrase again: ")
+        .stdout_has("wrote k.pem (private key, encrypted, mode 0600)");
+    assert!(openssl(
+        &dir,
+        &["pkey", "-in", "k.pem", "-passin", "pass:typed", "-noout"]
+    ));
+    let run = mcppin_on_terminal(
+        &dir,
+        &["key", "--encrypt", "-o", "j.pem"],
+        "typed\ntyped2\n",
+    );
+    run.code(2)
+        .stdout_has("the two passphrases differ; nothing written");
+    assert!(!dir.path().join("j.pem").exists());
+
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    mcppin_on_terminal(
+        &dir,
+        &["sign", "--lock", "mcp.lock.json", "--key", "k.pem"],
+        "typed\n",
+    )
+    .code(0)
+    .stdout_has("passphrase for k.pem: ")
+    .stdout_has("wrote mcp.lock.json.sig");
+    mcppin_on_terminal(
+        &dir,
+        &["sign", "--lock", "mcp.lock.json", "--key", "k.pem"],
+        "wrong\n",
+    )
+    .code(4)
+    .stdout_has("k.pem: wrong passphrase");
+}
+
+#[test]
+fn help_says_the_passphrase_never_comes_from_a_flag() {
+    let dir = Dir::new();
+    for command in ["key", "sign"] {
+        let run = dir.mcppin(&[command, "--help"]);
+        run.code(0)
+            .stdout_has("MCPPIN_KEY_PASSPHRASE")
+            .stdout_has("shell history");
+    }
+}
+
+#[test]
+fn a_public_key_given_to_sign_names_the_private_key_to_give() {
+    // Issue 14 item 10.
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    dir.write("alice.pem.pub", ALICE_PUB);
+    dir.write("alice.public", ALICE_PUB);
+    let run = dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem.pub"]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin: alice.pem.pub: this is a public key; sign needs the private key alice.pem \
+         (without .pub)\n"
+    );
+    dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.public"])
+        .code(4)
+        .stderr_has(
+            "alice.public: this is a public key; sign needs the private key (the file mcppin \
+             key -o wrote, not its .pub)\n",
+        );
+    private_key(&dir, "alice.pem", ALICE);
+    dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem"])
+        .code(0);
 }

@@ -375,7 +375,6 @@ fn usage_errors_exit_2() {
     ])
     .code(2)
     .stderr_has("--server nope: neither the lockfile nor the manifest has this server");
-    dir.mcppin(&["verify", "served.json"]).code(2);
     dir.mcppin(&[
         "verify",
         "--lock",
@@ -410,6 +409,52 @@ fn unreadable_inputs_exit_4() {
     dir.mcppin(&["verify", "--lock", "lock.json", "unknown.json"])
         .code(4)
         .stderr_has("unknown member \"pases\" at \"/servers/0/pases\"");
+}
+
+#[test]
+fn without_lock_verify_reads_mcp_lock_json_in_the_current_directory() {
+    // Issue 14 item 3.
+    let dir = Dir::new();
+    dir.write("served.json", BASE);
+    dir.mcppin(&["verify", "served.json"]).code(4).stderr_has(
+        "mcppin: no lockfile given and none in the current directory: looked for \
+             ./mcp.lock.json; name another with --lock LOCK\n",
+    );
+    dir.mcppin(&["lock", "-o", "mcp.lock.json", "served.json"])
+        .code(0);
+    let run = dir.mcppin(&["verify", "served.json"]);
+    run.code(0).stdout_has("\nPASS: ");
+    assert_eq!(run.stderr, "");
+    // The default is only a default: another lockfile is still read when named.
+    dir.write("other.lock.json", dir.read("mcp.lock.json"));
+    std::fs::remove_file(dir.path().join("mcp.lock.json")).unwrap();
+    dir.mcppin(&["verify", "--lock", "other.lock.json", "served.json"])
+        .code(0);
+    let help = dir.mcppin(&["verify", "--help"]);
+    help.code(0).stdout_has("[default: ./mcp.lock.json]");
+}
+
+#[test]
+fn a_manifest_given_as_the_lockfile_and_the_reverse_are_named_as_such() {
+    // Issue 14 item 3: each failed on its first unknown member.
+    let dir = locked(BASE);
+    dir.write("served.json", BASE);
+    dir.mcppin(&["verify", "--lock", "served.json", "served.json"])
+        .code(4)
+        .stderr_has("mcppin: served.json: this is a manifest, not a lockfile [wrong-document]\n");
+    dir.mcppin(&["verify", "--lock", "lock.json", "lock.json"])
+        .code(4)
+        .stderr_has("mcppin: lock.json: this is a lockfile, not a manifest [wrong-document]\n");
+    dir.write(
+        "lock.json.sig",
+        r#"{"schema": "mcppin-lock-signature", "schema_version": 1}"#,
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json.sig", "served.json"])
+        .code(4)
+        .stderr_has("lock.json.sig: this is a signature, not a lockfile");
+    std::fs::remove_file(dir.path().join("lock.json.sig")).unwrap();
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0);
 }
 
 #[test]

@@ -14,6 +14,8 @@ pub enum Document {
     Manifest,
     /// A lockfile (SPEC 3.2).
     Lockfile,
+    /// A signature envelope (`LOCK.sig`, docs/signing.md).
+    Signature,
 }
 
 impl fmt::Display for Document {
@@ -21,7 +23,62 @@ impl fmt::Display for Document {
         f.write_str(match self {
             Self::Manifest => "manifest",
             Self::Lockfile => "lockfile",
+            Self::Signature => "signature",
         })
+    }
+}
+
+/// Top-level members only a manifest has (docs/formats.md).
+const MANIFEST_ONLY: [&str; 5] = [
+    "complete",
+    "captured_at",
+    "captured_by",
+    "scope",
+    "protocol_version",
+];
+
+impl Document {
+    /// Which of this project's formats `value` is, told by the top-level members that only
+    /// one of them has: `complete`, `captured_at`, `captured_by`, `scope` or
+    /// `protocol_version` for a manifest, `approval_serial` for a lockfile, `schema` naming
+    /// `mcppin-lock-signature` for a signature. `None` when the members say nothing or
+    /// contradict each other: the reader's own errors then say what is wrong.
+    ///
+    /// Readers call it before anything else, so that a file given in the place of another
+    /// is named as such instead of failing on its first unknown member.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcppin_core::{Document, parse};
+    /// let lock = parse(br#"{"schema_version": 2, "approval_serial": 1, "servers": []}"#).unwrap();
+    /// assert_eq!(Document::of(&lock), Some(Document::Lockfile));
+    /// let manifest = parse(br#"{"schema_version": 2, "complete": true, "servers": []}"#).unwrap();
+    /// assert_eq!(Document::of(&manifest), Some(Document::Manifest));
+    /// assert_eq!(Document::of(&parse(b"{}").unwrap()), None);
+    /// ```
+    #[must_use]
+    pub fn of(value: &crate::Value) -> Option<Self> {
+        let object = value.as_object()?;
+        if object.get("schema").and_then(crate::Value::as_str) == Some("mcppin-lock-signature") {
+            return Some(Self::Signature);
+        }
+        let manifest = MANIFEST_ONLY.iter().any(|name| object.contains(name));
+        let lockfile = object.contains("approval_serial");
+        match (manifest, lockfile) {
+            (true, false) => Some(Self::Manifest),
+            (false, true) => Some(Self::Lockfile),
+            _ => None,
+        }
+    }
+
+    /// Refuses `value` when it is recognisably another of this project's formats than
+    /// `expected` (see [`Document::of`]).
+    pub(crate) fn expect(value: &crate::Value, expected: Self) -> Result<(), Error> {
+        match Self::of(value) {
+            Some(found) if found != expected => Err(Error::WrongDocument { expected, found }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -326,6 +383,15 @@ pub enum Error {
          assumed on its behalf, so it cannot be compared"
     )]
     MissingCompleteness,
+    /// A document of another of this project's formats than the one expected: a manifest
+    /// given as the lockfile, a lockfile given as the manifest (see [`Document::of`]).
+    #[error("this is a {found}, not a {expected}")]
+    WrongDocument {
+        /// The format the reader reads.
+        expected: Document,
+        /// The format the document's members show.
+        found: Document,
+    },
     /// One server id listed twice.
     #[error("server {} listed twice, at {}", Excerpt::quoted(.id), Excerpt::quoted(.pointer))]
     DuplicateServer {
@@ -520,6 +586,7 @@ impl Error {
             Self::UnsupportedVersion { .. } => "unsupported-version",
             Self::ManifestVersion1 => "manifest-version-1",
             Self::MissingCompleteness => "missing-completeness",
+            Self::WrongDocument { .. } => "wrong-document",
             Self::DuplicateServer { .. } => "duplicate-server",
             Self::DuplicateItem { .. } => "duplicate-item",
             Self::OutOfScope { .. } => "out-of-scope",

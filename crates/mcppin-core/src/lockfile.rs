@@ -246,6 +246,7 @@ impl Lockfile {
     ///
     /// # Errors
     ///
+    /// - [`Error::WrongDocument`] for a manifest or a signature (see [`Document::of`]);
     /// - [`Error::UnsupportedVersion`] for a version other than 1 and 2;
     /// - [`Error::PinMismatch`] when a recorded digest (or list of undecidable literals) is
     ///   not what the approved object beside it gives, [`Error::NameMismatch`] when the
@@ -258,6 +259,7 @@ impl Lockfile {
 
     /// Reads the lockfile, moving the approved objects out of `value` instead of copying them.
     fn read(mut value: Value) -> Result<Self, Error> {
+        Document::expect(&value, Document::Lockfile)?;
         let mut entries = take_list(&mut value, "servers");
         let value = &value;
         let version = object(value, "")?
@@ -686,6 +688,44 @@ mod tests {
               {"name":"search_docs","description":"Search"},
               {"name":"big","default":9007199254740993}]},
             {"id":"parcel","tools":[{"name":"delivery_insights"}]}]}"#
+    }
+
+    #[test]
+    fn names_a_manifest_or_a_signature_given_as_the_lockfile() {
+        // Issue 14 item 3: a swapped file failed on its first unknown member.
+        for (text, found) in [
+            (v1(), Document::Manifest),
+            (
+                r#"{"schema_version":2,"scope":[],"servers":[]}"#,
+                Document::Manifest,
+            ),
+            (
+                r#"{"algorithm":"ed25519","schema":"mcppin-lock-signature"}"#,
+                Document::Signature,
+            ),
+        ] {
+            assert_eq!(
+                Lockfile::parse(text.as_bytes()),
+                Err(Error::WrongDocument {
+                    expected: Document::Lockfile,
+                    found
+                }),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            Lockfile::parse(v1().as_bytes()).unwrap_err().to_string(),
+            "this is a manifest, not a lockfile"
+        );
+        // Members of both formats say nothing: the reader's own error stands.
+        assert!(matches!(
+            Lockfile::parse(
+                br#"{"schema_version":2,"approval_serial":1,"complete":true,"servers":[]}"#
+            ),
+            Err(Error::UnknownMember { .. })
+        ));
+        let lock = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        assert_eq!(Lockfile::parse(&lock.to_bytes()).unwrap(), lock);
     }
 
     #[test]

@@ -126,6 +126,7 @@ impl Manifest {
     ///
     /// # Errors
     ///
+    /// - [`Error::WrongDocument`] for a lockfile or a signature (see [`Document::of`]);
     /// - [`Error::ManifestVersion1`] for `schema_version` 1, [`Error::UnsupportedVersion`] for
     ///   any other version but 2;
     /// - [`Error::MissingCompleteness`] when `complete` is absent;
@@ -139,6 +140,7 @@ impl Manifest {
 
     /// Reads the manifest, moving the served items out of `value` instead of copying them.
     fn read(mut value: Value) -> Result<Self, Error> {
+        Document::expect(&value, Document::Manifest)?;
         let mut entries = take_list(&mut value, "servers");
         let value = &value;
         // The version decides which members exist, so it is read before anything else.
@@ -381,6 +383,48 @@ mod tests {
         let err = read(r#"{"schema_version":2,"servers":[]}"#).unwrap_err();
         assert_eq!(err, Error::MissingCompleteness);
         assert!(err.to_string().contains("cannot be assumed"), "{err}");
+    }
+
+    #[test]
+    fn names_a_lockfile_or_a_signature_given_as_the_manifest() {
+        // Issue 14 item 3: a swapped file failed on its first unknown member.
+        for (text, found) in [
+            (
+                r#"{"schema_version":2,"approval_serial":1,"servers":[]}"#,
+                Document::Lockfile,
+            ),
+            (
+                r#"{"schema_version":1,"approval_serial":1,"servers":[]}"#,
+                Document::Lockfile,
+            ),
+            (
+                r#"{"schema":"mcppin-lock-signature","schema_version":1}"#,
+                Document::Signature,
+            ),
+        ] {
+            let err = read(text).unwrap_err();
+            assert_eq!(
+                err,
+                Error::WrongDocument {
+                    expected: Document::Manifest,
+                    found
+                },
+                "{text}"
+            );
+            assert_eq!(err.rule(), "wrong-document");
+        }
+        assert_eq!(
+            read(r#"{"schema_version":2,"approval_serial":1,"servers":[]}"#)
+                .unwrap_err()
+                .to_string(),
+            "this is a lockfile, not a manifest"
+        );
+        // Members of both formats say nothing: the reader's own error stands.
+        assert!(matches!(
+            read(r#"{"schema_version":2,"complete":true,"approval_serial":1,"servers":[]}"#),
+            Err(Error::UnknownMember { .. })
+        ));
+        assert!(read(GOOD).is_ok());
     }
 
     #[test]

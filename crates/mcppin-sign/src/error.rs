@@ -15,9 +15,9 @@ use crate::time::Timestamp;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A private key is not an unencrypted Ed25519 private key in PKCS#8 PEM (RFC 8410), or its
-    /// embedded public key does not belong to it.
-    #[error("not an unencrypted Ed25519 private key in PKCS#8 PEM")]
+    /// A private key is not an Ed25519 private key in PKCS#8 PEM (RFC 8410), plain or
+    /// encrypted (RFC 5958 section 3), or its embedded public key does not belong to it.
+    #[error("not an Ed25519 private key in PKCS#8 PEM")]
     PrivateKey {
         /// What the PKCS#8 decoder refused.
         #[source]
@@ -50,6 +50,43 @@ pub enum Error {
     /// A private key was given where a public key belongs.
     #[error("this is a private key; give the public key (the .pub file)")]
     PrivateKeyAsPublic,
+    /// A public key (SPKI PEM) was given where a private key belongs.
+    #[error("this is a public key; signing needs the private key")]
+    PublicKeyAsPrivate,
+    /// An encrypted private key (`-----BEGIN ENCRYPTED PRIVATE KEY-----`) was read without a
+    /// passphrase ([`crate::SigningKey::from_pem`]); read it with
+    /// [`crate::SigningKey::from_encrypted_pem`].
+    #[error("the private key is encrypted and no passphrase was given")]
+    EncryptedKey,
+    /// The passphrase does not decrypt the key: the decryption fails, or what it gives is no
+    /// PKCS#8 private key. Which of the two cannot be told apart, nor from a damaged key.
+    #[error("wrong passphrase: the key does not decrypt with it (or the key file is damaged)")]
+    Passphrase,
+    /// An empty passphrase offered to encrypt a key: it would protect nothing.
+    #[error("the passphrase is empty")]
+    EmptyPassphrase,
+    /// An encrypted private key whose scheme this build does not read: PBES1 or PKCS#12
+    /// schemes, DES or 3DES, a PBKDF2 PRF other than HMAC-SHA-224/256/384/512. Named by the
+    /// OID of the first algorithm identifier not supported.
+    #[error(
+        "the private key is encrypted with a scheme this build does not read (OID {oid}); \
+         re-encrypt it with: openssl pkcs8 -topk8 -v2 aes-256-cbc -scrypt"
+    )]
+    KeyEncryption {
+        /// The OID of the unsupported scheme, key derivation or cipher, dotted.
+        oid: String,
+    },
+    /// An encrypted private key whose key derivation asks for more than this crate spends on
+    /// it ([`crate::SigningKey::MAX_SCRYPT_MEMORY`], [`crate::SigningKey::MAX_KDF_WORK`]):
+    /// whoever wrote the file chose the cost, and a bound keeps it from exhausting memory.
+    #[error(
+        "the private key's key derivation asks too much ({cost}); re-encrypt it with: \
+         openssl pkcs8 -topk8 -v2 aes-256-cbc -scrypt"
+    )]
+    KeyDerivationCost {
+        /// The parameters, as `scrypt N=1048576 r=8 p=1` or `PBKDF2 1000000000 iterations`.
+        cost: String,
+    },
     /// A public key of small order: any message verifies under it, so it proves nothing.
     #[error("weak public key {fingerprint}: a key of small order proves nothing")]
     WeakPublicKey {
@@ -241,6 +278,12 @@ impl Error {
             | Self::EmptyKey
             | Self::KeyAlgorithm { .. }
             | Self::PrivateKeyAsPublic
+            | Self::PublicKeyAsPrivate
+            | Self::EncryptedKey
+            | Self::Passphrase
+            | Self::EmptyPassphrase
+            | Self::KeyEncryption { .. }
+            | Self::KeyDerivationCost { .. }
             | Self::WeakPublicKey { .. }
             | Self::Lockfile { .. }
             | Self::TimeOutOfRange => return None,

@@ -8,8 +8,9 @@
 //! older than a pinned floor. [`Approval::check`] is the whole approval in one call (the
 //! lockfile read strictly, its signature, the serial floor and the age bound), with one
 //! message per [`Refusal`]: `mcppin verify` and `mcppin-guard` both use it. Keys are PKCS#8
-//! PEM (private) and SPKI PEM (public), the forms `openssl genpkey -algorithm ed25519` and
-//! `openssl pkey -pubout` read and write.
+//! PEM (private, plain or encrypted with a passphrase: [`SigningKey::to_encrypted_pem`]) and
+//! SPKI PEM (public), the forms `openssl genpkey -algorithm ed25519` and `openssl pkey
+//! -pubout` read and write.
 //!
 //! What this crate deliberately does not do: files, the clock or randomness of its own. The
 //! caller reads the files, passes the time ([`Timestamp`]) and the random generator; a

@@ -11,6 +11,7 @@ use mcppin_sign::{SigningKey, Timestamp};
 use zeroize::Zeroizing;
 
 use crate::exit::{Exit, Fail};
+use crate::passphrase::{self, Ask, Source};
 use crate::{input, output};
 
 /// Sign a lockfile: writes LOCK.sig, the detached Ed25519 signature envelope.
@@ -25,7 +26,10 @@ pub(crate) struct Args {
     /// The lockfile to sign.
     #[arg(long, value_name = "LOCK")]
     lock: PathBuf,
-    /// The private key (PKCS#8 PEM, from `mcppin key` or `openssl genpkey -algorithm ed25519`).
+    /// The private key (PKCS#8 PEM, from `mcppin key` or `openssl genpkey -algorithm
+    /// ed25519`), plain or encrypted. The passphrase of an encrypted key comes from
+    /// MCPPIN_KEY_PASSPHRASE or, when standard input is a terminal, is asked there; never
+    /// from a flag (it would stay in the shell history).
     #[arg(long, value_name = "KEY")]
     key: PathBuf,
     /// Fix the clock (RFC 3339 UTC, for tests).
@@ -57,17 +61,21 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     Ok(Exit::Holds)
 }
 
-/// Reads a private key; warns when others may read it.
+/// Reads a private key, plain or encrypted (asking for the passphrase); warns when others
+/// may read it.
 fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
     let bytes = Zeroizing::new(
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
     );
-    let key = std::str::from_utf8(&bytes)
-        .map_err(|_| {
-            anyhow::anyhow!("not PEM text (a DER key? openssl pkey -outform PEM converts it)")
-        })
-        .and_then(|pem| SigningKey::from_pem(pem).map_err(anyhow::Error::from))
-        .with_context(|| path.display().to_string())?;
+    let name = input::name(path);
+    let pem = std::str::from_utf8(&bytes).map_err(|_| {
+        anyhow::anyhow!("{name}: not PEM text (a DER key? openssl pkey -outform PEM converts it)")
+    })?;
+    let key = if SigningKey::is_encrypted_pem(pem) {
+        read_encrypted(path, pem)?
+    } else {
+        SigningKey::from_pem(pem).map_err(|e| key_error(path, e, None))?
+    };
     if let Ok(meta) = std::fs::metadata(path) {
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
@@ -82,11 +90,65 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
     Ok(key)
 }
 
+/// Reads an encrypted private key with the passphrase from the environment or the terminal.
+fn read_encrypted(path: &Path, pem: &str) -> anyhow::Result<SigningKey> {
+    let name = input::name(path);
+    let prompt = format!("passphrase for {}: ", mcppin_core::escape(&name));
+    let Some((passphrase, source)) = passphrase::get(&prompt, Ask::Once)? else {
+        return Err(Fail::new(
+            Exit::Unreadable,
+            format!(
+                "{name}: the private key is encrypted: set {} to its passphrase, or run mcppin \
+                 sign from a terminal to be asked for it",
+                passphrase::VARIABLE
+            ),
+        )
+        .into());
+    };
+    SigningKey::from_encrypted_pem(pem, passphrase.as_bytes())
+        .map_err(|e| key_error(path, e, Some(source)))
+}
+
+/// The error for a private key that cannot be used (exit 4), saying what to give instead
+/// where that can be told.
+fn key_error(path: &Path, err: mcppin_sign::Error, source: Option<Source>) -> anyhow::Error {
+    let name = input::name(path);
+    let message = match &err {
+        mcppin_sign::Error::PublicKeyAsPrivate => {
+            let private = name
+                .strip_suffix(".pub")
+                .filter(|stem| !stem.is_empty())
+                .map_or_else(
+                    || "the private key (the file mcppin key -o wrote, not its .pub)".to_owned(),
+                    |stem| format!("the private key {stem} (without .pub)"),
+                );
+            format!("{name}: this is a public key; sign needs {private}")
+        }
+        mcppin_sign::Error::Passphrase => match source {
+            Some(Source::Environment) => {
+                format!(
+                    "{name}: {err}; the passphrase came from {}",
+                    passphrase::VARIABLE
+                )
+            }
+            _ => format!("{name}: {err}"),
+        },
+        _ => {
+            return anyhow::Error::new(err).context(name);
+        }
+    };
+    Fail::new(Exit::Unreadable, message).into()
+}
+
 /// The error for a lockfile that cannot be signed or checked: it is not a lockfile passing its
 /// own check (exit 4). A number with no canonical form is no reason: the signed form keeps it
 /// as written.
 pub(crate) fn lock_error(path: &Path, err: mcppin_sign::Error) -> anyhow::Error {
     let message = match &err {
+        // A manifest or a signature given as the lockfile: the reason says it all.
+        mcppin_sign::Error::Lockfile {
+            source: source @ mcppin_core::Error::WrongDocument { .. },
+        } => format!("{}: {source} [{}]", input::name(path), source.rule()),
         mcppin_sign::Error::Lockfile { source } => {
             format!("{}: {err} [{}]", input::name(path), source.rule())
         }

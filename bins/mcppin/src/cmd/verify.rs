@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcppin_core::remedy::Remedy;
 use mcppin_core::manifest::Manifest;
 use mcppin_core::policy::{FailOn, Options, Policy, Status};
+use mcppin_core::remedy::Remedy;
 use mcppin_core::{report, to_pretty};
 
 use crate::exit::{Exit, Fail};
@@ -21,6 +21,9 @@ use crate::input;
 /// outside a scoped capture), 4 when the lockfile or the manifest cannot be read. 1 wins over
 /// 3; the report lists both.
 ///
+/// Without --lock, the lockfile is ./mcp.lock.json. A manifest given as the lockfile, or a
+/// lockfile as the manifest, is named as such (exit 4).
+///
 /// With --pubkey, the lockfile must carry a valid signature (LOCK.sig) by one of the keys,
 /// else exit 4 naming why (missing, malformed, foreign key, invalid, for another lockfile,
 /// stale); without it, a signature beside the lockfile is reported as not checked.
@@ -30,9 +33,9 @@ use crate::input;
 /// invalid-tool-name.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The lockfile holding the approved surface.
+    /// The lockfile holding the approved surface [default: ./mcp.lock.json].
     #[arg(long, value_name = "LOCK")]
-    pub(crate) lock: PathBuf,
+    pub(crate) lock: Option<PathBuf>,
     /// Compare only this server (repeatable); matches a capture scoped to it.
     #[arg(long = "server", value_name = "ID")]
     pub(crate) servers: Vec<String>,
@@ -69,12 +72,17 @@ fn parse_fail_on(text: &str) -> Result<FailOn, String> {
     })
 }
 
+/// The lockfile `verify` reads when `--lock` names none, in the current directory.
+const DEFAULT_LOCK: &str = "mcp.lock.json";
+
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let lock_path = lock_path(args.lock.as_deref())?;
+    let lock_path = lock_path.as_path();
     // The two files are independent until compared: read them side by side (SPEC 7 holds
     // verify to a multiple of sha256sum over the same bytes).
     let (lock, manifest) = std::thread::scope(|scope| {
         let manifest = scope.spawn(|| read_manifest(&args.manifest));
-        let lock = crate::signature::approve(&args.signature, &args.lock);
+        let lock = crate::signature::approve(&args.signature, lock_path);
         let manifest = manifest
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the manifest failed")));
@@ -83,7 +91,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     // Before anything is compared: a lockfile whose signature does not hold is unreadable as
     // an approval (exit 4).
     let approved = lock?;
-    if let Some(note) = crate::signature::note(&approved.signature, &args.lock) {
+    if let Some(note) = crate::signature::note(&approved.signature, lock_path) {
         let _ = writeln!(
             std::io::stderr().lock(),
             "mcppin: {}",
@@ -116,7 +124,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
             let mut text = report::to_text_with(&verdict, &servers);
             if verdict.status == Status::Fail {
                 let approval = Remedy::of(&verdict, &servers, &options);
-                text.push_str(&approval_text(&approval, &args.lock, &args.manifest));
+                text.push_str(&approval_text(&approval, lock_path, &args.manifest));
             }
             text.into_bytes()
         }
@@ -198,6 +206,25 @@ fn shell_word(text: &str) -> String {
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
+}
+
+/// The lockfile to read: the one `--lock` names, else `./mcp.lock.json`, which must exist.
+fn lock_path(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = given {
+        return Ok(path.to_owned());
+    }
+    let path = PathBuf::from(DEFAULT_LOCK);
+    if path.symlink_metadata().is_err() {
+        return Err(Fail::new(
+            Exit::Unreadable,
+            format!(
+                "no lockfile given and none in the current directory: looked for \
+                 ./{DEFAULT_LOCK}; name another with --lock LOCK"
+            ),
+        )
+        .into());
+    }
+    Ok(path)
 }
 
 fn read_manifest(path: &Path) -> anyhow::Result<Manifest> {
