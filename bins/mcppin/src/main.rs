@@ -12,6 +12,7 @@ mod cmd;
 mod exit;
 mod input;
 mod output;
+mod sarif;
 mod signature;
 
 use exit::Exit;

@@ -30,14 +30,15 @@ pub(crate) struct Flags {
 }
 
 /// Reads the lockfile at `path`, the signature beside it and the keys, and checks them as an
-/// approval by the flags ([`mcppin_sign::Approval::check`]).
+/// approval by the flags ([`mcppin_sign::Approval::check`]); returns it with the lockfile's
+/// bytes as read.
 ///
 /// # Errors
 ///
 /// A [`Fail`] with exit 4 naming the file and the refusal (a lockfile that does not read,
 /// a missing, malformed, foreign, invalid, stale or other lockfile's signature, a serial
 /// below the floor); exit 4 when a file cannot be read or a public key is not one.
-pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
+pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<(Approved, Vec<u8>)> {
     let lockfile = input::read(path)?;
     let sig_path = sig_path(path);
     let signature = read_optional(&sig_path)?;
@@ -60,7 +61,7 @@ pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
         min_serial: args.min_serial,
         freshness,
     };
-    approval.check().map_err(|refused| {
+    let approved = approval.check().map_err(|refused| {
         let file = match refused.subject() {
             Subject::Signature => sig_path.as_path(),
             _ => path,
@@ -69,8 +70,8 @@ pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
             Exit::Unreadable,
             format!("{}: {refused}", input::name(file)),
         )
-        .into()
-    })
+    })?;
+    Ok((approved, lockfile))
 }
 
 /// The line for stderr saying what the signature check found; `None` for an unsigned lockfile.

@@ -45,6 +45,14 @@ pub(crate) struct Args {
     pub(crate) manifest: PathBuf,
     #[command(flatten)]
     pub(crate) signature: crate::signature::Flags,
+    /// SARIF: the repository root the lockfile's path is given relative to. Default: the
+    /// nearest directory above the lockfile holding .git, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) sarif_root: Option<PathBuf>,
+    /// SARIF: the absolute URL of the policies page each rule links to (URL#policy).
+    #[arg(long, value_name = "URL", default_value = crate::sarif::HELP_BASE,
+          value_parser = crate::sarif::parse_help_base)]
+    pub(crate) sarif_help_base: String,
 }
 
 /// How the report is written to standard output.
@@ -69,6 +77,14 @@ fn parse_fail_on(text: &str) -> Result<FailOn, String> {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let result = compare(args);
+    if let (Format::Sarif, Err(err)) = (args.format, &result) {
+        crate::sarif::write_failure(&args.sarif_help_base, err);
+    }
+    result
+}
+
+fn compare(args: &Args) -> anyhow::Result<Exit> {
     // The two files are independent until compared: read them side by side (SPEC 7 holds
     // verify to a multiple of sha256sum over the same bytes).
     let (lock, manifest) = std::thread::scope(|scope| {
@@ -81,7 +97,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     });
     // Before anything is compared: a lockfile whose signature does not hold is unreadable as
     // an approval (exit 4).
-    let approved = lock?;
+    let (approved, lock_bytes) = lock?;
     if let Some(note) = crate::signature::note(&approved.signature, &args.lock) {
         let _ = writeln!(
             std::io::stderr().lock(),
@@ -112,7 +128,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let rendered = match args.format {
         Format::Text => report::to_text(&verdict).into_bytes(),
         Format::Json => to_pretty(&report::to_json(&verdict)),
-        Format::Sarif => to_pretty(&report::to_sarif(&verdict, env!("CARGO_PKG_VERSION"))),
+        Format::Sarif => {
+            let uri = crate::sarif::lockfile_uri(&args.lock, args.sarif_root.as_deref())?;
+            let lines = report::LockLines::index(&lock_bytes);
+            let context = report::SarifContext {
+                tool_version: env!("CARGO_PKG_VERSION"),
+                lockfile_uri: &uri,
+                lines: &lines,
+                help_base: &args.sarif_help_base,
+            };
+            to_pretty(&report::to_sarif(&verdict, &context))
+        }
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&rendered)?;
