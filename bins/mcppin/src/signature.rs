@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use mcppin_sign::{Approval, Approved, Freshness, PublicKey, Signature, Subject, Timestamp};
+use mcppin_core::report::{SignatureStatus, Signer};
+use mcppin_sign::{Approval, Approved, Claim, Freshness, PublicKey, Signature, Subject, Timestamp};
 
 use crate::exit::{Exit, Fail};
 use crate::input;
@@ -80,6 +81,37 @@ pub(crate) fn note(signature: &Signature, lock: &Path) -> Option<String> {
         Signature::Unsigned => None,
         _ => Some(format!("{}: {signature}", input::name(&sig_path(lock)))),
     }
+}
+
+/// What the JSON and SARIF reports say about the signature of `approved`: its status, with
+/// the age of a verified signature at the time of the check (`--now`, else the clock).
+///
+/// # Errors
+///
+/// Exit 4 when the clock cannot be read (before 1970 or past 9999).
+pub(crate) fn status(args: &Flags, approved: &Approved) -> anyhow::Result<SignatureStatus> {
+    let approval_serial = approved.lockfile.approval_serial;
+    let signer = |key: &mcppin_core::Digest, signed_at: &Timestamp| Signer {
+        key: *key,
+        signed_at: signed_at.to_string(),
+    };
+    Ok(match &approved.signature {
+        Signature::Unsigned => SignatureStatus::Unsigned { approval_serial },
+        Signature::Verified { key, signed_at, .. } => SignatureStatus::Verified {
+            approval_serial,
+            signer: signer(key, signed_at),
+            age_seconds: now(args.now)?.since(*signed_at).as_secs(),
+        },
+        Signature::Unchecked(Claim::Reads { key, signed_at }) => SignatureStatus::Unchecked {
+            approval_serial,
+            claim: Some(signer(key, signed_at)),
+        },
+        // An unreadable claim, or a finding this version does not know: nothing verified.
+        _ => SignatureStatus::Unchecked {
+            approval_serial,
+            claim: None,
+        },
+    })
 }
 
 fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {

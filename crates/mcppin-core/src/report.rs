@@ -309,9 +309,85 @@ fn quoted(s: &str, out: &mut String) {
 // ---------------------------------------------------------------------------------------
 // JSON
 
+/// What the signature check of the lockfile found, as the JSON and SARIF reports state it
+/// (`docs/signing.md`). The binary that checked the approval fills it in
+/// ([`Report::signature`]).
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum SignatureStatus {
+    /// No signature beside the lockfile, and none required.
+    Unsigned {
+        /// The lockfile's `approval_serial`.
+        approval_serial: u64,
+    },
+    /// A signature lies beside the lockfile but no key was given, so it was not checked and
+    /// proves nothing.
+    Unchecked {
+        /// The lockfile's `approval_serial`.
+        approval_serial: u64,
+        /// What the signature claims, when it reads; `None` when it does not.
+        claim: Option<Signer>,
+    },
+    /// The signature holds: made by a trusted key over exactly this lockfile.
+    Verified {
+        /// The lockfile's `approval_serial`, the number to pin as the next serial floor.
+        approval_serial: u64,
+        /// The key and the date.
+        signer: Signer,
+        /// How long before the check it was signed, in seconds (0 for a date after it).
+        age_seconds: u64,
+    },
+}
+
+/// Who signed a lockfile and when, as its signature envelope says.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Signer {
+    /// The fingerprint of the key (SHA-256 of its SPKI DER encoding).
+    pub key: Digest,
+    /// When it was signed, RFC 3339 in UTC.
+    pub signed_at: String,
+}
+
+impl SignatureStatus {
+    /// The status's name in the reports: `unsigned`, `unchecked` or `verified`.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Unsigned { .. } => "unsigned",
+            Self::Unchecked { .. } => "unchecked",
+            Self::Verified { .. } => "verified",
+        }
+    }
+
+    /// The lockfile's `approval_serial`.
+    #[must_use]
+    pub fn approval_serial(&self) -> u64 {
+        match self {
+            Self::Unsigned { approval_serial }
+            | Self::Unchecked {
+                approval_serial, ..
+            }
+            | Self::Verified {
+                approval_serial, ..
+            } => *approval_serial,
+        }
+    }
+
+    /// The key and date the signature names: verified, or only claimed when unchecked.
+    #[must_use]
+    pub fn signer(&self) -> Option<&Signer> {
+        match self {
+            Self::Unsigned { .. } => None,
+            Self::Unchecked { claim, .. } => claim.as_ref(),
+            Self::Verified { signer, .. } => Some(signer),
+        }
+    }
+}
+
 /// The JSON report (`schema_version` 1): values exactly as served, every finding with
-/// policy, server, item, pointer, gated flag and change classes, the per-policy summary, and
-/// the run's `status` and `exit_code`. See `docs/formats.md`.
+/// policy, server, item, pointer, gated flag and change classes, the per-policy summary, the
+/// run's `status` and `exit_code`, and the `signature` status when the report has one. See
+/// `docs/formats.md`.
 #[must_use]
 pub fn to_json(report: &Report) -> Value {
     let mut o = Object::new();
@@ -351,6 +427,45 @@ pub fn to_json(report: &Report) -> Value {
                 .map(unverified_json)
                 .collect::<Vec<_>>(),
         ),
+    );
+    if let Some(signature) = &report.signature {
+        o.insert("signature", signature_json(signature, false));
+    }
+    Value::from(o)
+}
+
+/// The `signature` member: `status`, `checked`, `approval_serial`, and the `key`,
+/// `signed_at` and `age_seconds` it has (`null` otherwise). `signed_at` is ASCII as the
+/// signature crate writes it; with `escaped` (for SARIF) a date built by hand is escaped too.
+fn signature_json(signature: &SignatureStatus, escaped: bool) -> Value {
+    let mut o = Object::new();
+    o.insert("status", signature.name());
+    o.insert(
+        "checked",
+        matches!(signature, SignatureStatus::Verified { .. }),
+    );
+    o.insert("approval_serial", signature.approval_serial());
+    let signer = signature.signer();
+    o.insert(
+        "key",
+        signer.map_or_else(Value::null, |s| Value::from(s.key.to_string())),
+    );
+    o.insert(
+        "signed_at",
+        signer.map_or_else(Value::null, |s| {
+            if escaped {
+                Value::from(escape(&s.signed_at).into_owned())
+            } else {
+                Value::from(s.signed_at.as_str())
+            }
+        }),
+    );
+    o.insert(
+        "age_seconds",
+        match signature {
+            SignatureStatus::Verified { age_seconds, .. } => Value::from(*age_seconds),
+            _ => Value::null(),
+        },
     );
     Value::from(o)
 }
@@ -489,6 +604,7 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
             "summary",
             "findings",
             "unverified",
+            "signature",
         ],
     )?;
     if count(f.required("schema_version")?, "/schema_version")? != SCHEMA_VERSION {
@@ -514,7 +630,11 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
         .collect::<Result<Vec<_>, _>>()?;
     let matched = usize::try_from(count(f.required("matched")?, "/matched")?)
         .map_err(|_| invalid("/matched", "a count"))?;
-    let report = Report::new(gating, findings, unverified, matched);
+    let mut report = Report::new(gating, findings, unverified, matched);
+    report.signature = f
+        .optional("signature")
+        .map(|v| signature_from(v, "/signature"))
+        .transpose()?;
     if string(f.required("status")?, "/status")? != report.status.name() {
         return Err(invalid("/status", "the status the findings give"));
     }
@@ -526,6 +646,68 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
         return Err(invalid("/summary", "the summary the findings give"));
     }
     Ok(report)
+}
+
+fn signature_from(value: &Value, pointer: &str) -> Result<SignatureStatus, Error> {
+    let f = Fields::new(
+        value,
+        pointer,
+        &[
+            "status",
+            "checked",
+            "approval_serial",
+            "key",
+            "signed_at",
+            "age_seconds",
+        ],
+    )?;
+    let approval_serial = count(f.required("approval_serial")?, &f.at("approval_serial"))?;
+    let key = match opt_string_or_null(&f, "key")? {
+        None => None,
+        Some(k) => Some(
+            k.parse::<Digest>()
+                .map_err(|_| invalid(&f.at("key"), "a key fingerprint"))?,
+        ),
+    };
+    let signed_at = opt_string_or_null(&f, "signed_at")?;
+    let signer = match (key, signed_at) {
+        (Some(key), Some(signed_at)) => Some(Signer { key, signed_at }),
+        (None, None) => None,
+        _ => {
+            return Err(invalid(
+                &f.at("signed_at"),
+                "key and signed_at both or neither",
+            ));
+        }
+    };
+    let age = match f.required("age_seconds")? {
+        v if v.is_null() => None,
+        v => Some(count(v, &f.at("age_seconds"))?),
+    };
+    let at = f.at("status");
+    let status = match (string(f.required("status")?, &at)?, signer, age) {
+        ("unsigned", None, None) => SignatureStatus::Unsigned { approval_serial },
+        ("unchecked", claim, None) => SignatureStatus::Unchecked {
+            approval_serial,
+            claim,
+        },
+        ("verified", Some(signer), Some(age_seconds)) => SignatureStatus::Verified {
+            approval_serial,
+            signer,
+            age_seconds,
+        },
+        _ => {
+            return Err(invalid(
+                &at,
+                "unsigned, unchecked or verified, with the members each has",
+            ));
+        }
+    };
+    let checked = f.required("checked")?.as_bool();
+    if checked != Some(matches!(status, SignatureStatus::Verified { .. })) {
+        return Err(invalid(&f.at("checked"), "true exactly when verified"));
+    }
+    Ok(status)
 }
 
 fn invalid(pointer: &str, expected: &'static str) -> Error {
@@ -792,7 +974,9 @@ pub fn uri_path(path: &[u8]) -> String {
 /// (the line of the approved item, or of the server's entry for an added one) and by the
 /// logical location `server/tool`, with a fingerprint that does not depend on lines or time.
 /// Every server string is escaped as in [`to_text`]. A run that could not compare everything
-/// (exit 3) is marked `executionSuccessful: false` with the reason as a notification.
+/// (exit 3) is marked `executionSuccessful: false` with the reason as a notification. The
+/// signature status, when the report has one, is in `runs[0].properties.signature`, as in
+/// the JSON report.
 #[must_use]
 pub fn to_sarif(report: &Report, context: &SarifContext<'_>) -> Value {
     let mut results = Vec::new();
@@ -855,6 +1039,9 @@ pub fn to_sarif(report: &Report, context: &SarifContext<'_>) -> Value {
     run.insert("results", Value::from(results));
     let mut props = Object::new();
     props.insert("status", report.status.name());
+    if let Some(signature) = &report.signature {
+        props.insert("signature", signature_json(signature, true));
+    }
     run.insert("properties", props);
     sarif_log(run)
 }
@@ -1099,6 +1286,97 @@ mod tests {
             from_json(&crate::parse(forged.as_bytes()).unwrap()),
             Err(Error::Invalid { pointer, .. }) if pointer == "/summary"
         ));
+    }
+
+    fn signer() -> Signer {
+        Signer {
+            key: Digest::of_bytes(b"key"),
+            signed_at: "2026-08-01T09:20:00Z".to_owned(),
+        }
+    }
+
+    fn statuses() -> [SignatureStatus; 4] {
+        [
+            SignatureStatus::Unsigned { approval_serial: 1 },
+            SignatureStatus::Unchecked {
+                approval_serial: 2,
+                claim: None,
+            },
+            SignatureStatus::Unchecked {
+                approval_serial: 3,
+                claim: Some(signer()),
+            },
+            SignatureStatus::Verified {
+                approval_serial: 7,
+                signer: signer(),
+                age_seconds: 86_400,
+            },
+        ]
+    }
+
+    #[test]
+    fn json_states_the_signature_and_reads_it_back() {
+        let mut r = report(TWO, TWO);
+        for status in statuses() {
+            r.signature = Some(status.clone());
+            let json = to_json(&r);
+            let sig = json.get("signature").unwrap();
+            assert_eq!(str_at(sig, "/status"), status.name());
+            let verified = matches!(status, SignatureStatus::Verified { .. });
+            assert_eq!(sig.get("checked"), Some(&Value::from(verified)));
+            assert_eq!(
+                line_at(sig, "/approval_serial") as u64,
+                status.approval_serial()
+            );
+            if verified {
+                assert_eq!(str_at(sig, "/key"), Digest::of_bytes(b"key").to_string());
+                assert_eq!(str_at(sig, "/signed_at"), "2026-08-01T09:20:00Z");
+                assert_eq!(line_at(sig, "/age_seconds"), 86_400);
+            } else {
+                assert!(sig.get("age_seconds").unwrap().is_null(), "{sig}");
+            }
+            let bytes = crate::to_pretty(&json);
+            assert_eq!(from_json(&crate::parse(&bytes).unwrap()).unwrap(), r);
+            let sarif = sarif(&r, b"");
+            assert_eq!(
+                sarif.pointer("/runs/0/properties/signature"),
+                Some(sig),
+                "{sarif}"
+            );
+        }
+        r.signature = None;
+        assert!(to_json(&r).get("signature").is_none());
+        assert!(
+            sarif(&r, b"")
+                .pointer("/runs/0/properties/signature")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn json_refuses_a_signature_that_contradicts_itself() {
+        let mut r = report(TWO, TWO);
+        r.signature = statuses().into_iter().last();
+        let text = String::from_utf8(crate::to_pretty(&to_json(&r))).unwrap();
+        for (from, to) in [
+            ("\"checked\": true", "\"checked\": false"),
+            ("\"age_seconds\": 86400", "\"age_seconds\": null"),
+            ("\"status\": \"verified\"", "\"status\": \"unsigned\""),
+            (
+                "\"signed_at\": \"2026-08-01T09:20:00Z\"",
+                "\"signed_at\": null",
+            ),
+        ] {
+            let forged = text.replacen(from, to, 1);
+            assert_ne!(forged, text, "{from}");
+            assert!(
+                matches!(
+                    from_json(&crate::parse(forged.as_bytes()).unwrap()),
+                    Err(Error::Invalid { pointer, .. }) if pointer.starts_with("/signature/")
+                ),
+                "{from}"
+            );
+        }
     }
 
     #[test]

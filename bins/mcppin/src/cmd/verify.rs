@@ -105,6 +105,10 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
             mcppin_core::escape_non_ascii(&note)
         );
     }
+    // The JSON and SARIF reports state the signature check (the text report has the note).
+    let signature = (args.format != Format::Text)
+        .then(|| crate::signature::status(&args.signature, &approved))
+        .transpose()?;
     let lock = approved.lockfile;
     let manifest = manifest?;
 
@@ -123,7 +127,8 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
         .into());
     }
     let options = Options::new(servers, args.fail_on.clone());
-    let verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
+    let mut verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
+    verdict.signature = signature;
 
     let rendered = match args.format {
         Format::Text => report::to_text(&verdict).into_bytes(),
