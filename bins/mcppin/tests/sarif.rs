@@ -385,3 +385,23 @@ fn the_validator_refuses_a_broken_log() {
     let (console, results) = validate(&dir, "broken.sarif");
     assert!(results > 0, "{console}");
 }
+
+#[test]
+fn sarif_documents_snapshot() {
+    let dir = locked();
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    dir.write(
+        "tampered.json",
+        lock.replacen("closest matches", "closest matchez", 1),
+    );
+    for (name, served, lock, code) in [
+        ("sarif_fail", failing(), "lock.json", 1),
+        ("sarif_partial", partial(), "lock.json", 3),
+        ("sarif_unreadable", BASE.to_owned(), "tampered.json", 4),
+    ] {
+        dir.write("served.json", served);
+        let run = dir.mcppin(&["verify", "--format", "sarif", "--lock", lock, "served.json"]);
+        run.code(code);
+        insta::assert_snapshot!(name, run.stdout);
+    }
+}
