@@ -46,8 +46,22 @@ pub(crate) fn lockfile_uri(lock: &Path, root: Option<&Path>) -> anyhow::Result<S
         )
         .into());
     }
-    let lock = std::fs::canonicalize(lock)
-        .with_context(|| format!("cannot resolve {}", lock.display()))?;
+    // The directory resolved, the file name kept: a lockfile that is a symbolic link is
+    // located where the repository has it, not where the link points.
+    let lock = match (lock.parent(), lock.file_name()) {
+        (Some(dir), Some(name)) => {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            std::fs::canonicalize(dir)
+                .with_context(|| format!("cannot resolve {}", dir.display()))?
+                .join(name)
+        }
+        _ => std::fs::canonicalize(lock)
+            .with_context(|| format!("cannot resolve {}", lock.display()))?,
+    };
     let root = match root {
         Some(root) => std::fs::canonicalize(root)
             .with_context(|| format!("--sarif-root {}", root.display()))

@@ -293,6 +293,24 @@ fn the_lockfile_path_is_relative_to_the_repository_root() {
     // Found by walking up from the lockfile to the directory holding .git.
     assert_eq!(uri(&[], 1), "ci/my%20lock.json");
     assert_eq!(uri(&["--sarif-root", "."], 1), "repo/ci/my%20lock.json");
+    // A lockfile that is a symbolic link is where the repository has it.
+    std::os::unix::fs::symlink(
+        dir.path().join("repo/ci/my lock.json"),
+        dir.path().join("repo/linked.json"),
+    )
+    .unwrap();
+    let log = sarif(
+        &dir,
+        &["--lock", "repo/linked.json", "repo/ci/served.json"],
+        1,
+    );
+    assert_eq!(
+        text(
+            &log,
+            "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri"
+        ),
+        "linked.json"
+    );
     // A lockfile outside the root named: a usage error, still a SARIF document.
     dir.write("repo/docs/README", "");
     let run = dir.mcppin(&[
