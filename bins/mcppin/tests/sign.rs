@@ -1004,3 +1004,28 @@ fn reports_state_an_unchecked_signature_and_what_it_claims() {
     std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
     insta::assert_snapshot!("signature_unsigned", reported_signature(&dir, &[]));
 }
+
+#[test]
+fn a_refused_signature_still_writes_sarif_naming_why() {
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let run = verify(&dir, &["--format", "sarif", "--pubkey", "bob.pem.pub"]);
+    run.code(4).stderr_has("signature by a foreign key");
+    let log = mcppin_core::parse(run.stdout.as_bytes()).expect("a SARIF document");
+    let invocation = log.pointer("/runs/0/invocations/0").unwrap();
+    assert_eq!(
+        invocation
+            .get("executionSuccessful")
+            .and_then(Value::as_bool),
+        Some(false)
+    );
+    let reason = invocation
+        .pointer("/toolExecutionNotifications/0/message/text")
+        .and_then(Value::as_str)
+        .unwrap();
+    assert!(
+        reason.starts_with("mcp.lock.json.sig: signature by a foreign key")
+            && reason.contains(ALICE_ID),
+        "{reason}"
+    );
+}
