@@ -915,27 +915,29 @@ impl LockLines {
             .enumerate()
             .filter_map(|(i, &b)| (b == b'\n').then_some(i))
             .collect();
+        // Lines as `Position::locate` counts them (only LF ends one), by binary search.
         let line = |v: &Value| newlines.partition_point(|&nl| nl < v.span().start) + 1;
+        // A string member of `o` and the line its value starts on.
+        let member = |o: &Value, name: &str| {
+            o.get(name)
+                .and_then(|v| Some((v.as_str()?.to_owned(), line(v))))
+        };
         let servers = value
             .get("servers")
             .and_then(Value::as_array)
             .unwrap_or(&[]);
         for entry in servers {
-            let Some(id) = entry.get("id").filter(|v| v.as_str().is_some()) else {
+            let Some((server, at)) = member(entry, "id") else {
                 continue;
             };
-            let server = id.as_str().unwrap_or_default().to_owned();
-            lines.servers.entry(server.clone()).or_insert(line(id));
+            lines.servers.entry(server.clone()).or_insert(at);
             for kind in crate::surface::ItemKind::ALL {
                 let items = entry
                     .get(kind.list_member())
                     .and_then(Value::as_array)
                     .unwrap_or(&[]);
-                for item in items {
-                    if let Some(name) = item.get("name").filter(|v| v.as_str().is_some()) {
-                        let key = (server.clone(), name.as_str().unwrap_or_default().to_owned());
-                        lines.items.entry(key).or_insert(line(name));
-                    }
+                for (name, at) in items.iter().filter_map(|item| member(item, "name")) {
+                    lines.items.entry((server.clone(), name)).or_insert(at);
                 }
             }
         }
