@@ -24,7 +24,14 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(r.status == Status::Fail, gated);
     assert_eq!(r.status == Status::Partial, !gated && !r.unverified.is_empty());
     assert!(report::to_text(&r).is_ascii());
-    assert!(report::to_sarif(&r, "0").to_string().is_ascii());
+    let lines = report::LockLines::index(&data[..split]);
+    let context = report::SarifContext {
+        tool_version: "0",
+        lockfile_uri: "mcp.lock.json",
+        lines: &lines,
+        help_base: "https://docs.example/policies.md",
+    };
+    assert!(report::to_sarif(&r, &context).to_string().is_ascii());
     let json = mcppin_core::to_pretty(&report::to_json(&r));
     let value = mcppin_core::parse(&json).expect("the JSON report reads strictly");
     assert_eq!(report::from_json(&value).expect("and back"), r);

@@ -13,6 +13,7 @@ mod exit;
 mod input;
 mod output;
 mod passphrase;
+mod sarif;
 mod signature;
 
 use exit::Exit;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use mcppin_sign::{Approval, Approved, Freshness, PublicKey, Signature, Subject, Timestamp};
+use mcppin_core::report::{SignatureStatus, Signer};
+use mcppin_sign::{Approval, Approved, Claim, Freshness, PublicKey, Signature, Subject, Timestamp};
 
 use crate::exit::{Exit, Fail};
 use crate::input;
@@ -30,14 +31,15 @@ pub(crate) struct Flags {
 }
 
 /// Reads the lockfile at `path`, the signature beside it and the keys, and checks them as an
-/// approval by the flags ([`mcppin_sign::Approval::check`]).
+/// approval by the flags ([`mcppin_sign::Approval::check`]); returns it with the lockfile's
+/// bytes as read.
 ///
 /// # Errors
 ///
 /// A [`Fail`] with exit 4 naming the file and the refusal (a lockfile that does not read,
 /// a missing, malformed, foreign, invalid, stale or other lockfile's signature, a serial
 /// below the floor); exit 4 when a file cannot be read or a public key is not one.
-pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
+pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<(Approved, Vec<u8>)> {
     let lockfile = input::read(path)?;
     let sig_path = sig_path(path);
     let signature = read_optional(&sig_path)?;
@@ -60,7 +62,7 @@ pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
         min_serial: args.min_serial,
         freshness,
     };
-    approval.check().map_err(|refused| {
+    let approved = approval.check().map_err(|refused| {
         let file = match refused.subject() {
             Subject::Signature => sig_path.as_path(),
             _ => path,
@@ -69,8 +71,8 @@ pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<Approved> {
             Exit::Unreadable,
             format!("{}: {refused}", input::name(file)),
         )
-        .into()
-    })
+    })?;
+    Ok((approved, lockfile))
 }
 
 /// The line for stderr saying what the signature check found; `None` for an unsigned lockfile.
@@ -79,6 +81,37 @@ pub(crate) fn note(signature: &Signature, lock: &Path) -> Option<String> {
         Signature::Unsigned => None,
         _ => Some(format!("{}: {signature}", input::name(&sig_path(lock)))),
     }
+}
+
+/// What the JSON and SARIF reports say about the signature of `approved`: its status, with
+/// the age of a verified signature at the time of the check (`--now`, else the clock).
+///
+/// # Errors
+///
+/// Exit 4 when the clock cannot be read (before 1970 or past 9999).
+pub(crate) fn status(args: &Flags, approved: &Approved) -> anyhow::Result<SignatureStatus> {
+    let approval_serial = approved.lockfile.approval_serial;
+    let signer = |key: &mcppin_core::Digest, signed_at: &Timestamp| Signer {
+        key: *key,
+        signed_at: signed_at.to_string(),
+    };
+    Ok(match &approved.signature {
+        Signature::Unsigned => SignatureStatus::Unsigned { approval_serial },
+        Signature::Verified { key, signed_at, .. } => SignatureStatus::Verified {
+            approval_serial,
+            signer: signer(key, signed_at),
+            age_seconds: now(args.now)?.since(*signed_at).as_secs(),
+        },
+        Signature::Unchecked(Claim::Reads { key, signed_at }) => SignatureStatus::Unchecked {
+            approval_serial,
+            claim: Some(signer(key, signed_at)),
+        },
+        // An unreadable claim, or a finding this version does not know: nothing verified.
+        _ => SignatureStatus::Unchecked {
+            approval_serial,
+            claim: None,
+        },
+    })
 }
 
 fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {

@@ -84,34 +84,72 @@ fn assert_clean(dir: &Dir, file: &str) {
     assert_eq!(results, 0, "{file}: validator results\n{console}");
 }
 
-#[test]
-#[ignore = "needs testdata/tools/install.sh; .ci/run runs it"]
-fn sarif_reports_validate_without_errors_or_warnings() {
+/// Changed, added, colliding, hidden characters, invalid and mixed-script names: every policy
+/// that can fire on one capture against `BASE`.
+fn failing() -> String {
+    BASE.replacen("closest matches", "closest matches\\u202e", 1).replacen(
+        "\"name\": \"delivery_insights\",",
+        "\"name\": \"get_artic1e\"}, {\"name\": \"g\\u0435t article\"}, {\"name\": \"delivery_insights\",",
+        1,
+    )
+}
+
+/// Nothing proven: an approved tool an incomplete capture did not show (exit 3).
+fn partial() -> String {
+    assert!(BASE.contains(DELIVERY_INSIGHTS));
+    BASE.replacen("\"complete\": true", "\"complete\": false", 1)
+        .replacen(DELIVERY_INSIGHTS, "", 1)
+}
+
+/// A directory with `BASE` approved into `lock.json`.
+fn locked() -> Dir {
     let dir = Dir::new();
     dir.write("approved.json", BASE);
     dir.mcppin(&["lock", "-o", "lock.json", "approved.json"])
         .code(0);
+    dir
+}
+
+fn sarif(dir: &Dir, extra: &[&str], code: i32) -> mcppin_core::Value {
+    let mut args = vec!["verify", "--format", "sarif"];
+    args.extend_from_slice(extra);
+    let run = dir.mcppin(&args);
+    run.code(code);
+    mcppin_core::parse(run.stdout.as_bytes()).unwrap_or_else(|e| {
+        panic!(
+            "{e}\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout, run.stderr
+        )
+    })
+}
+
+fn at<'a>(value: &'a mcppin_core::Value, pointer: &str) -> &'a mcppin_core::Value {
+    value
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in {value}"))
+}
+
+fn text<'a>(value: &'a mcppin_core::Value, pointer: &str) -> &'a str {
+    at(value, pointer)
+        .as_str()
+        .unwrap_or_else(|| panic!("{pointer} is no string in {value}"))
+}
+
+fn successful(log: &mcppin_core::Value) -> bool {
+    at(log, "/runs/0/invocations/0/executionSuccessful")
+        .as_bool()
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs testdata/tools/install.sh; .ci/run runs it"]
+fn sarif_reports_validate_without_errors_or_warnings() {
+    let dir = locked();
     let scenarios = [
         ("pass.sarif", BASE.to_owned(), 0),
-        (
-            // Changed, added, colliding, hidden characters, invalid and mixed-script names.
-            "fail.sarif",
-            BASE.replacen("closest matches", "closest matches\\u202e", 1).replacen(
-                "\"name\": \"delivery_insights\",",
-                "\"name\": \"get_artic1e\"}, {\"name\": \"g\\u0435t article\"}, {\"name\": \"delivery_insights\",",
-                1,
-            ),
-            1,
-        ),
-        (
-            // Nothing proven: an approved tool an incomplete capture did not show (exit 3).
-            "partial.sarif",
-            BASE.replacen("\"complete\": true", "\"complete\": false", 1)
-                .replacen(DELIVERY_INSIGHTS, "", 1),
-            3,
-        ),
+        ("fail.sarif", failing(), 1),
+        ("partial.sarif", partial(), 3),
     ];
-    assert!(BASE.contains(DELIVERY_INSIGHTS));
     for (file, served, code) in scenarios {
         dir.write("served.json", served);
         let run = dir.mcppin(&[
@@ -126,6 +164,231 @@ fn sarif_reports_validate_without_errors_or_warnings() {
         dir.write(file, &run.stdout);
         assert_clean(&dir, file);
     }
+    // No report: a lockfile with one byte of approved content changed (exit 4), and a
+    // lockfile outside the root its path is given relative to (exit 2).
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    dir.write(
+        "tampered.json",
+        lock.replacen("closest matches", "closest matchez", 1),
+    );
+    dir.write("served.json", BASE);
+    for (file, flags, code) in [
+        ("unreadable.sarif", &["--lock", "tampered.json"][..], 4),
+        (
+            "outside.sarif",
+            &["--lock", "lock.json", "--sarif-root", "home"][..],
+            2,
+        ),
+    ] {
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let mut args = vec!["verify", "--format", "sarif"];
+        args.extend_from_slice(flags);
+        args.push("served.json");
+        let run = dir.mcppin(&args);
+        run.code(code);
+        dir.write(file, &run.stdout);
+        assert_clean(&dir, file);
+    }
+}
+
+#[test]
+fn every_result_is_located_at_the_line_of_its_item_in_the_lockfile() {
+    let dir = locked();
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    let lines: Vec<&str> = lock.lines().collect();
+    for (served, code) in [(failing(), 1), (partial(), 3)] {
+        dir.write("served.json", served);
+        let log = sarif(&dir, &["--lock", "lock.json", "served.json"], code);
+        let results = at(&log, "/runs/0/results").as_array().unwrap();
+        assert!(!results.is_empty());
+        for result in results {
+            let rule = text(result, "/ruleId");
+            let location = at(result, "/locations/0/physicalLocation");
+            assert_eq!(text(location, "/artifactLocation/uri"), "lock.json");
+            assert_eq!(text(location, "/artifactLocation/uriBaseId"), "%SRCROOT%");
+            let line: usize = at(location, "/region/startLine")
+                .as_number()
+                .unwrap()
+                .literal()
+                .parse()
+                .unwrap();
+            let label = text(result, "/locations/0/logicalLocations/0/fullyQualifiedName");
+            let (server, item) = label.split_once('/').unwrap_or((label, ""));
+            let approved = format!("\"name\": \"{item}\"");
+            let expected = if !item.is_empty() && lock.contains(&approved) {
+                approved
+            } else {
+                // An item the lockfile does not hold: its server's entry.
+                format!("\"id\": \"{server}\"")
+            };
+            assert!(
+                lines[line - 1].contains(&expected),
+                "{rule} {label}: line {line} is {:?}, expected {expected}",
+                lines[line - 1]
+            );
+            let print = text(result, "/partialFingerprints/mcppin~1v1");
+            assert!(print.starts_with("sha256:"), "{print}");
+        }
+        if code == 1 {
+            let rules: Vec<&str> = results.iter().map(|r| text(r, "/ruleId")).collect();
+            for rule in [
+                "tool-changed",
+                "tool-added",
+                "name-collision",
+                "hidden-characters",
+            ] {
+                assert!(rules.contains(&rule), "{rules:?}");
+            }
+        }
+        assert_eq!(successful(&log), code != 3);
+    }
+}
+
+#[test]
+fn fingerprints_hold_across_runs_and_lockfile_edits() {
+    let dir = locked();
+    dir.write("served.json", failing());
+    let prints = |log: &mcppin_core::Value| -> Vec<String> {
+        at(log, "/runs/0/results")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| text(r, "/partialFingerprints/mcppin~1v1").to_owned())
+            .collect()
+    };
+    let first = prints(&sarif(&dir, &["--lock", "lock.json", "served.json"], 1));
+    let unique: std::collections::BTreeSet<_> = first.iter().collect();
+    assert_eq!(unique.len(), first.len(), "{first:?}");
+    // Re-indented: every line moves, no finding changes.
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    dir.write("moved.json", format!("\n\n{}", lock.replace("\n", "\n  ")));
+    let moved = sarif(&dir, &["--lock", "moved.json", "served.json"], 1);
+    assert_eq!(prints(&moved), first);
+}
+
+#[test]
+fn the_lockfile_path_is_relative_to_the_repository_root() {
+    let dir = Dir::new();
+    dir.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+    dir.write("repo/ci/approved.json", BASE);
+    dir.write("repo/ci/served.json", failing());
+    dir.mcppin(&[
+        "lock",
+        "-o",
+        "repo/ci/my lock.json",
+        "repo/ci/approved.json",
+    ])
+    .code(0);
+    let uri = |flags: &[&str], code: i32| {
+        let mut args = vec!["--lock", "repo/ci/my lock.json"];
+        args.extend_from_slice(flags);
+        args.push("repo/ci/served.json");
+        let log = sarif(&dir, &args, code);
+        text(
+            &log,
+            "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri",
+        )
+        .to_owned()
+    };
+    // Found by walking up from the lockfile to the directory holding .git.
+    assert_eq!(uri(&[], 1), "ci/my%20lock.json");
+    assert_eq!(uri(&["--sarif-root", "."], 1), "repo/ci/my%20lock.json");
+    // A lockfile that is a symbolic link is where the repository has it.
+    std::os::unix::fs::symlink(
+        dir.path().join("repo/ci/my lock.json"),
+        dir.path().join("repo/linked.json"),
+    )
+    .unwrap();
+    let log = sarif(
+        &dir,
+        &["--lock", "repo/linked.json", "repo/ci/served.json"],
+        1,
+    );
+    assert_eq!(
+        text(
+            &log,
+            "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri"
+        ),
+        "linked.json"
+    );
+    // A lockfile outside the root named: a usage error, still a SARIF document.
+    dir.write("repo/docs/README", "");
+    let run = dir.mcppin(&[
+        "verify",
+        "--format",
+        "sarif",
+        "--sarif-root",
+        "repo/docs",
+        "--lock",
+        "repo/ci/my lock.json",
+        "repo/ci/served.json",
+    ]);
+    run.code(2)
+        .stderr_has("name the repository root with --sarif-root");
+    let log = mcppin_core::parse(run.stdout.as_bytes()).unwrap();
+    assert!(!successful(&log));
+}
+
+#[test]
+fn a_run_without_a_report_still_writes_sarif_with_the_reason() {
+    let dir = locked();
+    dir.write("served.json", BASE);
+    let run = dir.mcppin(&[
+        "verify",
+        "--format",
+        "sarif",
+        "--lock",
+        "missing\u{1b}[2K.json",
+        "served.json",
+    ]);
+    run.code(4).stderr_has("cannot read missing");
+    let log = mcppin_core::parse(run.stdout.as_bytes()).unwrap();
+    assert!(!successful(&log));
+    assert_eq!(
+        at(&log, "/runs/0/invocations/0/exitCode")
+            .as_number()
+            .unwrap()
+            .literal(),
+        "4"
+    );
+    let reason = text(
+        &log,
+        "/runs/0/invocations/0/toolExecutionNotifications/0/message/text",
+    );
+    assert!(
+        reason.starts_with("cannot read missing<U+001B>[2K.json"),
+        "{reason}"
+    );
+    assert_eq!(at(&log, "/runs/0/results").as_array().unwrap().len(), 0);
+    // Exit 2 from the run itself: a help base SARIF cannot use is refused before any output.
+    let run = dir.mcppin(&[
+        "verify",
+        "--format",
+        "sarif",
+        "--sarif-help-base",
+        "docs/policies.md",
+        "--lock",
+        "lock.json",
+        "served.json",
+    ]);
+    run.code(2).stderr_has("absolute http(s) URL");
+    // Rules link into the policies page, under the base given.
+    let log = sarif(
+        &dir,
+        &[
+            "--sarif-help-base",
+            "https://docs.example/mcppin/policies.md",
+            "--lock",
+            "lock.json",
+            "served.json",
+        ],
+        0,
+    );
+    assert_eq!(
+        text(&log, "/runs/0/tool/driver/rules/1/helpUri"),
+        "https://docs.example/mcppin/policies.md#tool-added"
+    );
+    assert!(successful(&log));
 }
 
 #[test]
@@ -139,4 +402,24 @@ fn the_validator_refuses_a_broken_log() {
     );
     let (console, results) = validate(&dir, "broken.sarif");
     assert!(results > 0, "{console}");
+}
+
+#[test]
+fn sarif_documents_snapshot() {
+    let dir = locked();
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    dir.write(
+        "tampered.json",
+        lock.replacen("closest matches", "closest matchez", 1),
+    );
+    for (name, served, lock, code) in [
+        ("sarif_fail", failing(), "lock.json", 1),
+        ("sarif_partial", partial(), "lock.json", 3),
+        ("sarif_unreadable", BASE.to_owned(), "tampered.json", 4),
+    ] {
+        dir.write("served.json", served);
+        let run = dir.mcppin(&["verify", "--format", "sarif", "--lock", lock, "served.json"]);
+        run.code(code);
+        insta::assert_snapshot!(name, run.stdout);
+    }
 }

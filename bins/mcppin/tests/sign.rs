@@ -1258,3 +1258,70 @@ fn a_public_key_given_to_sign_names_the_private_key_to_give() {
     dir.mcppin(&["sign", "--lock", "mcp.lock.json", "--key", "alice.pem"])
         .code(0);
 }
+
+/// The `signature` member of the JSON report and of the SARIF run's properties of
+/// `verify` with `flags` (exit 0), which must be the same object.
+fn reported_signature(dir: &Dir, flags: &[&str]) -> String {
+    let member = |format: &str, pointer: &str| {
+        let mut args = vec!["--format", format];
+        args.extend_from_slice(flags);
+        let run = verify(dir, &args);
+        run.code(0);
+        let value = mcppin_core::parse(run.stdout.as_bytes()).expect("the report is JSON");
+        if format == "json" {
+            let back = mcppin_core::report::from_json(&value).expect("reads back");
+            assert!(back.signature.is_some());
+        }
+        let member = value.pointer(pointer).expect("a signature member").clone();
+        String::from_utf8(mcppin_core::to_pretty(&member)).unwrap()
+    };
+    let json = member("json", "/signature");
+    assert_eq!(member("sarif", "/runs/0/properties/signature"), json);
+    json
+}
+
+#[test]
+fn reports_state_a_verified_signature_with_key_serial_and_age() {
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 7, "alice.pem", NOW);
+    let at = ["--pubkey", "alice.pem.pub", "--now", "2026-08-03T10:20:30Z"];
+    let signature = reported_signature(&dir, &at);
+    assert!(signature.contains(ALICE_ID), "{signature}");
+    insta::assert_snapshot!("signature_verified", signature);
+}
+
+#[test]
+fn reports_state_an_unchecked_signature_and_what_it_claims() {
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 2, "bob.pem", NOW);
+    insta::assert_snapshot!("signature_unchecked", reported_signature(&dir, &[]));
+    dir.write("mcp.lock.json.sig", "garbage");
+    insta::assert_snapshot!("signature_unreadable", reported_signature(&dir, &[]));
+    std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
+    insta::assert_snapshot!("signature_unsigned", reported_signature(&dir, &[]));
+}
+
+#[test]
+fn a_refused_signature_still_writes_sarif_naming_why() {
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let run = verify(&dir, &["--format", "sarif", "--pubkey", "bob.pem.pub"]);
+    run.code(4).stderr_has("signature by a foreign key");
+    let log = mcppin_core::parse(run.stdout.as_bytes()).expect("a SARIF document");
+    let invocation = log.pointer("/runs/0/invocations/0").unwrap();
+    assert_eq!(
+        invocation
+            .get("executionSuccessful")
+            .and_then(Value::as_bool),
+        Some(false)
+    );
+    let reason = invocation
+        .pointer("/toolExecutionNotifications/0/message/text")
+        .and_then(Value::as_str)
+        .unwrap();
+    assert!(
+        reason.starts_with("mcp.lock.json.sig: signature by a foreign key")
+            && reason.contains(ALICE_ID),
+        "{reason}"
+    );
+}

@@ -423,7 +423,7 @@ fn without_lock_verify_reads_mcp_lock_json_in_the_current_directory() {
     dir.mcppin(&["lock", "-o", "mcp.lock.json", "served.json"])
         .code(0);
     let run = dir.mcppin(&["verify", "served.json"]);
-    run.code(0).stdout_has("\nPASS: ");
+    run.code(0).stdout_has("PASS: 3 approved items matched");
     assert_eq!(run.stderr, "");
     // The default is only a default: another lockfile is still read when named.
     dir.write("other.lock.json", dir.read("mcp.lock.json"));

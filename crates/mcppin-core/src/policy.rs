@@ -399,6 +399,9 @@ pub struct Report {
     pub status: Status,
     /// The exit code of the verdict (0, 1 or 3).
     pub exit_code: u8,
+    /// What the signature check of the lockfile found, when the caller checked it ([`verify`]
+    /// leaves it `None`: it judges surfaces, not approvals).
+    pub signature: Option<crate::report::SignatureStatus>,
 }
 
 impl Report {
@@ -424,6 +427,7 @@ impl Report {
             matched,
             status,
             exit_code: status.exit_code(),
+            signature: None,
         }
     }
 

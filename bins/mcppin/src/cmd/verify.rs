@@ -49,6 +49,14 @@ pub(crate) struct Args {
     pub(crate) manifest: PathBuf,
     #[command(flatten)]
     pub(crate) signature: crate::signature::Flags,
+    /// SARIF: the repository root the lockfile's path is given relative to. Default: the
+    /// nearest directory above the lockfile holding .git, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) sarif_root: Option<PathBuf>,
+    /// SARIF: the absolute URL of the policies page each rule links to (URL#policy).
+    #[arg(long, value_name = "URL", default_value = crate::sarif::HELP_BASE,
+          value_parser = crate::sarif::parse_help_base)]
+    pub(crate) sarif_help_base: String,
 }
 
 /// How the report is written to standard output.
@@ -76,6 +84,14 @@ fn parse_fail_on(text: &str) -> Result<FailOn, String> {
 const DEFAULT_LOCK: &str = "mcp.lock.json";
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
+    let result = compare(args);
+    if let (Format::Sarif, Err(err)) = (args.format, &result) {
+        crate::sarif::write_failure(&args.sarif_help_base, err);
+    }
+    result
+}
+
+fn compare(args: &Args) -> anyhow::Result<Exit> {
     let lock_path = lock_path(args.lock.as_deref())?;
     let lock_path = lock_path.as_path();
     // The two files are independent until compared: read them side by side (SPEC 7 holds
@@ -90,7 +106,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     });
     // Before anything is compared: a lockfile whose signature does not hold is unreadable as
     // an approval (exit 4).
-    let approved = lock?;
+    let (approved, lock_bytes) = lock?;
     if let Some(note) = crate::signature::note(&approved.signature, lock_path) {
         let _ = writeln!(
             std::io::stderr().lock(),
@@ -98,6 +114,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
             mcppin_core::escape_non_ascii(&note)
         );
     }
+    // The JSON and SARIF reports state the signature check (the text report has the note).
+    let signature = (args.format != Format::Text)
+        .then(|| crate::signature::status(&args.signature, &approved))
+        .transpose()?;
     let lock = approved.lockfile;
     let manifest = manifest?;
 
@@ -116,7 +136,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         .into());
     }
     let options = Options::new(servers, args.fail_on.clone());
-    let verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
+    let mut verdict = mcppin_core::policy::verify(&lock, &manifest, &options);
+    verdict.signature = signature;
 
     let rendered = match args.format {
         Format::Text => {
@@ -129,7 +150,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
             text.into_bytes()
         }
         Format::Json => to_pretty(&report::to_json(&verdict)),
-        Format::Sarif => to_pretty(&report::to_sarif(&verdict, env!("CARGO_PKG_VERSION"))),
+        Format::Sarif => {
+            let uri = crate::sarif::lockfile_uri(lock_path, args.sarif_root.as_deref())?;
+            let lines = report::LockLines::index(&lock_bytes);
+            let context = report::SarifContext {
+                tool_version: env!("CARGO_PKG_VERSION"),
+                lockfile_uri: &uri,
+                lines: &lines,
+                help_base: &args.sarif_help_base,
+            };
+            to_pretty(&report::to_sarif(&verdict, &context))
+        }
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&rendered)?;
