@@ -673,7 +673,9 @@ fn a_refusal_stays_short_however_many_tools_the_answer_holds() {
     answer.push_str("]}}\n");
     dir.write("answer-0", answer);
     let args = shell("read line; cat answer-0; cat > /dev/null");
-    let run = dir.run_guard(&args, &[request(1, "tools/list", json!({}))]);
+    // The client's input stays open until the guard ends the session: a client that closed it
+    // at once would start the shutdown's grace period while 3.6 MB are still being judged.
+    let run = dir.run_guard_held(&args, &[request(1, "tools/list", json!({}))]);
     run.code(1).lines(&[Expect::Refused(json!(1))]);
     assert!(run.stdout.len() < 200, "{} bytes", run.stdout.len());
     assert_eq!(

@@ -251,36 +251,16 @@ impl Dir {
     }
 
     /// Runs the guard with the full command line `args`, writes `input` and keeps the client's
-    /// input open until the guard closes its output: the server, not the client, ends the
-    /// session.
+    /// input open until the guard exits: the server, not the client, ends the session. Stdout
+    /// and stderr are drained side by side (a guard with much to say on stderr must not block
+    /// on it), and a guard that does not exit within [`HANG`] fails the test.
     pub fn run_guard_held(&self, args: &[String], input: &[Value]) -> Run {
-        use std::io::Read;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcppin-guard");
-        let mut pipe = child.stdin.take().expect("stdin");
+        let mut stdin = Vec::new();
         for message in input {
-            let _ = writeln!(pipe, "{message}");
+            stdin.extend_from_slice(message.to_string().as_bytes());
+            stdin.push(b'\n');
         }
-        let mut stdout = String::new();
-        let _ = child
-            .stdout
-            .take()
-            .expect("stdout")
-            .read_to_string(&mut stdout);
-        drop(pipe);
-        let out = child.wait_with_output().expect("wait");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout,
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.run_guard_bounded_as(args, stdin, ClientEnd::StaysOpen)
     }
 
     /// Runs the fixture directly (no guard) with `input`: what a client sees without the guard.
