@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::num::NonZeroU32;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -394,9 +395,13 @@ fn write_manifest(output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
+    // A manifest holds no secret: it gets the mode a plain create gives (0666 less the umask),
+    // as lockfiles and signatures do, not a temporary file's 0600. The mode is given to
+    // open(2), so the umask applies.
     let mut temp = tempfile::Builder::new()
         .prefix(".mcppin-export-")
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     temp.as_file_mut()

@@ -701,3 +701,19 @@ fn failure_messages_are_stable() {
         dir.assert_gone("demo");
     }
 }
+
+#[test]
+fn the_manifest_gets_the_mode_of_any_new_file() {
+    // A manifest holds no secret: like a lockfile, it gets 0666 less the umask, not the 0600
+    // of a temporary file. Compared with a file created here the plain way, so the test holds
+    // under any umask.
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let dir = Dir::new();
+    let plain = mode(&dir.write("plain", "x"));
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
+        .code(0);
+    assert_eq!(mode(&dir.path().join("manifest.json")), plain);
+}
