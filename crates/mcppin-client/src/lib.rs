@@ -6,6 +6,7 @@
 //!   inherited environment and the shutdown order of SPEC 5 (close stdin, wait, SIGTERM, wait,
 //!   SIGKILL, to the whole group), also run on `Drop`, so nothing is left running after success,
 //!   failure, timeout or panic.
+//! - [`log`]: a server's stderr as bounded log lines, for a caller that passes them on live.
 //! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
 //!
 //! What this crate deliberately does not do: read the environment, print, or exit. The caller
@@ -35,6 +36,7 @@ pub mod capture;
 pub mod config;
 mod error;
 pub mod frame;
+pub mod log;
 pub mod process;
 pub mod session;
 pub mod transport;
@@ -44,6 +46,7 @@ pub use config::{ClientConfig, ServerEntry, StdioServer};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
+pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
     Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment, stop_group,
