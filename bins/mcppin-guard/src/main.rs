@@ -18,6 +18,7 @@ use mcppin_core::lockfile::LockedServer;
 mod feed;
 mod log;
 mod proxy;
+mod stderr;
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
@@ -194,6 +195,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),
+        server: cli.server.clone(),
     };
     proxy::run(&config, approved, log)
 }
