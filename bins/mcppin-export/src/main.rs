@@ -11,14 +11,14 @@ use std::num::NonZeroU32;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Parser;
 use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
-    ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
-    StdioServer, capture, inherited_environment,
+    Received, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
+    StderrMode, StdioServer, Transport, capture, inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
@@ -77,9 +77,14 @@ struct Cli {
     #[arg(long)]
     inherit_env: bool,
 
-    /// Show each server's stderr (escaped, prefixed with its id) and a summary per server.
-    #[arg(short, long)]
+    /// Show each server's stderr (escaped, prefixed with its id).
+    #[arg(short, long, conflicts_with = "quiet")]
     verbose: bool,
+
+    /// Print no progress: neither a line per server captured nor the notes while one starts
+    /// (errors and warnings still print).
+    #[arg(short, long)]
+    quiet: bool,
 
     /// Where to write the manifest; `-` for stdout.
     #[arg(short, long, value_name = "FILE|-")]
@@ -186,7 +191,18 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         manifest.scope = Some(ids.iter().cloned().collect());
     }
     for (id, server) in &servers {
-        let captured = capture_server(cli, id, server, &running)?;
+        let started = Instant::now();
+        let captured = capture_server(cli, id, server, &running, started)?;
+        let took = started.elapsed();
+        let surface = surface_of(id, captured.clone())?;
+        if !cli.quiet {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{NAME}: server {}: {}",
+                quoted(id),
+                summary(&surface, &captured, took)
+            );
+        }
         let agreed = captured.agreed && captured.passes >= 2;
         if !agreed {
             manifest.complete = false;
@@ -201,9 +217,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                 quoted(id)
             );
         }
-        manifest
-            .servers
-            .insert((*id).to_owned(), surface_of(id, captured)?);
+        manifest.servers.insert((*id).to_owned(), surface);
     }
     if interrupt::interrupted() {
         // Whatever was read while the servers were being stopped is not a capture.
@@ -258,6 +272,7 @@ fn capture_server(
     id: &str,
     server: &StdioServer,
     running: &Running,
+    started: Instant,
 ) -> anyhow::Result<ServerCapture> {
     let inherit = if cli.inherit_env {
         Inherit::All
@@ -299,8 +314,18 @@ fn capture_server(
             version: env!("CARGO_PKG_VERSION").to_owned(),
         },
     };
-    let result = Session::open(&mut connection, &options)
-        .and_then(|mut session| capture(&mut session, cli.passes));
+    let watched = Starting {
+        inner: &mut connection,
+        id,
+        started,
+        next_note: FIRST_NOTE,
+        open: false,
+        quiet: cli.quiet,
+    };
+    let result = Session::open(watched, &options).and_then(|mut session| {
+        session.transport_mut().open = true;
+        capture(&mut session, cli.passes)
+    });
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -323,22 +348,84 @@ fn capture_server(
         }
     };
     stopped.map_err(|e| failed(format!("it could not be stopped: {e}")))?;
-    if cli.verbose {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{NAME}: server {}: {} tools over {}, {} readings{}",
-            quoted(id),
-            captured.tools.len(),
-            captured.protocol_version,
-            captured.passes,
-            if captured.agreed {
-                " agree"
-            } else {
-                " disagree"
-            },
-        );
-    }
     Ok(captured)
+}
+
+/// The line said of a server once it is captured: its items per kind, the revision spoken, the
+/// readings and the time taken (`4 tools over 2025-11-25, 2 readings agree, 1.3 s`).
+fn summary(surface: &ServerSurface, captured: &ServerCapture, took: Duration) -> String {
+    let items: Vec<String> = ItemKind::ALL
+        .iter()
+        .map(|&kind| {
+            let n = surface.items(kind).len();
+            format!("{n} {}{}", kind.noun(), if n == 1 { "" } else { "s" })
+        })
+        .collect();
+    format!(
+        "{} over {}, {} {} {}, {:.1} s",
+        items.join(", "),
+        captured.protocol_version,
+        captured.passes,
+        if captured.passes == 1 {
+            "reading"
+        } else {
+            "readings"
+        },
+        if captured.agreed { "agree" } else { "disagree" },
+        took.as_secs_f64()
+    )
+}
+
+/// When the first note that a server is still starting comes; each later one comes when the
+/// wait has doubled (2, 4, 8, 16 s ...), so a long start makes a few lines, not a stream.
+const FIRST_NOTE: Duration = Duration::from_secs(2);
+
+/// The server's link while its session opens: says on stderr that the server is still
+/// starting when it has not answered for a while (a cold `npx` downloads its package first).
+/// The clock is read here, in the binary; the session only sees a transport.
+struct Starting<'a> {
+    inner: &'a mut Connection,
+    id: &'a str,
+    /// When the server was started.
+    started: Instant,
+    /// The wait, since the start, at which the next note is due.
+    next_note: Duration,
+    /// Set once the session is open: no more notes.
+    open: bool,
+    quiet: bool,
+}
+
+impl Transport for Starting<'_> {
+    fn send(&mut self, message: &[u8]) -> Result<(), mcppin_client::Error> {
+        self.inner.send(message)
+    }
+
+    fn receive(&mut self, timeout: Duration) -> Result<Received, mcppin_client::Error> {
+        if self.open || self.quiet {
+            return self.inner.receive(timeout);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
+            let until_note = (self.started + self.next_note).saturating_duration_since(now);
+            if left <= until_note {
+                return self.inner.receive(left);
+            }
+            match self.inner.receive(until_note)? {
+                Received::TimedOut => {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{NAME}: server {}: still starting ({} s)",
+                        quoted(self.id),
+                        self.next_note.as_secs()
+                    );
+                    self.next_note *= 2;
+                }
+                other => return Ok(other),
+            }
+        }
+    }
 }
 
 /// A server id (or any raw string) quoted for a message: escaped, then in double quotes with
