@@ -24,6 +24,7 @@ use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{escape, escape_non_ascii};
 
+mod discover;
 mod exit;
 mod interrupt;
 
@@ -37,7 +38,9 @@ Exit codes (a public contract):
   0  the manifest was written
   2  the command line is wrong
   3  a server could not be captured (nothing written)
-  4  the configuration could not be read, or the manifest not written (nothing written)";
+  4  the configuration could not be read, or the manifest not written (nothing written)
+With --discover: 0 the list was printed (files that cannot be read are listed as such), 2 no
+HOME or a flag of a capture given.";
 
 /// How much of a server's stderr is kept (the most recent bytes).
 const STDERR_LIMIT: usize = 64 * 1024;
@@ -52,8 +55,14 @@ const STDERR_LIMIT: usize = 64 * 1024;
 struct Cli {
     /// The client configuration: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
     /// VS Code `servers`, or VS Code settings with `mcp.servers`.
-    #[arg(long, value_name = "FILE")]
-    config: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "discover")]
+    config: Option<PathBuf>,
+
+    /// List the client configurations found in their usual places (Claude Desktop, Claude
+    /// Code, Cursor, VS Code, Windsurf) with their servers, and the command that captures
+    /// each; reads only.
+    #[arg(long, conflicts_with_all = ["config", "output", "servers"])]
+    discover: bool,
 
     /// Capture only this server (repeatable); the manifest then lists its scope.
     #[arg(long = "server", value_name = "ID")]
@@ -87,8 +96,13 @@ struct Cli {
     quiet: bool,
 
     /// Where to write the manifest; `-` for stdout.
-    #[arg(short, long, value_name = "FILE|-")]
-    output: PathBuf,
+    #[arg(
+        short,
+        long,
+        value_name = "FILE|-",
+        required_unless_present = "discover"
+    )]
+    output: Option<PathBuf>,
 
     /// Fixes the capture time (RFC 3339), for tests.
     #[arg(long, hide = true, value_parser = humantime::parse_rfc3339)]
@@ -144,8 +158,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Exit> {
-    let config = read_config(&cli.config)?;
-    let ids = select(cli, &config)?;
+    let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
+        return discover::run();
+    };
+    let config = read_config(config_path)?;
+    let ids = select(cli, config_path, &config)?;
     let environment: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
@@ -156,7 +173,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
                 let server = server.expand(id, &environment).map_err(|e| {
-                    Fail::new(Exit::Unreadable, format!("{}: {e}", cli.config.display()))
+                    Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
                 })?;
                 servers.push((id.as_str(), server));
             }
@@ -223,7 +240,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         // Whatever was read while the servers were being stopped is not a capture.
         interrupt::wait_for_exit();
     }
-    write_manifest(&cli.output, &manifest.to_bytes())?;
+    write_manifest(output, &manifest.to_bytes())?;
     Ok(Exit::Written)
 }
 
@@ -237,7 +254,7 @@ fn read_config(path: &Path) -> anyhow::Result<ClientConfig> {
 }
 
 /// The ids to capture: every configured server, or the `--server` ones, each checked.
-fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
+fn select(cli: &Cli, path: &Path, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
     if cli.servers.is_empty() {
         return Ok(config.servers.keys().cloned().collect());
     }
@@ -250,7 +267,7 @@ fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
                 format!(
                     "--server {}: no such server in {} (it has {})",
                     quoted(id),
-                    cli.config.display(),
+                    path.display(),
                     if known.is_empty() {
                         "none".to_owned()
                     } else {

@@ -1,5 +1,7 @@
 //! The only crate of mcppin that starts, speaks to or proxies MCP servers.
 //!
+//! - [`discover`]: where MCP clients keep their configurations (home and project directories
+//!   passed in), and the server ids a configuration names.
 //! - [`frame`]: newline-delimited JSON-RPC over a byte stream, with a bound on every line that
 //!   is enforced while reading (nothing beyond the bound is ever buffered).
 //! - [`process`]: a server as a child process in its own process group, with the minimal
@@ -34,6 +36,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod discover;
 mod error;
 pub mod frame;
 pub mod log;
