@@ -17,7 +17,7 @@ use anyhow::Context;
 use clap::Parser;
 use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
-    Received, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
+    Received, Revision, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
     StderrMode, StdioServer, Transport, capture, inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
@@ -211,19 +211,23 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         let started = Instant::now();
         let captured = capture_server(cli, id, server, &running, started)?;
         let took = started.elapsed();
-        let surface = surface_of(id, captured.clone())?;
+        let reading = Reading {
+            revision: captured.protocol_version,
+            passes: captured.passes,
+            agreed: captured.agreed,
+        };
+        let surface = surface_of(id, captured)?;
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "{NAME}: server {}: {}",
                 quoted(id),
-                summary(&surface, &captured, took)
+                summary(&surface, &reading, took)
             );
         }
-        let agreed = captured.agreed && captured.passes >= 2;
-        if !agreed {
+        if !(reading.agreed && reading.passes >= 2) {
             manifest.complete = false;
-            let why = if captured.agreed {
+            let why = if reading.agreed {
                 "a single reading cannot show that the list held still"
             } else {
                 "its readings disagreed (the list changed while it was read)"
@@ -368,9 +372,16 @@ fn capture_server(
     Ok(captured)
 }
 
+/// How a server's surface was read, for its summary line.
+struct Reading {
+    revision: Revision,
+    passes: u32,
+    agreed: bool,
+}
+
 /// The line said of a server once it is captured: its items per kind, the revision spoken, the
 /// readings and the time taken (`4 tools over 2025-11-25, 2 readings agree, 1.3 s`).
-fn summary(surface: &ServerSurface, captured: &ServerCapture, took: Duration) -> String {
+fn summary(surface: &ServerSurface, reading: &Reading, took: Duration) -> String {
     let items: Vec<String> = ItemKind::ALL
         .iter()
         .map(|&kind| {
@@ -381,14 +392,14 @@ fn summary(surface: &ServerSurface, captured: &ServerCapture, took: Duration) ->
     format!(
         "{} over {}, {} {} {}, {:.1} s",
         items.join(", "),
-        captured.protocol_version,
-        captured.passes,
-        if captured.passes == 1 {
+        reading.revision,
+        reading.passes,
+        if reading.passes == 1 {
             "reading"
         } else {
             "readings"
         },
-        if captured.agreed { "agree" } else { "disagree" },
+        if reading.agreed { "agree" } else { "disagree" },
         took.as_secs_f64()
     )
 }
