@@ -2,9 +2,9 @@
 //! with its servers and the command that captures it. Reads only; never edits a file.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use mcppin_client::discover::{Location, Places, Platform, inspect, locations, shell_word};
+use mcppin_client::discover::{Listed, Location, Places, Platform, inspect, locations, shell_word};
 use mcppin_core::escape;
 
 use crate::exit::{Exit, Fail};
@@ -14,7 +14,7 @@ enum Found {
     Absent,
     Unreadable(std::io::Error),
     Refused(String),
-    Servers(Vec<String>),
+    Servers(Vec<Listed>),
 }
 
 /// Lists the configurations under the home directory (`HOME`) and the project directory (the
@@ -66,15 +66,24 @@ pub(crate) fn run() -> anyhow::Result<Exit> {
             Found::Servers(ids) if ids.is_empty() => {
                 out.push_str(&format!("{title}\n  no servers\n"))
             }
-            Found::Servers(ids) => {
-                servers += ids.len();
-                let quoted: Vec<String> =
-                    ids.iter().map(|id| format!("{:?}", escape(id))).collect();
+            Found::Servers(listed) => {
+                servers += listed.len();
+                let names: Vec<String> = listed
+                    .iter()
+                    .map(|server| {
+                        let name = format!("{:?}", escape(&server.id));
+                        if server.remote {
+                            format!("{name} (remote)")
+                        } else {
+                            name
+                        }
+                    })
+                    .collect();
                 out.push_str(&format!(
-                    "{title}\n  {}: {}\n  capture: mcppin-export --config {} -o manifest.json\n",
-                    plural(ids.len(), "server"),
-                    quoted.join(", "),
-                    escape(&shell_word(&location.path))
+                    "{title}\n  {}: {}\n  capture: {}\n",
+                    plural(listed.len(), "server"),
+                    names.join(", "),
+                    command(&location.path, &listed)
                 ));
             }
         }
@@ -114,6 +123,27 @@ fn look(location: &Location) -> Found {
         Ok(ids) => Found::Servers(ids),
         Err(err) => Found::Refused(err.to_string()),
     }
+}
+
+/// The command that captures a configuration: all of it, or its stdio servers by `--server`
+/// when it also names remote ones (which an export of the whole file would refuse).
+fn command(path: &Path, listed: &[Listed]) -> String {
+    let stdio: Vec<&Listed> = listed.iter().filter(|server| !server.remote).collect();
+    if stdio.is_empty() {
+        return "none (remote servers are not captured by this version)".to_owned();
+    }
+    let mut command = format!(
+        "mcppin-export --config {}",
+        shell_word(&path.to_string_lossy())
+    );
+    if stdio.len() < listed.len() {
+        for server in stdio {
+            command.push_str(" --server ");
+            command.push_str(&shell_word(&server.id));
+        }
+    }
+    command.push_str(" -o manifest.json");
+    escape(&command).into_owned()
 }
 
 fn plural(n: usize, noun: &str) -> String {

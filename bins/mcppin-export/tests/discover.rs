@@ -134,16 +134,16 @@ fn lists_every_client_location_found_with_its_servers() {
             format!("{p}/.vscode/mcp.json"),
             "1 server: \"vs-project\"",
         ),
-        (
-            "Windsurf (user)",
-            format!("{h}/.codeium/windsurf/mcp_config.json"),
-            "1 server: \"wind\"",
-        ),
     ] {
         run.stdout_has(&format!(
             "{client}: {path}\n  {ids}\n  capture: mcppin-export --config {path} -o manifest.json\n"
         ));
     }
+    // A remote server is named as such, and no command is offered for it.
+    run.stdout_has(&format!(
+        "Windsurf (user): {h}/.codeium/windsurf/mcp_config.json\n  1 server: \"wind\" (remote)\n  \
+         capture: none (remote servers are not captured by this version)\n"
+    ));
     run.stdout_has("9 configurations found, 10 servers\n");
     assert!(!run.stdout.contains("not found"), "{}", run.stdout);
     // Read only: nothing was written, changed or removed.
@@ -213,6 +213,20 @@ fn ids_and_paths_are_escaped_and_the_command_is_quoted() {
     run.code(0).stdout_has(&format!(
         "capture: mcppin-export --config {quoted} -o manifest.json"
     ));
+}
+
+#[test]
+fn a_configuration_with_remote_servers_gets_a_command_for_its_stdio_ones() {
+    let dir = Dir::new();
+    dir.write(
+        "project/.vscode/mcp.json",
+        r#"{"servers": {"web": {"type": "http", "url": "https://example.invalid/mcp"},
+            "docs": {"command": "x"}, "it's": {"command": "y"}}}"#,
+    );
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has("3 servers: \"docs\", \"it's\", \"web\" (remote)\n")
+        .stdout_has("/.vscode/mcp.json --server docs --server 'it'\\''s' -o manifest.json\n");
 }
 
 #[test]

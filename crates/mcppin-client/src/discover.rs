@@ -6,11 +6,11 @@
 //! edits a file: the caller reads each location and reports what it found.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use jsonc_parser::{JsonValue, ParseOptions};
 
-use crate::{ClientConfig, Error};
+use crate::{ClientConfig, Error, ServerEntry};
 
 /// An MCP client whose configuration files are known.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -190,7 +190,16 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
     ]
 }
 
-/// The server ids a configuration file names, in order.
+/// One server a configuration names.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Listed {
+    /// The server id (the key of its entry).
+    pub id: String,
+    /// Whether it is a remote server (`url`), which this version does not capture.
+    pub remote: bool,
+}
+
+/// The servers a configuration file names, in id order.
 ///
 /// A file that holds other settings ([`Location::shared`]) and no server table names none; any
 /// other file must be a configuration [`ClientConfig::parse`] reads.
@@ -203,19 +212,32 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
 /// # Examples
 ///
 /// ```
-/// use std::path::Path;
-/// use mcppin_client::discover::inspect;
+/// use mcppin_client::discover::{Listed, inspect};
 ///
-/// assert_eq!(inspect(r#"{"mcpServers": {"docs": {"command": "d"}}}"#, false)?, ["docs"]);
+/// let text = r#"{"mcpServers": {"docs": {"command": "d"}, "web": {"url": "https://x"}}}"#;
+/// assert_eq!(
+///     inspect(text, false)?,
+///     [
+///         Listed { id: "docs".to_owned(), remote: false },
+///         Listed { id: "web".to_owned(), remote: true },
+///     ]
+/// );
 /// assert!(inspect(r#"{"theme": "dark"}"#, true)?.is_empty());
 /// assert!(inspect(r#"{"theme": "dark"}"#, false).is_err());
 /// # Ok::<(), mcppin_client::Error>(())
 /// ```
-pub fn inspect(text: &str, shared: bool) -> Result<Vec<String>, Error> {
+pub fn inspect(text: &str, shared: bool) -> Result<Vec<Listed>, Error> {
     if shared && !has_server_table(text) {
         return Ok(Vec::new());
     }
-    Ok(ClientConfig::parse(text)?.servers.into_keys().collect())
+    Ok(ClientConfig::parse(text)?
+        .servers
+        .into_iter()
+        .map(|(id, entry)| Listed {
+            id,
+            remote: matches!(entry, ServerEntry::Remote { .. }),
+        })
+        .collect())
 }
 
 /// Whether the text is a JSON object with one of the server tables a configuration reads.
@@ -232,31 +254,29 @@ fn has_server_table(text: &str) -> bool {
         || matches!(root.get("mcp"), Some(JsonValue::Object(mcp)) if is_object(mcp.get("servers")))
 }
 
-/// A path as a shell word: as it is when it holds only characters no shell treats specially,
-/// else in single quotes (a `'` inside written `'\''`).
+/// A path or a server id as a shell word: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a `'` inside written `'\''`).
 ///
 /// # Examples
 ///
 /// ```
-/// use std::path::Path;
 /// use mcppin_client::discover::shell_word;
 ///
-/// assert_eq!(shell_word(Path::new("/home/me/.cursor/mcp.json")), "/home/me/.cursor/mcp.json");
+/// assert_eq!(shell_word("/home/me/.cursor/mcp.json"), "/home/me/.cursor/mcp.json");
 /// assert_eq!(
-///     shell_word(Path::new("/Users/me/Library/Application Support/Claude/x.json")),
+///     shell_word("/Users/me/Library/Application Support/Claude/x.json"),
 ///     "'/Users/me/Library/Application Support/Claude/x.json'"
 /// );
-/// assert_eq!(shell_word(Path::new("/tmp/it's")), r"'/tmp/it'\''s'");
+/// assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
 /// ```
 #[must_use]
-pub fn shell_word(path: &Path) -> String {
-    let text = path.to_string_lossy();
+pub fn shell_word(text: &str) -> String {
     let plain = !text.is_empty()
         && text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
     if plain {
-        text.into_owned()
+        text.to_owned()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
@@ -326,7 +346,7 @@ mod tests {
     fn a_shared_file_without_servers_names_none_and_a_dedicated_one_is_refused() {
         assert_eq!(
             inspect("{\"projects\": {}}", true).unwrap(),
-            Vec::<String>::new()
+            Vec::<Listed>::new()
         );
         assert!(matches!(
             inspect("{\"projects\": {}}", false),
@@ -340,12 +360,21 @@ mod tests {
         ));
     }
 
+    fn ids(listed: &[Listed]) -> Vec<(&str, bool)> {
+        listed.iter().map(|l| (l.id.as_str(), l.remote)).collect()
+    }
+
     #[test]
     fn names_the_servers_of_every_shape() {
         let vs = r#"{"servers": {"b": {"type": "stdio", "command": "x"}, "a": {"url": "u"}}}"#;
-        assert_eq!(inspect(vs, false).unwrap(), ["a", "b"]);
+        assert_eq!(
+            ids(&inspect(vs, false).unwrap()),
+            [("a", true), ("b", false)]
+        );
         let settings = r#"{"mcp": {"servers": {"s": {"command": "x"}}}, // comment
             "editor.tabSize": 2,}"#;
-        assert_eq!(inspect(settings, true).unwrap(), ["s"]);
+        assert_eq!(ids(&inspect(settings, true).unwrap()), [("s", false)]);
+        let windsurf = r#"{"mcpServers": {"w": {"serverUrl": "https://x"}}}"#;
+        assert_eq!(ids(&inspect(windsurf, false).unwrap()), [("w", true)]);
     }
 }
