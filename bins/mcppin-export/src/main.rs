@@ -8,21 +8,23 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::num::NonZeroU32;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Parser;
 use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
-    ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
-    StdioServer, capture, inherited_environment,
+    Received, Revision, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
+    StderrMode, StdioServer, Transport, capture, inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{escape, escape_non_ascii};
 
+mod discover;
 mod exit;
 mod interrupt;
 
@@ -36,7 +38,9 @@ Exit codes (a public contract):
   0  the manifest was written
   2  the command line is wrong
   3  a server could not be captured (nothing written)
-  4  the configuration could not be read, or the manifest not written (nothing written)";
+  4  the configuration could not be read, or the manifest not written (nothing written)
+With --discover: 0 the list was printed (files that cannot be read are listed as such), 2 no
+HOME or a flag of a capture given.";
 
 /// How much of a server's stderr is kept (the most recent bytes).
 const STDERR_LIMIT: usize = 64 * 1024;
@@ -51,8 +55,14 @@ const STDERR_LIMIT: usize = 64 * 1024;
 struct Cli {
     /// The client configuration: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
     /// VS Code `servers`, or VS Code settings with `mcp.servers`.
-    #[arg(long, value_name = "FILE")]
-    config: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "discover")]
+    config: Option<PathBuf>,
+
+    /// List the client configurations found in their usual places (Claude Desktop, Claude
+    /// Code, Cursor, VS Code, Windsurf) with their servers, and the command that captures
+    /// each; reads only.
+    #[arg(long, conflicts_with_all = ["config", "output", "servers"])]
+    discover: bool,
 
     /// Capture only this server (repeatable); the manifest then lists its scope.
     #[arg(long = "server", value_name = "ID")]
@@ -76,13 +86,23 @@ struct Cli {
     #[arg(long)]
     inherit_env: bool,
 
-    /// Show each server's stderr (escaped, prefixed with its id) and a summary per server.
-    #[arg(short, long)]
+    /// Show each server's stderr (escaped, prefixed with its id).
+    #[arg(short, long, conflicts_with = "quiet")]
     verbose: bool,
 
+    /// Print no progress: neither a line per server captured nor the notes while one starts
+    /// (errors and warnings still print).
+    #[arg(short, long)]
+    quiet: bool,
+
     /// Where to write the manifest; `-` for stdout.
-    #[arg(short, long, value_name = "FILE|-")]
-    output: PathBuf,
+    #[arg(
+        short,
+        long,
+        value_name = "FILE|-",
+        required_unless_present = "discover"
+    )]
+    output: Option<PathBuf>,
 
     /// Fixes the capture time (RFC 3339), for tests.
     #[arg(long, hide = true, value_parser = humantime::parse_rfc3339)]
@@ -150,8 +170,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Exit> {
-    let config = read_config(&cli.config)?;
-    let ids = select(cli, &config)?;
+    let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
+        return discover::run();
+    };
+    let config = read_config(config_path)?;
+    let ids = select(cli, config_path, &config)?;
     let environment: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
@@ -162,7 +185,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
                 let server = server.expand(id, &environment).map_err(|e| {
-                    Fail::new(Exit::Unreadable, format!("{}: {e}", cli.config.display()))
+                    Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
                 })?;
                 servers.push((id.as_str(), server));
             }
@@ -197,11 +220,26 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         manifest.scope = Some(ids.iter().cloned().collect());
     }
     for (id, server) in &servers {
-        let captured = capture_server(cli, id, server, &running)?;
-        let agreed = captured.agreed && captured.passes >= 2;
-        if !agreed {
+        let started = Instant::now();
+        let captured = capture_server(cli, id, server, &running, started)?;
+        let took = started.elapsed();
+        let reading = Reading {
+            revision: captured.protocol_version,
+            passes: captured.passes,
+            agreed: captured.agreed,
+        };
+        let surface = surface_of(id, captured)?;
+        if !cli.quiet {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{NAME}: server {}: {}",
+                quoted(id),
+                summary(&surface, &reading, took)
+            );
+        }
+        if !(reading.agreed && reading.passes >= 2) {
             manifest.complete = false;
-            let why = if captured.agreed {
+            let why = if reading.agreed {
                 "a single reading cannot show that the list held still"
             } else {
                 "its readings disagreed (the list changed while it was read)"
@@ -212,15 +250,13 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                 quoted(id)
             );
         }
-        manifest
-            .servers
-            .insert((*id).to_owned(), surface_of(id, captured)?);
+        manifest.servers.insert((*id).to_owned(), surface);
     }
     if interrupt::interrupted() {
         // Whatever was read while the servers were being stopped is not a capture.
         interrupt::wait_for_exit();
     }
-    write_manifest(&cli.output, &manifest.to_bytes())?;
+    write_manifest(output, &manifest.to_bytes())?;
     Ok(Exit::Written)
 }
 
@@ -234,7 +270,7 @@ fn read_config(path: &Path) -> anyhow::Result<ClientConfig> {
 }
 
 /// The ids to capture: every configured server, or the `--server` ones, each checked.
-fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
+fn select(cli: &Cli, path: &Path, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
     if cli.servers.is_empty() {
         return Ok(config.servers.keys().cloned().collect());
     }
@@ -247,7 +283,7 @@ fn select(cli: &Cli, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
                 format!(
                     "--server {}: no such server in {} (it has {})",
                     quoted(id),
-                    cli.config.display(),
+                    path.display(),
                     if known.is_empty() {
                         "none".to_owned()
                     } else {
@@ -269,6 +305,7 @@ fn capture_server(
     id: &str,
     server: &StdioServer,
     running: &Running,
+    started: Instant,
 ) -> anyhow::Result<ServerCapture> {
     let inherit = if cli.inherit_env {
         Inherit::All
@@ -310,8 +347,18 @@ fn capture_server(
             version: env!("CARGO_PKG_VERSION").to_owned(),
         },
     };
-    let result = Session::open(&mut connection, &options)
-        .and_then(|mut session| capture(&mut session, cli.passes));
+    let watched = Starting {
+        inner: &mut connection,
+        id,
+        started,
+        next_note: FIRST_NOTE,
+        open: false,
+        quiet: cli.quiet,
+    };
+    let result = Session::open(watched, &options).and_then(|mut session| {
+        session.transport_mut().open = true;
+        capture(&mut session, cli.passes)
+    });
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -334,22 +381,91 @@ fn capture_server(
         }
     };
     stopped.map_err(|e| failed(format!("it could not be stopped: {e}")))?;
-    if cli.verbose {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{NAME}: server {}: {} tools over {}, {} readings{}",
-            quoted(id),
-            captured.tools.len(),
-            captured.protocol_version,
-            captured.passes,
-            if captured.agreed {
-                " agree"
-            } else {
-                " disagree"
-            },
-        );
-    }
     Ok(captured)
+}
+
+/// How a server's surface was read, for its summary line.
+struct Reading {
+    revision: Revision,
+    passes: u32,
+    agreed: bool,
+}
+
+/// The line said of a server once it is captured: its items per kind, the revision spoken, the
+/// readings and the time taken (`4 tools over 2025-11-25, 2 readings agree, 1.3 s`).
+fn summary(surface: &ServerSurface, reading: &Reading, took: Duration) -> String {
+    let items: Vec<String> = ItemKind::ALL
+        .iter()
+        .map(|&kind| {
+            let n = surface.items(kind).len();
+            format!("{n} {}{}", kind.noun(), if n == 1 { "" } else { "s" })
+        })
+        .collect();
+    format!(
+        "{} over {}, {} {} {}, {:.1} s",
+        items.join(", "),
+        reading.revision,
+        reading.passes,
+        if reading.passes == 1 {
+            "reading"
+        } else {
+            "readings"
+        },
+        if reading.agreed { "agree" } else { "disagree" },
+        took.as_secs_f64()
+    )
+}
+
+/// When the first note that a server is still starting comes; each later one comes when the
+/// wait has doubled (2, 4, 8, 16 s ...), so a long start makes a few lines, not a stream.
+const FIRST_NOTE: Duration = Duration::from_secs(2);
+
+/// The server's link while its session opens: says on stderr that the server is still
+/// starting when it has not answered for a while (a cold `npx` downloads its package first).
+/// The clock is read here, in the binary; the session only sees a transport.
+struct Starting<'a> {
+    inner: &'a mut Connection,
+    id: &'a str,
+    /// When the server was started.
+    started: Instant,
+    /// The wait, since the start, at which the next note is due.
+    next_note: Duration,
+    /// Set once the session is open: no more notes.
+    open: bool,
+    quiet: bool,
+}
+
+impl Transport for Starting<'_> {
+    fn send(&mut self, message: &[u8]) -> Result<(), mcppin_client::Error> {
+        self.inner.send(message)
+    }
+
+    fn receive(&mut self, timeout: Duration) -> Result<Received, mcppin_client::Error> {
+        if self.open || self.quiet {
+            return self.inner.receive(timeout);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
+            let until_note = (self.started + self.next_note).saturating_duration_since(now);
+            if left <= until_note {
+                return self.inner.receive(left);
+            }
+            match self.inner.receive(until_note)? {
+                Received::TimedOut => {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{NAME}: server {}: still starting ({} s)",
+                        quoted(self.id),
+                        self.next_note.as_secs()
+                    );
+                    self.next_note *= 2;
+                }
+                other => return Ok(other),
+            }
+        }
+    }
 }
 
 /// A server id (or any raw string) quoted for a message: escaped, then in double quotes with
@@ -406,9 +522,13 @@ fn write_manifest(output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
+    // A manifest holds no secret: it gets the mode a plain create gives (0666 less the umask),
+    // as lockfiles and signatures do, not a temporary file's 0600. The mode is given to
+    // open(2), so the umask applies.
     let mut temp = tempfile::Builder::new()
         .prefix(".mcppin-export-")
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     temp.as_file_mut()

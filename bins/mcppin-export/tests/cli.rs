@@ -53,7 +53,7 @@ fn exports_an_honest_server() {
     ]);
     run.code(0);
     assert_eq!(run.stdout, "");
-    assert_eq!(run.stderr, "", "a quiet run prints nothing");
+    assert_summary(&run.stderr, &["\"demo\""]);
     let m = manifest(&dir, "manifest.json");
     assert!(m.complete);
     assert_eq!(m.scope, None);
@@ -459,6 +459,121 @@ fn verbose_shows_the_stderr_of_servers_that_succeed() {
     quiet.code(0).stderr_lacks("[demo]");
 }
 
+/// Asserts that `stderr` is one summary line per server of `ids`, in that order: the id, the
+/// items per kind, the revision, the readings and the time taken.
+#[track_caller]
+fn assert_summary(stderr: &str, ids: &[&str]) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), ids.len(), "{stderr}");
+    for (line, id) in lines.iter().zip(ids) {
+        let rest = line
+            .strip_prefix(&format!(
+                "mcppin-export: server {id}: 4 tools over 2025-11-25, 2 readings agree, "
+            ))
+            .unwrap_or_else(|| panic!("not a summary of {id}: {line:?}\n{stderr}"));
+        let seconds = rest
+            .strip_suffix(" s")
+            .unwrap_or_else(|| panic!("no time in {line:?}"));
+        assert!(seconds.parse::<f64>().is_ok(), "{line:?}");
+    }
+}
+
+#[test]
+fn prints_one_line_per_server_as_it_is_captured() {
+    let dir = Dir::new();
+    dir.config(&[("b-docs", &[]), ("a-files", &["--mode", "paginated"])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
+    run.code(0);
+    assert_summary(&run.stderr, &["\"a-files\"", "\"b-docs\""]);
+}
+
+#[test]
+fn the_summary_line_escapes_the_server_id() {
+    let dir = Dir::new();
+    let fixture = fixture();
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"\\u001b[31mdocs<U+0041>\": {{\"command\": {}}}}}}}",
+            json_string(&fixture.to_string_lossy())
+        ),
+    );
+    let run = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
+    run.code(0);
+    assert_summary(&run.stderr, &["\"<U+001B>[31mdocs<U+003C>U+0041>\""]);
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+}
+
+#[test]
+fn quiet_silences_the_progress_but_not_the_errors() {
+    let dir = Dir::new();
+    let fixture = fixture();
+    // A server slower to start than the first progress note (2 s).
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"slow\": {{\"command\": \"/bin/sh\", \"args\": [\"-c\", \
+             \"sleep 3; exec {}\"]}}}}}}",
+            fixture.to_string_lossy()
+        ),
+    );
+    for quiet in ["-q", "--quiet"] {
+        let run = dir.export(&["--config", "mcp.json", quiet, "-o", "m.json"]);
+        run.code(0);
+        assert_eq!(run.stderr, "", "{quiet} prints nothing on success");
+    }
+    dir.config(&[("demo", &["--mode", "crash"])]);
+    dir.export(&["--config", "mcp.json", "-q", "-o", "m.json"])
+        .code(3)
+        .stderr_has("mcppin-export: server \"demo\" could not be captured")
+        .stderr_has("[demo] fixture: crashing");
+    dir.export(&["--config", "mcp.json", "-q", "-v", "-o", "m.json"])
+        .code(2);
+}
+
+#[test]
+fn a_slow_server_shows_progress_while_it_starts() {
+    use std::io::BufRead;
+    let dir = Dir::new();
+    let fixture = fixture();
+    // The server starts only once the test has seen the progress note: no timing involved.
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"slow\": {{\"command\": \"/bin/sh\", \"args\": [\"-c\", \
+             \"while [ ! -e go ]; do sleep 0.05; done; exec {}\"]}}}}}}",
+            fixture.to_string_lossy()
+        ),
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+        .args(["--config", "mcp.json", "-o", "m.json", "--timeout", "120s"])
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().expect("a progress note").unwrap();
+    assert_eq!(
+        first,
+        "mcppin-export: server \"slow\": still starting (2 s)"
+    );
+    dir.write("go", "");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(child.wait().unwrap().success());
+    let last = rest.last().expect("a summary line");
+    assert!(
+        last.starts_with("mcppin-export: server \"slow\": 4 tools over 2025-11-25"),
+        "{rest:?}"
+    );
+    // Notes come at 2, 4, 8, ... seconds: the ones before the summary are all of that form.
+    for note in &rest[..rest.len() - 1] {
+        assert!(note.contains(": still starting ("), "{rest:?}");
+    }
+}
+
 #[test]
 fn a_server_that_cannot_start_fails_the_export() {
     let dir = Dir::new();
@@ -719,4 +834,20 @@ fn passes_0_says_which_count_to_give_instead() {
         .stderr_has("invalid value 'two' for '--passes <N>': invalid digit");
     dir.export(&["--config", "mcp.json", "--passes", "1", "-o", "m.json"])
         .code(0);
+}
+
+#[test]
+fn the_manifest_gets_the_mode_of_any_new_file() {
+    // A manifest holds no secret: like a lockfile, it gets 0666 less the umask, not the 0600
+    // of a temporary file. Compared with a file created here the plain way, so the test holds
+    // under any umask.
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let dir = Dir::new();
+    let plain = mode(&dir.write("plain", "x"));
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
+        .code(0);
+    assert_eq!(mode(&dir.path().join("manifest.json")), plain);
 }

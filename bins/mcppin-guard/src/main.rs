@@ -19,6 +19,7 @@ mod feed;
 mod hint;
 mod log;
 mod proxy;
+mod stderr;
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
@@ -198,6 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),
+        server: cli.server.clone(),
     };
     proxy::run(&config, approved, log)
 }

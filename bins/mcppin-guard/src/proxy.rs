@@ -34,6 +34,7 @@ use signal_hook::iterator::Signals;
 
 use crate::feed::{Client, ServerIn, feed};
 use crate::log::Log;
+use crate::stderr::Relay;
 use crate::{Exit, Fail, Mode};
 
 /// The JSON-RPC error code of a refusal (SPEC 6).
@@ -47,9 +48,6 @@ const INVALID_REQUEST: i64 = -32600;
 
 /// The write buffer of each direction.
 const BUFFER: usize = 64 * 1024;
-
-/// How much of the server's stderr is kept to show when it fails.
-const STDERR_KEPT: usize = 64 * 1024;
 
 /// The members a message is routed by.
 const ROUTING: [&str; 4] = ["id", "method", "result", "error"];
@@ -69,6 +67,8 @@ pub(crate) struct Config {
     pub(crate) max_message: usize,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
+    /// The server's id, the prefix of its stderr lines.
+    pub(crate) server: String,
 }
 
 /// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
@@ -262,7 +262,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         .envs(inherited_environment(std::env::vars_os(), Inherit::All))
-        .stderr(StderrMode::Capture { limit: STDERR_KEPT })
+        .stderr(StderrMode::Pipe)
         .grace(DEFAULT_GRACE);
     // The server dies with the guard, even by SIGKILL: started from this (the main) thread
     // through the guard's own executable, which sets the parent-death signal before it
@@ -277,6 +277,9 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
     stop_server_on_signal(signals, server.id());
+    let relay = server
+        .take_stderr()
+        .map(|pipe| Relay::start(pipe, &config.server));
     let stdin = server.take_stdin();
     if let Some(pipe) = &stdin {
         crate::feed::nonblocking(pipe).context("cannot set up the server's stdin")?;
@@ -391,16 +394,12 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     let _ = lock_out(&out).flush();
     let _ = server.shutdown();
     no_answers(&shared);
+    if let Some(relay) = relay {
+        relay.finish(DEFAULT_GRACE);
+    }
     let mut stderr = io::stderr().lock();
     for line in &stderr_lines {
         let _ = writeln!(stderr, "{line}");
-    }
-    if exit == Exit::Server
-        && let Some(captured) = server.stderr()
-    {
-        for line in captured.escaped_lines() {
-            let _ = writeln!(stderr, "mcppin-guard: server stderr: {line}");
-        }
     }
     if exit == Exit::Drift {
         let _ = writeln!(

@@ -39,7 +39,11 @@ fn an_honest_session_passes_unchanged() {
     ]);
     // Byte for byte what the server says without the guard.
     assert_eq!(run.stdout, dir.direct(&fixture, &input));
-    assert_eq!(run.stderr, "", "nothing to report");
+    // Only the server's own line, passed on (docs/guard.md, "The server's stderr").
+    assert_eq!(
+        run.stderr, "[fixture] fixture: ready\n",
+        "nothing to report"
+    );
 }
 
 #[test]
@@ -1104,11 +1108,15 @@ fn a_server_that_dies_mid_session_exits_3_with_its_stderr_escaped() {
     run.code(3)
         .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))])
         .stderr_has("the server closed its output while the session was open")
-        .stderr_has("mcppin-guard: server stderr: <U+001B>[2J");
+        .stderr_has("[fixture] <U+001B>[2J");
     assert!(
         !run.stderr.contains('\u{1b}'),
         "no raw escape reaches the terminal"
     );
+    // The server's last words come before the guard's closing line.
+    let last_words = run.stderr.find("[fixture] fixture: crashing").unwrap();
+    let closing = run.stderr.find("mcppin-guard: the server closed").unwrap();
+    assert!(last_words < closing, "{}", run.stderr);
 }
 
 #[test]

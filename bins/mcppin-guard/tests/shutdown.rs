@@ -270,5 +270,9 @@ fn a_last_client_line_without_a_newline_is_forwarded_and_answered() {
     let run = dir.run_guard_bounded(&fixture(), input);
     run.code(0)
         .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))]);
-    assert_eq!(run.stderr, "", "nothing to report");
+    // Only the server's own line, passed on (docs/guard.md, "The server's stderr").
+    assert_eq!(
+        run.stderr, "[fixture] fixture: ready\n",
+        "nothing to report"
+    );
 }

@@ -1,11 +1,14 @@
 //! The only crate of mcppin that starts, speaks to or proxies MCP servers.
 //!
+//! - [`discover`]: where MCP clients keep their configurations (home and project directories
+//!   passed in), and the server ids a configuration names.
 //! - [`frame`]: newline-delimited JSON-RPC over a byte stream, with a bound on every line that
 //!   is enforced while reading (nothing beyond the bound is ever buffered).
 //! - [`process`]: a server as a child process in its own process group, with the minimal
 //!   inherited environment and the shutdown order of SPEC 5 (close stdin, wait, SIGTERM, wait,
 //!   SIGKILL, to the whole group), also run on `Drop`, so nothing is left running after success,
 //!   failure, timeout or panic.
+//! - [`log`]: a server's stderr as bounded log lines, for a caller that passes them on live.
 //! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
 //!
 //! What this crate deliberately does not do: read the environment, print, or exit. The caller
@@ -33,8 +36,10 @@
 
 pub mod capture;
 pub mod config;
+pub mod discover;
 mod error;
 pub mod frame;
+pub mod log;
 pub mod process;
 pub mod session;
 pub mod transport;
@@ -44,6 +49,7 @@ pub use config::{ClientConfig, ServerEntry, StdioServer};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
+pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
     Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment, stop_group,

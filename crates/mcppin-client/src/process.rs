@@ -12,7 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -88,8 +88,11 @@ pub enum StderrMode {
         /// How many bytes to keep (the most recent ones).
         limit: usize,
     },
-    /// Written to the caller's stderr as it comes (a proxy that passes it through).
+    /// Written to the caller's stderr as it comes, unchanged.
     Inherit,
+    /// A pipe the caller takes with [`ServerProcess::take_stderr`] and reads itself (a proxy
+    /// that passes each line on, escaped and prefixed; see [`crate::LogLines`]).
+    Pipe,
     /// Discarded.
     Discard,
 }
@@ -271,7 +274,7 @@ impl ServerCommand {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match self.stderr {
-                StderrMode::Capture { .. } => Stdio::piped(),
+                StderrMode::Capture { .. } | StderrMode::Pipe => Stdio::piped(),
                 StderrMode::Inherit => Stdio::inherit(),
                 StderrMode::Discard => Stdio::null(),
             });
@@ -283,9 +286,11 @@ impl ServerCommand {
             source,
         })?;
         let pgid = Pid::from_child(&child);
-        let stderr = match (self.stderr, child.stderr.take()) {
-            (StderrMode::Capture { limit }, Some(pipe)) => Some(StderrCapture::start(pipe, limit)),
-            _ => None,
+        let (stderr, stderr_pipe) = match (self.stderr, child.stderr.take()) {
+            (StderrMode::Capture { limit }, Some(pipe)) => {
+                (Some(StderrCapture::start(pipe, limit)), None)
+            }
+            (_, pipe) => (None, pipe),
         };
         Ok(ServerProcess {
             stdin: child.stdin.take(),
@@ -293,6 +298,7 @@ impl ServerCommand {
             child,
             pgid,
             stderr,
+            stderr_pipe,
             grace: self.grace,
             finished: None,
         })
@@ -352,6 +358,7 @@ pub struct ServerProcess {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     stderr: Option<StderrCapture>,
+    stderr_pipe: Option<ChildStderr>,
     grace: Duration,
     finished: Option<Shutdown>,
 }
@@ -394,6 +401,11 @@ impl ServerProcess {
     /// Takes the server's stdout.
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.stdout.take()
+    }
+
+    /// Takes the server's stderr, when it is a pipe ([`StderrMode::Pipe`]).
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.stderr_pipe.take()
     }
 
     /// What the server wrote to stderr so far, when it is captured (the last `limit` bytes).
@@ -872,6 +884,25 @@ mod tests {
         let captured = server.stderr().unwrap();
         assert_eq!(captured.bytes, b"89\nlast\n");
         assert_eq!(captured.dropped, 8);
+    }
+
+    #[test]
+    fn a_piped_stderr_is_left_to_the_caller() {
+        let mut server = sh("printf 'one\\ntwo\\n' >&2")
+            .stderr(StderrMode::Pipe)
+            .spawn()
+            .unwrap();
+        let pipe = server.take_stderr().unwrap();
+        assert!(server.take_stderr().is_none());
+        assert_eq!(server.stderr(), None);
+        let mut lines = crate::LogLines::new(pipe, 64);
+        assert_eq!(lines.next_line().unwrap().unwrap().bytes, b"one");
+        assert_eq!(lines.next_line().unwrap().unwrap().bytes, b"two");
+        assert_eq!(lines.next_line().unwrap(), None);
+        server.shutdown().unwrap();
+        // Captured stderr is not a pipe to take.
+        let mut captured = sh("true").spawn().unwrap();
+        assert!(captured.take_stderr().is_none());
     }
 
     #[test]

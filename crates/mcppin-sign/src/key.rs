@@ -250,7 +250,7 @@ impl PublicKey {
     }
 
     /// Reads an SPKI PEM public key (`-----BEGIN PUBLIC KEY-----`), as written by
-    /// [`PublicKey::to_pem`] or `openssl pkey -pubout`.
+    /// [`PublicKey::to_pem`] or `openssl pkey -pubout`; white space around it is ignored.
     ///
     /// # Errors
     ///
@@ -259,6 +259,9 @@ impl PublicKey {
     /// for any other input that is not an Ed25519 SPKI PEM document, [`Error::WeakPublicKey`]
     /// for a key of small order.
     pub fn from_pem(pem: &str) -> Result<Self, Error> {
+        // Blank lines around the document are not part of it: a key kept in a CI variable and
+        // written out with a newline of its own ends in one.
+        let pem = pem.trim();
         let inner = match ed25519_dalek::VerifyingKey::from_public_key_pem(pem) {
             Ok(inner) => inner,
             Err(_) if pem.contains("PRIVATE KEY-----") => return Err(Error::PrivateKeyAsPublic),
@@ -479,6 +482,22 @@ MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
             SigningKey::from_pem(RFC8410_PUBLIC),
             Err(Error::PublicKeyAsPrivate)
         ));
+    }
+
+    #[test]
+    fn reads_a_public_key_with_blank_lines_around_it() {
+        // A key pasted into a CI variable and written out with a newline of its own ends in
+        // a blank line; it is still the same key (issue 14, item 9).
+        let key = PublicKey::from_pem(RFC8410_PUBLIC).unwrap();
+        let pem = RFC8410_PUBLIC;
+        for padded in [
+            format!("{pem}\n"),
+            format!("\n\n{pem}\r\n\n"),
+            format!("  {pem}  "),
+        ] {
+            let read = PublicKey::from_pem(&padded).unwrap();
+            assert_eq!(read.fingerprint(), key.fingerprint());
+        }
     }
 
     #[test]

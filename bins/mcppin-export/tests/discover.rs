@@ -1,0 +1,257 @@
+//! `mcppin-export --discover` on the real binary, against a fake home and project directory:
+//! every client location found, absent and unreadable ones, and nothing written.
+
+mod util;
+
+use std::path::Path;
+
+use util::{Dir, Run};
+
+/// Runs `mcppin-export --discover` with HOME at `home/` and the project directory `project/`
+/// of `dir`, and nothing else in the environment.
+fn discover(dir: &Dir, extra: &[(&str, &str)]) -> Run {
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+        .arg("--discover")
+        .current_dir(&project)
+        .env_clear()
+        .env("HOME", &home)
+        .envs(extra.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn servers(ids: &[&str]) -> String {
+    let entries: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{}: {{\"command\": \"x\"}}", util::json_string(id)))
+        .collect();
+    format!("{{\"mcpServers\": {{{}}}}}", entries.join(", "))
+}
+
+fn snapshot_of_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn lists_every_client_location_found_with_its_servers() {
+    let dir = Dir::new();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    dir.write(
+        "home/.config/Claude/claude_desktop_config.json",
+        servers(&["desktop-a", "desktop-b"]),
+    );
+    dir.write(
+        "home/.claude.json",
+        r#"{"numStartups": 3, "mcpServers": {"code-user": {"command": "x"}}, "projects": {}}"#,
+    );
+    dir.write("project/.mcp.json", servers(&["code-project"]));
+    dir.write("home/.cursor/mcp.json", servers(&["cursor-user"]));
+    dir.write("project/.cursor/mcp.json", servers(&["cursor-project"]));
+    dir.write(
+        "home/.config/Code/User/mcp.json",
+        r#"{"servers": {"vs-user": {"type": "stdio", "command": "x"}}, "inputs": []}"#,
+    );
+    dir.write(
+        "home/.config/Code/User/settings.json",
+        "// settings\n{\"mcp\": {\"servers\": {\"vs-settings\": {\"command\": \"x\"}}},}",
+    );
+    dir.write(
+        "project/.vscode/mcp.json",
+        r#"{"servers": {"vs-project": {"command": "x"}}}"#,
+    );
+    dir.write(
+        "home/.codeium/windsurf/mcp_config.json",
+        r#"{"mcpServers": {"wind": {"serverUrl": "https://example.invalid/mcp"}}}"#,
+    );
+    let before = snapshot_of_tree(dir.path());
+    let run = discover(&dir, &[]);
+    run.code(0);
+    assert_eq!(run.stderr, "");
+    let h = home.display();
+    let p = project.display();
+    for (client, path, ids) in [
+        (
+            "Claude Desktop (user)",
+            format!("{h}/.config/Claude/claude_desktop_config.json"),
+            "2 servers: \"desktop-a\", \"desktop-b\"",
+        ),
+        (
+            "Claude Code (user)",
+            format!("{h}/.claude.json"),
+            "1 server: \"code-user\"",
+        ),
+        (
+            "Claude Code (project)",
+            format!("{p}/.mcp.json"),
+            "1 server: \"code-project\"",
+        ),
+        (
+            "Cursor (user)",
+            format!("{h}/.cursor/mcp.json"),
+            "1 server: \"cursor-user\"",
+        ),
+        (
+            "Cursor (project)",
+            format!("{p}/.cursor/mcp.json"),
+            "1 server: \"cursor-project\"",
+        ),
+        (
+            "VS Code (user)",
+            format!("{h}/.config/Code/User/mcp.json"),
+            "1 server: \"vs-user\"",
+        ),
+        (
+            "VS Code (user)",
+            format!("{h}/.config/Code/User/settings.json"),
+            "1 server: \"vs-settings\"",
+        ),
+        (
+            "VS Code (project)",
+            format!("{p}/.vscode/mcp.json"),
+            "1 server: \"vs-project\"",
+        ),
+    ] {
+        run.stdout_has(&format!(
+            "{client}: {path}\n  {ids}\n  capture: mcppin-export --config {path} -o manifest.json\n"
+        ));
+    }
+    // A remote server is named as such, and no command is offered for it.
+    run.stdout_has(&format!(
+        "Windsurf (user): {h}/.codeium/windsurf/mcp_config.json\n  1 server: \"wind\" (remote)\n  \
+         capture: none (remote servers are not captured by this version)\n"
+    ));
+    run.stdout_has("9 configurations found, 10 servers\n");
+    assert!(!run.stdout.contains("not found"), "{}", run.stdout);
+    // Read only: nothing was written, changed or removed.
+    assert_eq!(snapshot_of_tree(dir.path()), before);
+}
+
+#[test]
+fn absent_locations_are_listed_as_not_found() {
+    let dir = Dir::new();
+    dir.write("project/.cursor/mcp.json", servers(&["only"]));
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has("Cursor (project): ")
+        .stdout_has("1 configuration found, 1 server\n")
+        .stdout_has("not found:\n")
+        .stdout_has("  Claude Desktop (user): ")
+        .stdout_has("  Windsurf (user): ");
+    assert_eq!(run.stdout.matches("\n  capture: ").count(), 1);
+    let dir = Dir::new();
+    discover(&dir, &[])
+        .code(0)
+        .stdout_has("no client configuration found\n");
+}
+
+#[test]
+fn unreadable_files_are_reported_and_the_listing_goes_on() {
+    let dir = Dir::new();
+    // A directory where a file belongs cannot be read, even by root.
+    std::fs::create_dir_all(dir.path().join("home/.cursor/mcp.json")).unwrap();
+    dir.write("project/.cursor/mcp.json", "{\"mcpServers\": ");
+    dir.write("project/.mcp.json", "{\"theme\": \"dark\"}");
+    dir.write("project/.vscode/mcp.json", b"\xff\xfe");
+    dir.write("home/.claude.json", "{\"numStartups\": 3}");
+    dir.write("home/.codeium/windsurf/mcp_config.json", servers(&["fine"]));
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has("Cursor (user): ")
+        .stdout_has("/home/.cursor/mcp.json\n  cannot be read: ")
+        .stdout_has(
+            "/project/.cursor/mcp.json\n  cannot be captured: the configuration is not JSON",
+        )
+        .stdout_has("/project/.mcp.json\n  cannot be captured: no \"mcpServers\"")
+        .stdout_has("/project/.vscode/mcp.json\n  cannot be captured: not UTF-8 text")
+        .stdout_has("/home/.claude.json\n  no servers\n")
+        .stdout_has("1 server: \"fine\"")
+        .stdout_has("6 configurations found, 1 server\n");
+    assert_eq!(run.stdout.matches("\n  capture: ").count(), 1);
+}
+
+#[test]
+fn ids_and_paths_are_escaped_and_the_command_is_quoted() {
+    let dir = Dir::new();
+    dir.write(
+        "project/.mcp.json",
+        "{\"mcpServers\": {\"\\u001b[31mred<U+0041>\": {\"command\": \"x\"}}}",
+    );
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has("1 server: \"<U+001B>[31mred<U+003C>U+0041>\"");
+    assert!(!run.stdout.contains('\u{1b}'), "{:?}", run.stdout);
+    // A home with a space and a quote: the command is one shell word.
+    let dir = Dir::new();
+    let home = dir.path().join("my home's");
+    dir.write("my home's/.cursor/mcp.json", servers(&["a"]));
+    let run = discover(&dir, &[("HOME", home.to_str().unwrap())]);
+    let quoted = format!("'{}/.cursor/mcp.json'", home.display()).replace("home's", "home'\\''s");
+    run.code(0).stdout_has(&format!(
+        "capture: mcppin-export --config {quoted} -o manifest.json"
+    ));
+}
+
+#[test]
+fn a_configuration_with_remote_servers_gets_a_command_for_its_stdio_ones() {
+    let dir = Dir::new();
+    dir.write(
+        "project/.vscode/mcp.json",
+        r#"{"servers": {"web": {"type": "http", "url": "https://example.invalid/mcp"},
+            "docs": {"command": "x"}, "it's": {"command": "y"}}}"#,
+    );
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has("3 servers: \"docs\", \"it's\", \"web\" (remote)\n")
+        .stdout_has("/.vscode/mcp.json --server docs --server 'it'\\''s' -o manifest.json\n");
+}
+
+#[test]
+fn the_configuration_directory_follows_xdg_config_home() {
+    let dir = Dir::new();
+    let xdg = dir.path().join("xdg");
+    dir.write(
+        "xdg/Code/User/mcp.json",
+        r#"{"servers": {"x": {"command": "x"}}}"#,
+    );
+    let run = discover(&dir, &[("XDG_CONFIG_HOME", xdg.to_str().unwrap())]);
+    run.code(0).stdout_has(&format!(
+        "VS Code (user): {}/Code/User/mcp.json\n",
+        xdg.display()
+    ));
+}
+
+#[test]
+fn discover_takes_no_configuration_and_needs_a_home() {
+    let dir = Dir::new();
+    dir.write("mcp.json", servers(&["a"]));
+    dir.export(&["--discover", "--config", "mcp.json"]).code(2);
+    dir.export(&["--discover", "-o", "m.json"]).code(2);
+    // Without HOME there is no user location to look at.
+    dir.export(&["--discover"])
+        .code(2)
+        .stderr_has("--discover needs HOME");
+}

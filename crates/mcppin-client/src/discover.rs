@@ -1,0 +1,380 @@
+//! Where MCP clients keep their configurations, and which servers a configuration names.
+//!
+//! [`locations`] lists the usual files of Claude Desktop, Claude Code, Cursor, VS Code and
+//! Windsurf for a home directory and a project directory the caller passes (this crate reads
+//! no environment); [`inspect`] reads the text of one of them. Nothing here reads, writes or
+//! edits a file: the caller reads each location and reports what it found.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use jsonc_parser::{JsonValue, ParseOptions};
+
+use crate::{ClientConfig, Error, ServerEntry};
+
+/// An MCP client whose configuration files are known.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
+pub enum Client {
+    /// Claude Desktop.
+    ClaudeDesktop,
+    /// Claude Code.
+    ClaudeCode,
+    /// Cursor.
+    Cursor,
+    /// Visual Studio Code.
+    VsCode,
+    /// Windsurf.
+    Windsurf,
+}
+
+impl fmt::Display for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ClaudeDesktop => "Claude Desktop",
+            Self::ClaudeCode => "Claude Code",
+            Self::Cursor => "Cursor",
+            Self::VsCode => "VS Code",
+            Self::Windsurf => "Windsurf",
+        })
+    }
+}
+
+/// Whose servers a file holds.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub enum Scope {
+    /// The user's, for every project.
+    User,
+    /// One project's, in the project directory.
+    Project,
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::User => "user",
+            Self::Project => "project",
+        })
+    }
+}
+
+/// The operating system whose locations to list.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum Platform {
+    /// Linux (and other systems with XDG directories).
+    Linux,
+    /// macOS.
+    MacOs,
+}
+
+impl Platform {
+    /// The platform this build is for.
+    #[must_use]
+    pub fn current() -> Self {
+        if cfg!(target_os = "macos") {
+            Self::MacOs
+        } else {
+            Self::Linux
+        }
+    }
+}
+
+/// The directories locations are found from, given by the caller.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Places {
+    /// The user's home directory (`HOME`).
+    pub home: PathBuf,
+    /// The project directory (where the command runs).
+    pub project: PathBuf,
+    /// The user's configuration directory on Linux (`XDG_CONFIG_HOME`), when set; else
+    /// `~/.config`.
+    pub config_home: Option<PathBuf>,
+}
+
+/// One place a client keeps a configuration.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Location {
+    /// The client that reads it.
+    pub client: Client,
+    /// Whose servers it holds.
+    pub scope: Scope,
+    /// The file.
+    pub path: PathBuf,
+    /// Whether the file holds other settings beside servers (`~/.claude.json`, VS Code's
+    /// `settings.json`): without a server table it simply configures none.
+    pub shared: bool,
+}
+
+/// The usual configuration files of every known client on `platform`, user files first, in
+/// a fixed order.
+///
+/// # Examples
+///
+/// ```
+/// use std::path::PathBuf;
+/// use mcppin_client::discover::{Client, Places, Platform, locations};
+///
+/// let places = Places {
+///     home: PathBuf::from("/home/me"),
+///     project: PathBuf::from("/work/app"),
+///     config_home: None,
+/// };
+/// let found = locations(&places, Platform::Linux);
+/// let cursor: Vec<_> = found.iter().filter(|l| l.client == Client::Cursor).collect();
+/// assert_eq!(cursor[0].path, PathBuf::from("/home/me/.cursor/mcp.json"));
+/// assert_eq!(cursor[1].path, PathBuf::from("/work/app/.cursor/mcp.json"));
+/// ```
+#[must_use]
+pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
+    let home = places.home.as_path();
+    let project = places.project.as_path();
+    // Where desktop applications keep their user data: Electron's "appData" directory.
+    let app_data = match platform {
+        Platform::MacOs => home.join("Library/Application Support"),
+        Platform::Linux => places
+            .config_home
+            .clone()
+            .filter(|dir| dir.is_absolute())
+            .unwrap_or_else(|| home.join(".config")),
+    };
+    let at = |client, scope, path: PathBuf| Location {
+        client,
+        scope,
+        path,
+        shared: false,
+    };
+    let shared = |client, scope, path: PathBuf| Location {
+        client,
+        scope,
+        path,
+        shared: true,
+    };
+    vec![
+        at(
+            Client::ClaudeDesktop,
+            Scope::User,
+            app_data.join("Claude/claude_desktop_config.json"),
+        ),
+        shared(Client::ClaudeCode, Scope::User, home.join(".claude.json")),
+        at(
+            Client::ClaudeCode,
+            Scope::Project,
+            project.join(".mcp.json"),
+        ),
+        at(Client::Cursor, Scope::User, home.join(".cursor/mcp.json")),
+        at(
+            Client::Cursor,
+            Scope::Project,
+            project.join(".cursor/mcp.json"),
+        ),
+        at(
+            Client::VsCode,
+            Scope::User,
+            app_data.join("Code/User/mcp.json"),
+        ),
+        shared(
+            Client::VsCode,
+            Scope::User,
+            app_data.join("Code/User/settings.json"),
+        ),
+        at(
+            Client::VsCode,
+            Scope::Project,
+            project.join(".vscode/mcp.json"),
+        ),
+        at(
+            Client::Windsurf,
+            Scope::User,
+            home.join(".codeium/windsurf/mcp_config.json"),
+        ),
+    ]
+}
+
+/// One server a configuration names.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Listed {
+    /// The server id (the key of its entry).
+    pub id: String,
+    /// Whether it is a remote server (`url`), which this version does not capture.
+    pub remote: bool,
+}
+
+/// The servers a configuration file names, in id order.
+///
+/// A file that holds other settings ([`Location::shared`]) and no server table names none; any
+/// other file must be a configuration [`ClientConfig::parse`] reads.
+///
+/// # Errors
+///
+/// As [`ClientConfig::parse`]: the text is not JSON (with comments), or it is not a client
+/// configuration.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_client::discover::{Listed, inspect};
+///
+/// let text = r#"{"mcpServers": {"docs": {"command": "d"}, "web": {"url": "https://x"}}}"#;
+/// assert_eq!(
+///     inspect(text, false)?,
+///     [
+///         Listed { id: "docs".to_owned(), remote: false },
+///         Listed { id: "web".to_owned(), remote: true },
+///     ]
+/// );
+/// assert!(inspect(r#"{"theme": "dark"}"#, true)?.is_empty());
+/// assert!(inspect(r#"{"theme": "dark"}"#, false).is_err());
+/// # Ok::<(), mcppin_client::Error>(())
+/// ```
+pub fn inspect(text: &str, shared: bool) -> Result<Vec<Listed>, Error> {
+    if shared && !has_server_table(text) {
+        return Ok(Vec::new());
+    }
+    Ok(ClientConfig::parse(text)?
+        .servers
+        .into_iter()
+        .map(|(id, entry)| Listed {
+            id,
+            remote: matches!(entry, ServerEntry::Remote { .. }),
+        })
+        .collect())
+}
+
+/// Whether the text is a JSON object with one of the server tables a configuration reads.
+/// Text that is not JSON has none here; [`ClientConfig::parse`] says what is wrong with it.
+fn has_server_table(text: &str) -> bool {
+    let Ok(Some(JsonValue::Object(root))) =
+        jsonc_parser::parse_to_value(text, &ParseOptions::default())
+    else {
+        return true;
+    };
+    let is_object = |value: Option<&JsonValue<'_>>| matches!(value, Some(JsonValue::Object(_)));
+    is_object(root.get("mcpServers"))
+        || is_object(root.get("servers"))
+        || matches!(root.get("mcp"), Some(JsonValue::Object(mcp)) if is_object(mcp.get("servers")))
+}
+
+/// A path or a server id as a shell word: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a `'` inside written `'\''`).
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_client::discover::shell_word;
+///
+/// assert_eq!(shell_word("/home/me/.cursor/mcp.json"), "/home/me/.cursor/mcp.json");
+/// assert_eq!(
+///     shell_word("/Users/me/Library/Application Support/Claude/x.json"),
+///     "'/Users/me/Library/Application Support/Claude/x.json'"
+/// );
+/// assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
+/// ```
+#[must_use]
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places() -> Places {
+        Places {
+            home: PathBuf::from("/h"),
+            project: PathBuf::from("/p"),
+            config_home: None,
+        }
+    }
+
+    fn paths(found: &[Location]) -> Vec<String> {
+        found.iter().map(|l| l.path.display().to_string()).collect()
+    }
+
+    #[test]
+    fn lists_every_client_on_linux() {
+        assert_eq!(
+            paths(&locations(&places(), Platform::Linux)),
+            [
+                "/h/.config/Claude/claude_desktop_config.json",
+                "/h/.claude.json",
+                "/p/.mcp.json",
+                "/h/.cursor/mcp.json",
+                "/p/.cursor/mcp.json",
+                "/h/.config/Code/User/mcp.json",
+                "/h/.config/Code/User/settings.json",
+                "/p/.vscode/mcp.json",
+                "/h/.codeium/windsurf/mcp_config.json",
+            ]
+        );
+    }
+
+    #[test]
+    fn follows_the_configuration_directory_when_it_is_absolute() {
+        let mut places = places();
+        places.config_home = Some(PathBuf::from("/xdg"));
+        let found = paths(&locations(&places, Platform::Linux));
+        assert_eq!(found[0], "/xdg/Claude/claude_desktop_config.json");
+        assert_eq!(found[5], "/xdg/Code/User/mcp.json");
+        places.config_home = Some(PathBuf::from("relative"));
+        let found = paths(&locations(&places, Platform::Linux));
+        assert_eq!(found[0], "/h/.config/Claude/claude_desktop_config.json");
+    }
+
+    #[test]
+    fn lists_application_support_on_macos() {
+        let found = paths(&locations(&places(), Platform::MacOs));
+        assert_eq!(
+            found[0],
+            "/h/Library/Application Support/Claude/claude_desktop_config.json"
+        );
+        assert_eq!(
+            found[5],
+            "/h/Library/Application Support/Code/User/mcp.json"
+        );
+        assert_eq!(found[1], "/h/.claude.json");
+    }
+
+    #[test]
+    fn a_shared_file_without_servers_names_none_and_a_dedicated_one_is_refused() {
+        assert_eq!(
+            inspect("{\"projects\": {}}", true).unwrap(),
+            Vec::<Listed>::new()
+        );
+        assert!(matches!(
+            inspect("{\"projects\": {}}", false),
+            Err(Error::ConfigShape { server: None, .. })
+        ));
+        // A shared file with a broken table, or broken JSON, is still an error.
+        assert!(inspect("{\"mcpServers\": {\"a\": 1}}", true).is_err());
+        assert!(matches!(
+            inspect("{\"mcpServers\": ", true),
+            Err(Error::ConfigSyntax { .. })
+        ));
+    }
+
+    fn ids(listed: &[Listed]) -> Vec<(&str, bool)> {
+        listed.iter().map(|l| (l.id.as_str(), l.remote)).collect()
+    }
+
+    #[test]
+    fn names_the_servers_of_every_shape() {
+        let vs = r#"{"servers": {"b": {"type": "stdio", "command": "x"}, "a": {"url": "u"}}}"#;
+        assert_eq!(
+            ids(&inspect(vs, false).unwrap()),
+            [("a", true), ("b", false)]
+        );
+        let settings = r#"{"mcp": {"servers": {"s": {"command": "x"}}}, // comment
+            "editor.tabSize": 2,}"#;
+        assert_eq!(ids(&inspect(settings, true).unwrap()), [("s", false)]);
+        let windsurf = r#"{"mcpServers": {"w": {"serverUrl": "https://x"}}}"#;
+        assert_eq!(ids(&inspect(windsurf, false).unwrap()), [("w", true)]);
+    }
+}
