@@ -669,20 +669,38 @@ fn a_params_member_the_server_ignores_does_not_make_a_new_first_answer() {
 // Memory.
 
 /// Runs the guard under `python3`, which records the peak resident set of its largest child
-/// (the guard; the server, a shell, is smaller) in `rss` in KiB.
-fn peak_kib(dir: &Dir, args: &[String], stdin: &str) -> u64 {
+/// (the guard; the server is smaller) in KiB, and the guard's exit code, which must be 0 or 1.
+/// With `wait`, each client line is sent once an answer to the one before came back.
+fn peak_kib(dir: &Dir, args: &[String], stdin: &str, wait: bool) -> u64 {
     use std::io::Write;
     use std::process::{Command, Stdio};
     const MEASURE: &str = "import resource, subprocess, sys\n\
-        subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
-        open('rss', 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n";
+        wait = sys.argv[1] == 'wait'\n\
+        p = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,\n\
+        \x20                    stderr=subprocess.DEVNULL)\n\
+        for line in sys.stdin.buffer:\n\
+        \x20   p.stdin.write(line)\n\
+        \x20   p.stdin.flush()\n\
+        \x20   if wait:\n\
+        \x20       p.stdout.readline()\n\
+        p.stdin.close()\n\
+        for _ in p.stdout:\n\
+        \x20   pass\n\
+        code = p.wait()\n\
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
+        open('rss', 'w').write('%d %d' % (peak, code))\n";
     let mut child = Command::new("python3")
         .arg("-c")
         .arg(MEASURE)
+        .arg(if wait { "wait" } else { "all-at-once" })
         .arg(env!("CARGO_BIN_EXE_mcppin-guard"))
         .args(args)
         .current_dir(dir.path())
         .env_clear()
+        .env(
+            "PATH",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_owned()),
+        )
         .stdin(Stdio::piped())
         .spawn()
         .expect("spawn python3");
@@ -690,7 +708,13 @@ fn peak_kib(dir: &Dir, args: &[String], stdin: &str) -> u64 {
     let _ = pipe.write_all(stdin.as_bytes());
     drop(pipe);
     assert!(child.wait().expect("wait").success());
-    dir.read("rss").trim().parse().expect("rss")
+    let measured = dir.read("rss");
+    let (peak, code) = measured.split_once(' ').expect("peak and exit code");
+    assert!(
+        code == "0" || code == "1",
+        "the guard exited {code}: the measured session did not run"
+    );
+    peak.parse().expect("peak")
 }
 
 #[test]
@@ -706,7 +730,12 @@ fn peak_memory_stays_within_16_times_the_largest_answer() {
     );
     let size = answer.len();
     let args = after_one_request(&dir, &[answer]);
-    let peak = peak_kib(&dir, &args, &format!("{}\n", ask("1", "tools/list", "")));
+    let peak = peak_kib(
+        &dir,
+        &args,
+        &format!("{}\n", ask("1", "tools/list", "")),
+        false,
+    );
     let bound = (16 * size + 32 * MIB) / 1024;
     assert!(
         peak <= bound as u64,
@@ -725,11 +754,71 @@ fn peak_memory_stays_within_16_times_the_largest_client_line() {
     let batch = format!("[{}]\n", vec!["{}"; 4 * MIB].join(","));
     let size = batch.len();
     let args = shell("cat > /dev/null");
-    let peak = peak_kib(&dir, &args, &batch);
+    let peak = peak_kib(&dir, &args, &batch, false);
     let bound = (16 * size + 32 * MIB) / 1024;
     assert!(
         peak <= bound as u64,
         "peak {peak} KiB for a line of {} KiB (bound {bound} KiB)",
         size / 1024
+    );
+}
+
+/// A server that answers every `tools/list` with `count` tools of names it never served
+/// before.
+fn fresh_names_server(count: usize) -> String {
+    format!(
+        "import json, sys\n\
+         for n, line in enumerate(sys.stdin):\n\
+         \x20   m = json.loads(line)\n\
+         \x20   tools = [{{'name': 't%d-%d' % (n, i)}} for i in range({count})]\n\
+         \x20   print(json.dumps({{'jsonrpc': '2.0', 'id': m['id'], 'result': {{'tools': tools}}}}), flush=True)\n"
+    )
+}
+
+/// The peak of a quarantine session (with `extra` flags) in which the client reads the list
+/// `readings` times and the server serves 50,000 fresh unknown tools each time.
+fn peak_of_readings(dir: &Dir, extra: &[&str], readings: u64) -> u64 {
+    let mut args: Vec<String> = ["--lock", "mcp.lock.json", "--server", "fixture"]
+        .iter()
+        .chain(["--mode", "quarantine"].iter())
+        .chain(extra)
+        .map(|s| (*s).to_owned())
+        .collect();
+    args.extend(["--", "python3", "-c"].map(String::from));
+    args.push(fresh_names_server(50_000));
+    let mut input = String::new();
+    for id in 1..=readings {
+        input.push_str(&ask(&id.to_string(), "tools/list", ""));
+        input.push('\n');
+    }
+    peak_kib(dir, &args, &input, true)
+}
+
+#[test]
+#[ignore = "finding: a quarantine session remembers every unknown tool name served"]
+fn fresh_unknown_tools_reading_after_reading_do_not_grow_a_quarantine_session() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let few = peak_of_readings(&dir, &[], 2);
+    let many = peak_of_readings(&dir, &[], 22);
+    // Twenty more readings of 50,000 names each kept about 110 MB when the session remembered
+    // every name it refused.
+    assert!(
+        many < few + 40 * 1024,
+        "peak {few} KiB after 2 readings, {many} KiB after 22"
+    );
+}
+
+#[test]
+#[ignore = "finding: with --log, the guard keeps the digest of every tool name ever served"]
+fn fresh_unknown_tools_reading_after_reading_do_not_grow_a_logged_session() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let log = ["--log", "admission.jsonl"];
+    let few = peak_of_readings(&dir, &log, 2);
+    let many = peak_of_readings(&dir, &log, 22);
+    assert!(
+        many < few + 40 * 1024,
+        "peak {few} KiB after 2 readings, {many} KiB after 22"
     );
 }
