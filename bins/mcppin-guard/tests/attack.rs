@@ -795,7 +795,6 @@ fn peak_of_readings(dir: &Dir, extra: &[&str], readings: u64) -> u64 {
 }
 
 #[test]
-#[ignore = "finding: a quarantine session remembers every unknown tool name served"]
 fn fresh_unknown_tools_reading_after_reading_do_not_grow_a_quarantine_session() {
     let dir = Dir::new();
     dir.lock(&counter_surface());
