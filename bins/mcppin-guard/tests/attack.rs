@@ -821,3 +821,20 @@ fn fresh_unknown_tools_reading_after_reading_do_not_grow_a_logged_session() {
         "peak {few} KiB after 2 readings, {many} KiB after 22"
     );
 }
+
+#[test]
+#[ignore = "finding: a server stopped by the shutdown order mid-line makes the guard exit 3"]
+fn a_server_stopped_mid_line_after_the_client_left_ends_the_session_cleanly() {
+    // docs/guard.md, "Shutdown": after the client closed its input the guard exits 0, and
+    // answers the server writes meanwhile are judged. The half line the stopped server left is
+    // owed to nobody: dropped, not a failure of the session the client ended.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let script = r#"read line; printf '%s' '{"jsonrpc":"2.0","id":1,"res'; exec sleep 60"#;
+    let run = dir.run_guard_bounded(
+        &shell(script),
+        format!("{}\n", ask("1", "ping", "")).into_bytes(),
+    );
+    assert_eq!(run.stdout, "");
+    run.code(0);
+}
