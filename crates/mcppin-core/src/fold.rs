@@ -39,7 +39,7 @@ use std::fmt;
 
 use icu_casemap::CaseMapper;
 
-use crate::escape;
+use crate::Excerpt;
 
 /// Up to this many members, names are compared pair by pair (nothing allocated); above it,
 /// their folded forms are sorted, so a hostile object of many members costs `n log n`.
@@ -189,16 +189,18 @@ impl Conflict {
 impl fmt::Display for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // Names a peer chose: escaped, and cut to a short excerpt (a hostile peer's names
+            // can be megabytes long).
             Self::Variant { name, defined } => write!(
                 f,
-                "the member name \"{}\" is read as {defined} by a case-insensitive reader",
-                escape(name)
+                "the member name {} is read as {defined} by a case-insensitive reader",
+                Excerpt::quoted(name)
             ),
             Self::Twins { first, second } => write!(
                 f,
-                "the member names \"{}\" and \"{}\" are one name to a case-insensitive reader",
-                escape(first),
-                escape(second)
+                "the member names {} and {} are one name to a case-insensitive reader",
+                Excerpt::quoted(first),
+                Excerpt::quoted(second)
             ),
         }
     }

@@ -131,3 +131,26 @@ fn finds_a_twin_among_many_members() {
         })
     );
 }
+
+#[test]
+fn a_conflict_quotes_long_names_as_short_excerpts() {
+    // A hostile peer chooses the names: two of 100,000 characters must not put them whole into
+    // a message (the guard's stderr, the refusal a client's model reads).
+    let long = "\u{85}".repeat(100_000);
+    let (first, second) = (format!("{long}a"), format!("{long}A"));
+    let twins = conflict(&[&first, &second], &ENVELOPE).expect("twins");
+    let shown = twins.to_string();
+    assert!(shown.len() < 2000, "{} bytes", shown.len());
+    assert!(
+        shown.starts_with("the member names \"<U+0085><U+0085>"),
+        "{shown:.80}"
+    );
+    assert!(shown.contains("... (200001 bytes)"), "{shown:.80}");
+    assert!(shown.ends_with("are one name to a case-insensitive reader"));
+    // Short names are shown whole, escaped.
+    let variant = conflict(&["reſult"], &ENVELOPE).expect("variant");
+    assert_eq!(
+        variant.to_string(),
+        "the member name \"re<U+017F>ult\" is read as result by a case-insensitive reader"
+    );
+}
