@@ -18,6 +18,7 @@ use mcppin_core::lockfile::LockedServer;
 mod feed;
 mod log;
 mod proxy;
+mod pump;
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
@@ -158,7 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 .map_err(|e| Fail::new(Exit::Usage, format!("--now {text}: {e}")))?;
             log::Clock::Fixed(fixed)
         }
-        None => log::Clock::System,
+        None => log::Clock::system(),
     };
     let approval = Approval {
         pubkeys: &cli.pubkey,
