@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcppin_client::LineReader;
-use mcppin_core::engine::{Event, Session, Stop};
+use mcppin_core::engine::{Event, Line, Session, Stop};
 
 use crate::feed::{Client, ServerIn, feed};
 use crate::log::Log;
@@ -139,13 +139,15 @@ pub(crate) fn client_to_server(
                 return;
             }
         };
+        // Read before the lock is taken: the other direction need not wait for it.
+        let read = Line::read(&line);
         let action = {
             let mut state = lock(shared);
             if state.session.is_stopped() {
                 return;
             }
             let now = state.now();
-            let mut action = state.session.client_line(&line, now);
+            let mut action = state.session.client(&read, now);
             state.write(&mut action.events);
             action
         };
@@ -218,13 +220,14 @@ pub(crate) fn server_to_client(
                 return Outcome::Fatal(format!("{err}; nothing of it was forwarded"));
             }
         }
+        let read = Line::read(&line);
         let mut action = {
             let mut state = lock(shared);
             if state.session.is_stopped() {
                 return Outcome::Drift;
             }
             let now = state.now();
-            let mut action = state.session.server_line(&line, now);
+            let mut action = state.session.server(&read, now);
             state.write(&mut action.events);
             action
         };

@@ -205,6 +205,42 @@ struct Pending {
     started: Duration,
 }
 
+/// One line (one message or batch, without its newline) read under the relaxed rule: checked
+/// whole and outlined, without a value tree.
+///
+/// Reading needs no session: a caller that shares a [`Session`] between threads (one per
+/// direction) reads each line before taking its lock, and feeds the reading to
+/// [`Session::client`] or [`Session::server`].
+pub struct Line<'a> {
+    bytes: &'a [u8],
+    reading: Reading<'a>,
+}
+
+impl<'a> Line<'a> {
+    /// Reads one line.
+    #[must_use]
+    pub fn read(bytes: &'a [u8]) -> Self {
+        Self {
+            bytes,
+            reading: Reading::of(bytes),
+        }
+    }
+
+    /// The bytes read.
+    #[must_use]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+impl std::fmt::Debug for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Line")
+            .field("len", &self.bytes.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// One line read under the relaxed rule.
 enum Reading<'a> {
     /// Not JSON.
@@ -351,30 +387,46 @@ impl Session {
     }
 
     /// Judges one line from the client (without its newline): what goes to the server, which
-    /// answers go straight back to the client.
+    /// answers go straight back to the client. The same as [`Session::client`] of
+    /// [`Line::read`].
     pub fn client_line(&mut self, line: &[u8], now: Duration) -> ClientAction {
+        self.client(&Line::read(line), now)
+    }
+
+    /// Judges one line from the server (without its newline). The same as
+    /// [`Session::server`] of [`Line::read`].
+    pub fn server_line(&mut self, line: &[u8], now: Duration) -> ServerAction {
+        self.server(&Line::read(line), now)
+    }
+
+    /// Judges one line from the client, already read: what goes to the server, which answers
+    /// go straight back to the client.
+    pub fn client(&mut self, line: &Line<'_>, now: Duration) -> ClientAction {
         let mut action = ClientAction::default();
         if self.stopped {
             return action;
         }
-        let reading = Reading::of(line);
-        let (forward, answers) =
-            self.route_client(line, &reading, now, &mut action.notes, &mut action.events);
+        let (forward, answers) = self.route_client(
+            line.bytes,
+            &line.reading,
+            now,
+            &mut action.notes,
+            &mut action.events,
+        );
         action.to_server = forward;
         action.to_client = answers;
         action
     }
 
-    /// Judges one line from the server (without its newline): what goes to the client, and
-    /// whether the session stops. Events of the tools a `tools/list` answer lists say whether
-    /// the client was shown each one: not when the line stops the session, whatever the tool's
-    /// own decision.
-    pub fn server_line(&mut self, line: &[u8], now: Duration) -> ServerAction {
+    /// Judges one line from the server, already read: what goes to the client, and whether the
+    /// session stops. Events of the tools a `tools/list` answer lists say whether the client
+    /// was shown each one: not when the line stops the session, whatever the tool's own
+    /// decision.
+    pub fn server(&mut self, line: &Line<'_>, now: Duration) -> ServerAction {
         if self.stopped {
             return ServerAction::default();
         }
-        let reading = Reading::of(line);
-        let mut action = self.judge_server_line(&reading, now);
+        let mut action = self.judge_server_line(&line.reading, now);
         if action.stop.is_some() {
             self.stopped = true;
         }
