@@ -1118,7 +1118,10 @@ impl Session {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one event's members, each from another place"
+    )]
     fn admission(
         &self,
         id: &[u8],
