@@ -13,8 +13,12 @@ use crate::value::Value;
 use crate::{Strictness, parse_with};
 
 /// One line of the admission log, without the members every line carries.
+///
+/// Later versions may add events and members: match with a wildcard arm, and read the members
+/// by name.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// A tool admitted or refused: one per tool of a `tools/list` answer, one per `tools/call`.
     ToolAdmission(ToolAdmission),
@@ -30,6 +34,7 @@ pub enum Event {
 
 /// The members of a `tool_admission` line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolAdmission {
     /// The id of the request, as the client wrote it.
     pub request_id: RequestId,
@@ -55,6 +60,7 @@ pub struct ToolAdmission {
 
 /// The members of a `tool_completion` line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolCompletion {
     /// The id of the call, as the client wrote it.
     pub request_id: RequestId,
@@ -68,6 +74,7 @@ pub struct ToolCompletion {
 
 /// The members of an `answer_admission` line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct AnswerAdmission {
     /// The id of the request, as the client wrote it.
     pub request_id: RequestId,
@@ -83,6 +90,7 @@ pub struct AnswerAdmission {
 
 /// The members of a `tool_removed` line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolRemoved {
     /// The id of the `tools/list` request whose answer ended the reading.
     pub request_id: RequestId,
@@ -94,6 +102,7 @@ pub struct ToolRemoved {
 
 /// The members of a `server_renamed` line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ServerRenamed {
     /// The id of the request answered (`initialize`, `server/discover`).
     pub request_id: RequestId,
