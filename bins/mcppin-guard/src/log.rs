@@ -4,9 +4,10 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Map, Value, json};
+use mcppin_core::engine::Event;
+use serde::Serialize;
 
 /// The `schema_version` of every line (docs/formats.md, "Admission log").
 const SCHEMA_VERSION: u64 = 1;
@@ -14,22 +15,28 @@ const SCHEMA_VERSION: u64 = 1;
 /// Where times come from: the system clock, or a fixed one (`--now`, for tests).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Clock {
-    System,
+    System(Instant),
     Fixed(SystemTime),
 }
 
 impl Clock {
+    /// The system clock, durations measured from now.
+    pub(crate) fn system() -> Self {
+        Self::System(Instant::now())
+    }
+
     pub(crate) fn now(self) -> SystemTime {
         match self {
-            Self::System => SystemTime::now(),
+            Self::System(_) => SystemTime::now(),
             Self::Fixed(at) => at,
         }
     }
 
-    /// A duration for the log: measured, or zero under a fixed clock.
-    pub(crate) fn elapsed(self, since: std::time::Instant) -> Duration {
+    /// The time since the guard started, for the engine's durations: zero under a fixed
+    /// clock, which measures nothing.
+    pub(crate) fn since_start(self) -> Duration {
         match self {
-            Self::System => since.elapsed(),
+            Self::System(started) => started.elapsed(),
             Self::Fixed(_) => Duration::ZERO,
         }
     }
@@ -42,6 +49,17 @@ pub(crate) struct Log {
     pub(crate) clock: Clock,
     session_id: String,
     server: String,
+}
+
+/// One line of the log: the members every line carries, then the event's own.
+#[derive(Serialize)]
+struct Line<'a> {
+    schema_version: u64,
+    session_id: &'a str,
+    server: &'a str,
+    observed_at: String,
+    #[serde(flatten)]
+    event: &'a Event,
 }
 
 impl Log {
@@ -59,31 +77,27 @@ impl Log {
         }
     }
 
-    /// Whether lines are written at all (callers skip building them otherwise).
+    /// Whether lines are written at all (the engine builds no events otherwise).
     pub(crate) fn enabled(&self) -> bool {
         self.file.is_some()
     }
 
-    /// Writes one event with the common members (`event`, `session_id`, `server`,
-    /// `observed_at`) and `fields`. A failing write ends nothing: the session goes on, and the
-    /// failure is returned for the caller to report once.
-    pub(crate) fn event(&mut self, event: &str, fields: Value) -> std::io::Result<()> {
+    /// Writes one event as a line with the common members (`schema_version`, `session_id`,
+    /// `server`, `observed_at`; `event` is the event's tag), and flushes it. A failing write
+    /// ends nothing: the session goes on, and the failure is returned for the caller to report
+    /// once.
+    pub(crate) fn event(&mut self, event: &Event) -> std::io::Result<()> {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
-        let mut line = Map::new();
-        line.insert("schema_version".into(), json!(SCHEMA_VERSION));
-        line.insert("event".into(), json!(event));
-        line.insert("session_id".into(), json!(self.session_id));
-        line.insert("server".into(), json!(self.server));
-        line.insert(
-            "observed_at".into(),
-            json!(humantime::format_rfc3339_millis(self.clock.now()).to_string()),
-        );
-        if let Value::Object(fields) = fields {
-            line.extend(fields);
-        }
-        let mut bytes = serde_json::to_vec(&Value::Object(line)).map_err(std::io::Error::other)?;
+        let line = Line {
+            schema_version: SCHEMA_VERSION,
+            session_id: &self.session_id,
+            server: &self.server,
+            observed_at: humantime::format_rfc3339_millis(self.clock.now()).to_string(),
+            event,
+        };
+        let mut bytes = serde_json::to_vec(&line).map_err(std::io::Error::other)?;
         bytes.push(b'\n');
         file.write_all(&bytes)?;
         file.flush()

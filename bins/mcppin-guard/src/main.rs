@@ -19,6 +19,7 @@ mod feed;
 mod hint;
 mod log;
 mod proxy;
+mod pump;
 mod stderr;
 
 const EXIT_CODES: &str = "\
@@ -163,7 +164,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
                 .map_err(|e| Fail::new(Exit::Usage, format!("--now {text}: {e}")))?;
             log::Clock::Fixed(fixed)
         }
-        None => log::Clock::System,
+        None => log::Clock::system(),
     };
     let approval = Approval {
         pubkeys: &cli.pubkey,

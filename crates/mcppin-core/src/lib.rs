@@ -44,6 +44,10 @@
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
 //!
+//! [`engine::Session`] holds every decision a guard makes on the wire, fed the lines of a
+//! session in both directions: what to forward, what to answer in the server's place, when to
+//! stop, and typed events for the admission log.
+//!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
 //!
@@ -75,6 +79,7 @@ pub mod admission;
 mod canon;
 pub mod diff;
 mod digest;
+pub mod engine;
 mod error;
 mod escape;
 pub mod fold;

@@ -1,0 +1,254 @@
+//! The two forwarding threads: each reads lines from one side, feeds them to the shared
+//! [`Session`], and writes what it says to the other side (and answers, notes, log lines).
+
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::sync::mpsc::Sender;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use mcppin_client::LineReader;
+use mcppin_core::engine::{Event, Line, Session, Stop};
+
+use crate::feed::{Client, ServerIn, feed};
+use crate::log::Log;
+use crate::proxy::{BUFFER, End, Out, Outcome, lock, lock_out};
+
+/// The state both forwarding threads share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) session: Session,
+    /// Set once the client closed its input: the server's end of output is then clean.
+    pub(crate) client_done: bool,
+    log: Log,
+    log_failed: bool,
+}
+
+impl Shared {
+    pub(crate) fn new(session: Session, log: Log) -> Self {
+        Self {
+            session,
+            client_done: false,
+            log,
+            log_failed: false,
+        }
+    }
+
+    /// The time to feed the engine: measured when there is a log, whose completions need it.
+    fn now(&self) -> Duration {
+        if self.log.enabled() {
+            self.log.clock.since_start()
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// Writes events to the log, each line flushed. A failing write ends nothing: the session
+    /// goes on, and the failure is reported once.
+    fn write(&mut self, events: &mut Vec<Event>) {
+        for event in events.drain(..) {
+            if let Err(err) = self.log.event(&event)
+                && !self.log_failed
+            {
+                self.log_failed = true;
+                let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err}");
+            }
+        }
+    }
+}
+
+/// Logs the calls that never got an answer.
+pub(crate) fn no_answers(shared: &Mutex<Shared>) {
+    let mut state = lock(shared);
+    let now = state.now();
+    let mut events = state.session.finish(now);
+    state.write(&mut events);
+}
+
+/// Writes the engine's notes to stderr (escaped by the engine). Continuation lines (a diff
+/// under its heading) are indented, without the prefix.
+fn print_notes(notes: &[String]) {
+    if notes.is_empty() {
+        return;
+    }
+    let mut stderr = io::stderr().lock();
+    for note in notes {
+        let prefix = if note.starts_with(' ') {
+            ""
+        } else {
+            "mcppin-guard: "
+        };
+        let _ = writeln!(stderr, "{prefix}{note}");
+    }
+}
+
+fn emit(out: &Out, message: &[u8], flush: bool) -> io::Result<()> {
+    let mut out = lock_out(out);
+    out.write_all(message)?;
+    out.write_all(b"\n")?;
+    if flush {
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The client-to-server direction.
+///
+/// Forwarded lines are gathered (at most [`BUFFER`] bytes, or one larger line) and written
+/// when no further client line is buffered, by [`feed`]: a server that stops reading never
+/// blocks this thread, which sees the client leave and starts the shutdown order. A last line
+/// without a newline is read as a line: judged, then forwarded or answered like any other.
+pub(crate) fn client_to_server(
+    limit: usize,
+    shared: &Mutex<Shared>,
+    out: &Out,
+    server_in: &ServerIn,
+    tx: &Sender<End>,
+) {
+    let input = io::stdin();
+    let mut client = Client::new(input.as_fd());
+    let mut reader = LineReader::new(input.lock(), limit);
+    let mut line = Vec::new();
+    let mut outgoing: Vec<u8> = Vec::with_capacity(BUFFER);
+    let stopped = || lock(shared).session.is_stopped();
+    // Called once, when the client closes its end while the server is not reading.
+    let hangup = || {
+        lock(shared).client_done = true;
+        let _ = tx.send(End::ClientEof);
+    };
+    loop {
+        let last = match reader.read_line_into(&mut line) {
+            Ok(true) => false,
+            Ok(false) => break,
+            // `line` holds the bytes after the last newline.
+            Err(mcppin_client::Error::UnterminatedLine { .. }) => true,
+            Err(mcppin_client::Error::LineTooLong { limit }) => {
+                let _ = tx.send(End::ClientFailed(format!(
+                    "a message from the client exceeds --max-message ({limit} bytes)"
+                )));
+                return;
+            }
+            Err(mcppin_client::Error::Io { source, .. }) => {
+                let _ = tx.send(End::ClientFailed(format!(
+                    "reading from the client: {source}"
+                )));
+                return;
+            }
+            Err(err) => {
+                let _ = tx.send(End::ClientFailed(format!("reading from the client: {err}")));
+                return;
+            }
+        };
+        // Read before the lock is taken: the other direction need not wait for it.
+        let read = Line::read(&line);
+        let action = {
+            let mut state = lock(shared);
+            if state.session.is_stopped() {
+                return;
+            }
+            let now = state.now();
+            let mut action = state.session.client(&read, now);
+            state.write(&mut action.events);
+            action
+        };
+        print_notes(&action.notes);
+        for answer in &action.to_client {
+            if emit(out, answer, true).is_err() {
+                break;
+            }
+        }
+        if let Some(message) = action.to_server.bytes(&line) {
+            if outgoing.len() + message.len() >= BUFFER {
+                feed(server_in, &[&outgoing], &mut client, stopped, hangup);
+                outgoing.clear();
+            }
+            if message.len() >= BUFFER {
+                // Written from where it is, not copied.
+                feed(server_in, &[message, b"\n"], &mut client, stopped, hangup);
+            } else {
+                outgoing.extend_from_slice(message);
+                outgoing.push(b'\n');
+            }
+        }
+        if last || !reader.has_line() {
+            feed(server_in, &[&outgoing], &mut client, stopped, hangup);
+            outgoing.clear();
+        }
+        if last {
+            break;
+        }
+    }
+    // The end of the client's input closes the server's stdin, the first step of the order.
+    lock(shared).client_done = true;
+    lock_in(server_in).take();
+    if !client.closed() {
+        let _ = tx.send(End::ClientEof);
+    }
+}
+
+fn lock_in(server_in: &ServerIn) -> MutexGuard<'_, Option<std::process::ChildStdin>> {
+    server_in
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The server-to-client direction; returns how it ended.
+pub(crate) fn server_to_client(
+    pipe: impl io::Read,
+    limit: usize,
+    shared: &Mutex<Shared>,
+    out: &Out,
+) -> Outcome {
+    let mut reader = LineReader::new(pipe, limit);
+    let mut line = Vec::new();
+    loop {
+        match reader.read_line_into(&mut line) {
+            Ok(true) => {}
+            Ok(false) => {
+                let _ = lock_out(out).flush();
+                return Outcome::Eof;
+            }
+            Err(mcppin_client::Error::LineTooLong { limit }) => {
+                lock(shared).session.stop();
+                return Outcome::Fatal(format!(
+                    "a message from the server exceeds --max-message ({limit} bytes); \
+                     nothing of it was forwarded"
+                ));
+            }
+            Err(err) => {
+                lock(shared).session.stop();
+                return Outcome::Fatal(format!("{err}; nothing of it was forwarded"));
+            }
+        }
+        let read = Line::read(&line);
+        let mut action = {
+            let mut state = lock(shared);
+            if state.session.is_stopped() {
+                return Outcome::Drift;
+            }
+            let now = state.now();
+            let mut action = state.session.server(&read, now);
+            state.write(&mut action.events);
+            action
+        };
+        print_notes(&action.notes);
+        let flush = action.stop.is_some() || !reader.has_line();
+        let sent = match action.to_client.bytes(&line) {
+            Some(message) => emit(out, message, flush),
+            None if flush => lock_out(out).flush(),
+            None => Ok(()),
+        };
+        let stop = action.stop.take();
+        // Frees the strict readings of the answer outside the lock: the client's direction
+        // need not wait for it either.
+        drop(action);
+        if sent.is_err() {
+            return Outcome::ClientGone;
+        }
+        match stop {
+            None => {}
+            Some(Stop::Drift) => return Outcome::Drift,
+            Some(Stop::Fatal(message)) => return Outcome::Fatal(message),
+        }
+    }
+}
