@@ -23,6 +23,7 @@ use mcppin_client::{
 };
 use mcppin_core::admission::{
     Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
+    shown,
 };
 use mcppin_core::fold;
 use mcppin_core::lockfile::{LockedServer, Pin};
@@ -1312,15 +1313,26 @@ impl Shared {
                 .reason()
                 .map_or_else(String::new, ToString::to_string);
             notes.push(format!("{reason}: {}", escape(&tool.name)));
+            // Short renderings of the values, each with its whole length (issue 10).
             for change in tool.changes() {
                 let classes: Vec<&str> = change.classes.iter().map(|c| c.name()).collect();
                 notes.push(format!(
                     "  {} ({})",
-                    escape(&change.pointer),
+                    shown(&change.pointer),
                     classes.join(", ")
                 ));
-                notes.push(format!("    approved: {}", shown(change.old.as_ref())));
-                notes.push(format!("    served:   {}", shown(change.new.as_ref())));
+                let absent = || "(absent)".to_owned();
+                notes.push(format!(
+                    "    approved: {}",
+                    change.old.clone().unwrap_or_else(absent)
+                ));
+                notes.push(format!(
+                    "    served:   {}",
+                    change.new.clone().unwrap_or_else(absent)
+                ));
+            }
+            if tool.unlisted_changes() > 0 {
+                notes.push(format!("  and {} more changes", tool.unlisted_changes()));
             }
         }
         // Counts and policies only: the names and the diff went to stderr (docs/guard.md).
@@ -1530,17 +1542,6 @@ fn error_answer(id: &[u8], code: i64, message: &str) -> Vec<u8> {
     out.extend(serde_json::to_vec(message).unwrap_or_default());
     out.extend_from_slice(b"}}");
     out
-}
-
-/// A value for stderr: its canonical form, escaped.
-fn shown(value: Option<&Value>) -> String {
-    match value {
-        None => "(absent)".to_owned(),
-        Some(value) => {
-            let canonical = mcppin_core::canonicalize(value).unwrap_or_default();
-            escape(&String::from_utf8_lossy(&canonical)).into_owned()
-        }
-    }
 }
 
 /// `[` + `parts` joined by `,` + `]`.
