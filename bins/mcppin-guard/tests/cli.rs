@@ -1954,3 +1954,39 @@ fn the_notes_on_a_changed_tool_list_the_first_changes_and_count_the_rest() {
     run.code(1).stderr_has("  /x-list/15 (other)");
     assert!(!run.stderr.contains("more changes"), "{}", run.stderr);
 }
+
+/// Issue 10: the reason for a tool whose number literals cannot be pinned quoted every literal
+/// whole on stderr. It now quotes the first few, each cut short with its length.
+#[test]
+fn a_tool_of_long_undecidable_literals_is_refused_with_a_short_reason() {
+    let dir = Dir::new();
+    let tools = counter_surface();
+    dir.lock(&tools);
+    let mut served = tools.clone();
+    served[0]["x-big"] = json!("BIG");
+    let literal = format!("1{}", "0".repeat(100_000));
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": served}})
+        .to_string()
+        .replace(
+            r#""BIG""#,
+            &format!("[{}]", vec![literal.as_str(); 20].join(",")),
+        );
+    dir.write("answer-0", format!("{answer}\n"));
+    let args = shell("read line; cat answer-0; cat > /dev/null");
+    let run = dir.run_guard(&args, &[request(1, "tools/list", json!({}))]);
+    let excerpt = format!("1{}... (100001 bytes)", "0".repeat(63));
+    run.code(1)
+        .lines(&[Expect::Refused(json!(1))])
+        .stderr_has(&format!(
+            "tool-changed (undecidable literals [{excerpt}, {excerpt}, "
+        ))
+        .stderr_has(&format!(
+            "{excerpt} and 12 more]): {}",
+            tools[0]["name"].as_str().unwrap()
+        ));
+    assert!(
+        run.stderr.len() < 4096,
+        "{} bytes on stderr",
+        run.stderr.len()
+    );
+}

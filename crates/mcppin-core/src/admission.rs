@@ -128,7 +128,7 @@ impl fmt::Display for Reason {
             Self::Undecidable(literals) => write!(
                 f,
                 "tool-changed (undecidable literals [{}])",
-                crate::escape(&literals.join(", "))
+                crate::error::Literals(literals)
             ),
             Self::Malformed { pointer } => {
                 write!(f, "malformed-answer at {}", crate::escape(pointer))
@@ -814,6 +814,27 @@ mod tests {
         assert_eq!(change.pointer, "/x");
         assert_eq!(change.old.as_deref(), Some("[1e400]"));
         assert_eq!(change.new, None);
+    }
+
+    // Issue 10: the reason for a tool whose literals cannot be pinned quoted every literal
+    // whole, so a tool of a million 1 MB literals made a line of a terabyte on stderr.
+    #[test]
+    fn an_undecidable_reason_quotes_a_few_short_literals() {
+        let short = Reason::Undecidable(vec!["1e400".into(), "9007199254740993".into()]);
+        assert_eq!(
+            short.to_string(),
+            "tool-changed (undecidable literals [1e400, 9007199254740993])"
+        );
+        let long = Reason::Undecidable(vec!["9".repeat(1 << 20); 100]);
+        let text = long.to_string();
+        assert!(text.len() < 1000, "{} bytes", text.len());
+        assert!(
+            text.ends_with(&format!(
+                "{}... (1048576 bytes) and 92 more])",
+                "9".repeat(64)
+            )),
+            "{text}"
+        );
     }
 
     #[test]
