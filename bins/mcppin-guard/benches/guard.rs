@@ -158,15 +158,17 @@ fn main() {
         return;
     }
     println!("mcppin-guard peak resident memory (VmHWM)");
-    let idle = peak_rss(guarded, requests, 0, 0);
-    let peak = peak_rss(guarded, requests, big, 0);
-    let list = peak_rss(guarded, requests, 0, big_list);
+    let idle = peak_rss(guarded, requests, 0, (0, "zeros"));
+    let peak = peak_rss(guarded, requests, big, (0, "zeros"));
+    let changed = peak_rss(guarded, requests, 0, (big_list, "zeros"));
+    let added = peak_rss(guarded, requests, 0, (big_list, "zeros-new"));
     println!("  after {requests} calls and a {TOOLS}-tool list: {idle} KiB");
     println!("  after also one {big}-byte message: {peak} KiB");
     println!(
         "  after also one {big_list}-byte tools/list answer of one-digit numbers, read \
-         strictly: {list} KiB"
+         strictly, the tool approved and changed: {changed} KiB"
     );
+    println!("  the same, the tool not in the lock: {added} KiB");
 }
 
 fn ms(d: Duration) -> f64 {
@@ -478,13 +480,21 @@ fn cold_first_lists(commands: &[&[OsString]], sessions: usize, warm_up: bool) ->
 }
 
 /// The guard's peak RSS in KiB after a session of calls, a large list and, when `big` is not
-/// zero, one message of `big` bytes, and when `big_list` is not zero, a `tools/list` answer of
-/// `big_list` bytes, almost all one-digit numbers (the costliest shape to read).
-fn peak_rss(command: &[OsString], requests: usize, big: usize, big_list: usize) -> u64 {
+/// zero, one message of `big` bytes, and when `big_list.0` is not zero, a `tools/list` answer
+/// of that many bytes, almost all one-digit numbers (the costliest shape to read), asked for
+/// with the cursor `big_list.1`: `zeros` serves the approved `tool_0` changed, `zeros-new` a
+/// tool the lock does not know.
+fn peak_rss(
+    command: &[OsString],
+    requests: usize,
+    big: usize,
+    (big_list, cursor): (usize, &str),
+) -> u64 {
     let (mut child, stdin, mut stdout) = spawn(command);
     let mut line = String::new();
     // Written from a thread while the answers are read: a client that writes without reading
     // would fill the pipes and stall the session.
+    let cursor = cursor.to_owned();
     let writer = std::thread::spawn(move || {
         let mut stdin = BufWriter::new(stdin);
         for id in 0..requests {
@@ -505,7 +515,7 @@ fn peak_rss(command: &[OsString], requests: usize, big: usize, big_list: usize) 
         if big_list > 0 {
             writeln!(
                 stdin,
-                r#"{{"jsonrpc":"2.0","id":"bigl","method":"tools/list","params":{{"cursor":"zeros","size":{big_list}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":"bigl","method":"tools/list","params":{{"cursor":"{cursor}","size":{big_list}}}}}"#
             )
             .expect("write");
         }
@@ -543,12 +553,18 @@ fn serve() {
             break;
         }
         let id = id_of(&line);
-        if line.contains(r#""cursor":"zeros""#) {
-            // One tool whose schema is an array of zeros filling the answer to `size` bytes.
+        if line.contains(r#""cursor":"zeros"#) {
+            // One tool whose schema is an array of zeros filling the answer to `size` bytes:
+            // the approved `tool_0` changed, or with `zeros-new` a tool the lock lacks.
             let zeros = size_of(&line).saturating_sub(200) / 2;
+            let name = if line.contains(r#""cursor":"zeros-new""#) {
+                "tool_new"
+            } else {
+                "tool_0"
+            };
             let _ = writeln!(
                 out,
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"tool_0","inputSchema":{{"type":"object","enum":[{}0]}}}}]}}}}"#,
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"{name}","inputSchema":{{"type":"object","enum":[{}0]}}}}]}}}}"#,
                 "0,".repeat(zeros)
             );
         } else if line.contains(r#""method":"tools/list""#) {

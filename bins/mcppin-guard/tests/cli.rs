@@ -1893,3 +1893,100 @@ fn ids_a_javascript_client_tells_apart_are_both_forwarded() {
     assert_eq!(run.stdout, "");
     assert!(dir.read("got").contains("second"));
 }
+
+/// Issue 10: the notes on a changed tool printed the approved and served values whole, so a
+/// tool whose description grew by megabytes put megabytes on one line of stderr (and the guard
+/// held a copy of the value to print it). Each value is now a short excerpt with its length.
+#[test]
+fn a_tool_changed_by_a_huge_value_is_refused_with_short_notes() {
+    const SIZE: usize = 4 << 20;
+    let dir = Dir::new();
+    let tools = counter_surface();
+    dir.lock(&tools);
+    let mut served = tools.clone();
+    served[0]["description"] = json!(format!("Read a file.\u{1b}[2J {}", "A".repeat(SIZE)));
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": served}});
+    dir.write("answer-0", format!("{answer}\n"));
+    let args = shell("read line; cat answer-0; cat > /dev/null");
+    let run = dir.run_guard(&args, &[request(1, "tools/list", json!({}))]);
+    run.code(1)
+        .lines(&[Expect::Refused(json!(1))])
+        .stderr_has(&format!(
+            "tool-changed: {}",
+            tools[0]["name"].as_str().unwrap()
+        ))
+        .stderr_has("  /description (text)")
+        .stderr_has("    served:   \"Read a file.\\u001b[2J AAAA")
+        .stderr_has(&format!("... ({} bytes)", SIZE + 24));
+    assert!(!run.stderr.contains('\u{1b}'), "{}", run.stderr);
+    assert!(
+        run.stderr.len() < 4096,
+        "{} bytes on stderr",
+        run.stderr.len()
+    );
+}
+
+/// Issue 10: a short approved array served with a million elements is a change per element;
+/// the notes list the first few and count the rest.
+#[test]
+fn the_notes_on_a_changed_tool_list_the_first_changes_and_count_the_rest() {
+    let dir = Dir::new();
+    let mut tools = counter_surface();
+    tools[0]["x-list"] = json!([1]);
+    dir.lock(&tools);
+    let mut served = tools.clone();
+    served[0]["x-list"] = json!(vec![0; 100]);
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": served}});
+    dir.write("answer-0", format!("{answer}\n"));
+    let args = shell("read line; cat answer-0; cat > /dev/null");
+    let run = dir.run_guard(&args, &[request(1, "tools/list", json!({}))]);
+    run.code(1)
+        .lines(&[Expect::Refused(json!(1))])
+        .stderr_has("  /x-list/0 (other)\n    approved: 1\n    served:   0\n")
+        .stderr_has("  /x-list/15 (other)")
+        .stderr_has("  and 84 more changes");
+    assert!(!run.stderr.contains("/x-list/16 "), "{}", run.stderr);
+    // Under the limit, every change is listed and none is counted.
+    served[0]["x-list"] = json!(vec![0; 16]);
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": served}});
+    dir.write("answer-0", format!("{answer}\n"));
+    let run = dir.run_guard(&args, &[request(1, "tools/list", json!({}))]);
+    run.code(1).stderr_has("  /x-list/15 (other)");
+    assert!(!run.stderr.contains("more changes"), "{}", run.stderr);
+}
+
+/// Issue 10: the reason for a tool whose number literals cannot be pinned quoted every literal
+/// whole on stderr. It now quotes the first few, each cut short with its length.
+#[test]
+fn a_tool_of_long_undecidable_literals_is_refused_with_a_short_reason() {
+    let dir = Dir::new();
+    let tools = counter_surface();
+    dir.lock(&tools);
+    let mut served = tools.clone();
+    served[0]["x-big"] = json!("BIG");
+    let literal = format!("1{}", "0".repeat(100_000));
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": served}})
+        .to_string()
+        .replace(
+            r#""BIG""#,
+            &format!("[{}]", vec![literal.as_str(); 20].join(",")),
+        );
+    dir.write("answer-0", format!("{answer}\n"));
+    let args = shell("read line; cat answer-0; cat > /dev/null");
+    let run = dir.run_guard(&args, &[request(1, "tools/list", json!({}))]);
+    let excerpt = format!("1{}... (100001 bytes)", "0".repeat(63));
+    run.code(1)
+        .lines(&[Expect::Refused(json!(1))])
+        .stderr_has(&format!(
+            "tool-changed (undecidable literals [{excerpt}, {excerpt}, "
+        ))
+        .stderr_has(&format!(
+            "{excerpt} and 12 more]): {}",
+            tools[0]["name"].as_str().unwrap()
+        ));
+    assert!(
+        run.stderr.len() < 4096,
+        "{} bytes on stderr",
+        run.stderr.len()
+    );
+}

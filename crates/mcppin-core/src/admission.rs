@@ -49,7 +49,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 
 use crate::canon::write_lossy;
-use crate::diff::{Change, diff};
+use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::lockfile::{LockedServer, Pin};
 use crate::value::{Kind, Object, Span, Value};
 
@@ -128,7 +128,7 @@ impl fmt::Display for Reason {
             Self::Undecidable(literals) => write!(
                 f,
                 "tool-changed (undecidable literals [{}])",
-                crate::escape(&literals.join(", "))
+                crate::error::Literals(literals)
             ),
             Self::Malformed { pointer } => {
                 write!(f, "malformed-answer at {}", crate::escape(pointer))
@@ -151,16 +151,137 @@ pub struct ToolVerdict {
     pub observed: Pin,
     /// Allow or deny.
     pub decision: Decision,
-    changes: Vec<Change>,
+    changes: Vec<ToolChange>,
+    unlisted: usize,
 }
 
 impl ToolVerdict {
-    /// What differs from the approved form, with the change classes of SPEC 4.4 (empty unless
-    /// the tool changed and the lock holds the approved object).
+    /// What differs from the approved form, with the change classes of `docs/formats.md`
+    /// (empty unless the tool changed and the lock holds the approved object): at most
+    /// [`LISTED_CHANGES`], the rest counted by [`ToolVerdict::unlisted_changes`].
     #[must_use]
-    pub fn changes(&self) -> &[Change] {
+    pub fn changes(&self) -> &[ToolChange] {
         &self.changes
     }
+
+    /// How many more changes there are than [`ToolVerdict::changes`] lists.
+    #[must_use]
+    pub fn unlisted_changes(&self) -> usize {
+        self.unlisted
+    }
+}
+
+/// How many changes of one tool a [`ToolVerdict`] lists; the rest are only counted (`mcppin
+/// verify` reports them all).
+pub const LISTED_CHANGES: usize = 16;
+
+/// How many characters of a changed value a [`ToolChange`] shows; the rest is only counted.
+pub const SHOWN_CHARS: usize = 200;
+
+/// One differing place in a changed tool, for a person to read. The values are not kept, only
+/// a short rendering of each: a served value of megabytes costs its verdict a few hundred
+/// bytes, and a terminal one short line.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct ToolChange {
+    /// RFC 6901 pointer into the tool (raw: show it with [`shown`]).
+    pub pointer: String,
+    /// What kind of change it is, sorted, at least one.
+    pub classes: Vec<ChangeClass>,
+    /// The approved value there as [`shown_value`] renders it; `None` when the place is new.
+    pub old: Option<String>,
+    /// The served value there as [`shown_value`] renders it; `None` when the place is gone.
+    pub new: Option<String>,
+}
+
+impl From<ChangeRef<'_>> for ToolChange {
+    fn from(change: ChangeRef<'_>) -> Self {
+        Self {
+            pointer: change.pointer,
+            classes: change.classes,
+            old: change.old.map(shown_value),
+            new: change.new.map(shown_value),
+        }
+    }
+}
+
+/// A value as a person reads it, on one line: its canonical form (an undecidable or
+/// non-finite number literal as it was written, as [`crate::canonicalize_exact`] does),
+/// escaped with [`crate::escape`]; when longer than [`SHOWN_CHARS`] characters, cut there and
+/// followed by `...` and the whole form's length in bytes. The whole form is never held.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_core::admission::shown_value;
+///
+/// let short = mcppin_core::parse(br#"{"b": [1.50], "a": "\u001b"}"#)?;
+/// assert_eq!(shown_value(&short), r#"{"a":"\u001b","b":[1.5]}"#);
+/// let long = mcppin_core::parse(format!("\"{}\"", "x".repeat(1000)).as_bytes())?;
+/// assert_eq!(shown_value(&long), format!("\"{}... (1002 bytes)", "x".repeat(199)));
+/// # Ok::<(), mcppin_core::Error>(())
+/// ```
+#[must_use]
+pub fn shown_value(value: &Value) -> String {
+    let mut head = Head {
+        kept: Vec::new(),
+        total: 0,
+    };
+    // Cannot fail: this sink keeps every literal it cannot canonicalise.
+    let _ = crate::canon::emit(value, &mut head);
+    let text = match std::str::from_utf8(&head.kept) {
+        Ok(text) => text,
+        // Cut inside a character: keep the whole ones.
+        Err(e) => std::str::from_utf8(&head.kept[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    bounded(text, head.total)
+}
+
+/// A text as a person reads it: escaped with [`crate::escape`]; when longer than
+/// [`SHOWN_CHARS`] characters, cut there and followed by `...` and its length in bytes.
+#[must_use]
+pub fn shown(text: &str) -> String {
+    bounded(text, text.len())
+}
+
+/// `text`, the start of a text of `total` bytes, cut to [`SHOWN_CHARS`] and escaped.
+fn bounded(text: &str, total: usize) -> String {
+    let head = match text.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => text.get(..end).unwrap_or_default(),
+        None => text,
+    };
+    let mut out = crate::escape(head).into_owned();
+    if head.len() < total {
+        out.push_str(&format!("... ({total} bytes)"));
+    }
+    out
+}
+
+/// A sink that keeps the first bytes of a canonical form (enough for [`SHOWN_CHARS`]
+/// characters of four bytes) and counts the rest.
+struct Head {
+    kept: Vec<u8>,
+    total: usize,
+}
+
+impl Head {
+    const KEPT: usize = SHOWN_CHARS * 4 + 4;
+}
+
+impl crate::canon::Sink for Head {
+    const KEEPS_LITERALS: bool = true;
+
+    fn push(&mut self, byte: u8) {
+        self.extend_from_slice(&[byte]);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        let room = Self::KEPT.saturating_sub(self.kept.len());
+        self.kept
+            .extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+        self.total += bytes.len();
+    }
+
+    fn reserve(&mut self, _additional: usize) {}
 }
 
 /// The verdict on one `tools/list` page.
@@ -399,6 +520,7 @@ impl Gate {
             observed: observed.clone(),
             decision: Decision::Allow,
             changes: Vec::new(),
+            unlisted: 0,
         };
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             verdict.decision = Decision::Deny(Reason::Malformed {
@@ -428,7 +550,10 @@ impl Gate {
             _ => {
                 verdict.decision = Decision::Deny(Reason::ToolChanged);
                 if let Some(approved) = locked.approved() {
-                    verdict.changes = diff(approved, tool);
+                    // Borrowed, then rendered short: never a copy of a served value.
+                    let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
+                    verdict.changes = changes.into_iter().map(ToolChange::from).collect();
+                    verdict.unlisted = unlisted;
                 }
             }
         }
@@ -676,6 +801,106 @@ mod tests {
         assert_eq!(pointers, ["/description"]);
         assert_eq!(gate.call("summarize"), Decision::Deny(Reason::Quarantined));
         assert_eq!(gate.call("search"), Decision::Allow);
+    }
+
+    // Issue 10: the verdict on a changed tool held a copy of each changed value, whole, and
+    // the guard printed it whole: a served value of megabytes cost as much again and put
+    // megabytes on one line of stderr. It now keeps a short rendering with the length.
+    #[test]
+    fn a_huge_changed_value_is_shown_short_with_its_length() {
+        let mut gate = gate();
+        let huge = "A".repeat(1 << 20);
+        let changed = SUMMARIZE.replace("Summarize a text", &format!("Summarize\\u001b {huge}"));
+        let report = check(&mut gate, None, &page(&[&changed], None));
+        let change = &report.tools[0].changes()[0];
+        assert_eq!(change.pointer, "/description");
+        assert_eq!(change.classes, [ChangeClass::Text]);
+        assert_eq!(change.old.as_deref(), Some(r#""Summarize a text""#));
+        let new = change.new.as_deref().unwrap();
+        assert!(new.len() < 300, "{} bytes", new.len());
+        let whole = (1 << 20) + 18;
+        assert_eq!(
+            new,
+            format!(
+                "\"Summarize\\u001b {}... ({whole} bytes)",
+                "A".repeat(SHOWN_CHARS - 17)
+            )
+        );
+    }
+
+    #[test]
+    fn a_short_changed_value_is_shown_whole_and_escaped() {
+        let mut gate = gate();
+        let changed = SUMMARIZE.replace("The text", "The\\u200b text");
+        let report = check(&mut gate, None, &page(&[&changed], None));
+        let change = &report.tools[0].changes()[0];
+        assert_eq!(change.old.as_deref(), Some(r#""The text""#));
+        assert_eq!(change.new.as_deref(), Some(r#""The<U+200B> text""#));
+        // A place that is gone has no served value; a number with no canonical form shows
+        // the literal as it was written.
+        let mut server = LockedServer::default();
+        let approved = SUMMARIZE.replace(r#""name":"#, r#""x":[1e400],"name":"#);
+        let approved = parse(approved.as_bytes()).unwrap();
+        server
+            .tools
+            .insert("summarize".into(), LockedItem::approve(approved));
+        let report = check(&mut Gate::new(server), None, &page(&[SUMMARIZE], None));
+        let change = &report.tools[0].changes()[0];
+        assert_eq!(change.pointer, "/x");
+        assert_eq!(change.old.as_deref(), Some("[1e400]"));
+        assert_eq!(change.new, None);
+    }
+
+    // Issue 10: the reason for a tool whose literals cannot be pinned quoted every literal
+    // whole, so a tool of a million 1 MB literals made a line of a terabyte on stderr.
+    #[test]
+    fn an_undecidable_reason_quotes_a_few_short_literals() {
+        let short = Reason::Undecidable(vec!["1e400".into(), "9007199254740993".into()]);
+        assert_eq!(
+            short.to_string(),
+            "tool-changed (undecidable literals [1e400, 9007199254740993])"
+        );
+        let long = Reason::Undecidable(vec!["9".repeat(1 << 20); 100]);
+        let text = long.to_string();
+        assert!(text.len() < 1000, "{} bytes", text.len());
+        assert!(
+            text.ends_with(&format!(
+                "{}... (1048576 bytes) and 92 more])",
+                "9".repeat(64)
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn lists_the_first_changes_of_a_tool_and_counts_the_rest() {
+        let with_x = |x: &str| {
+            SUMMARIZE.replace(
+                r#""name":"summarize","#,
+                &format!(r#""name":"summarize","x":{x},"#),
+            )
+        };
+        let zeros = format!("[{}]", vec!["0"; 100_000].join(","));
+        // A new member: one change, however long its value.
+        let report = check(&mut gate(), None, &page(&[&with_x(&zeros)], None));
+        assert_eq!(report.tools[0].changes().len(), 1);
+        assert_eq!(report.tools[0].unlisted_changes(), 0);
+        // A short approved array served long: one change per element, the first listed.
+        let mut server = LockedServer::default();
+        let approved = parse(with_x("[1]").as_bytes()).unwrap();
+        server
+            .tools
+            .insert("summarize".into(), LockedItem::approve(approved));
+        let report = check(
+            &mut Gate::new(server),
+            None,
+            &page(&[&with_x(&zeros)], None),
+        );
+        let tool = &report.tools[0];
+        assert_eq!(tool.changes().len(), LISTED_CHANGES);
+        assert_eq!(tool.unlisted_changes(), 100_000 - LISTED_CHANGES);
+        assert_eq!(tool.changes()[0].pointer, "/x/0");
+        assert_eq!(tool.changes()[0].old.as_deref(), Some("1"));
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub(crate) trait Sink {
     /// undecidable literal: a digest must not exist for such a value, and checking while
     /// writing saves a second walk over the value.
     const REFUSES_UNDECIDABLE: bool = false;
+    /// Whether an undecidable or non-finite number literal is written as it was read (the
+    /// form of [`canonicalize_exact`]) rather than canonicalised or refused.
+    const KEEPS_LITERALS: bool = false;
 
     /// Appends one byte.
     fn push(&mut self, byte: u8);
@@ -75,6 +78,11 @@ pub(crate) fn emit<S: Sink>(value: &Value, out: &mut S) -> Result<(), Error> {
         Kind::Null => out.extend_from_slice(b"null"),
         Kind::Bool(true) => out.extend_from_slice(b"true"),
         Kind::Bool(false) => out.extend_from_slice(b"false"),
+        Kind::Number(n) if S::KEEPS_LITERALS => {
+            if n.is_undecidable() || write_number(n, out).is_err() {
+                out.extend_from_slice(n.literal().as_bytes());
+            }
+        }
         Kind::Number(n) => {
             if S::REFUSES_UNDECIDABLE && n.is_undecidable() {
                 return Err(Error::Undecidable {

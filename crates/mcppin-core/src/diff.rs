@@ -112,81 +112,141 @@ impl FromStr for ChangeClass {
     }
 }
 
+/// One differing place in an item, borrowing the values from the two items compared: what
+/// [`diff_refs`] returns, so that a caller that shows only part of a value never copies it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeRef<'v> {
+    /// RFC 6901 pointer into the item.
+    pub pointer: String,
+    /// The approved value there; `None` when the place is new.
+    pub old: Option<&'v Value>,
+    /// The served value there; `None` when the place is gone.
+    pub new: Option<&'v Value>,
+    /// What kind of change it is, sorted, at least one.
+    pub classes: Vec<ChangeClass>,
+}
+
+impl From<ChangeRef<'_>> for Change {
+    fn from(change: ChangeRef<'_>) -> Self {
+        Self {
+            pointer: change.pointer,
+            old: change.old.cloned(),
+            new: change.new.cloned(),
+            classes: change.classes,
+        }
+    }
+}
+
 /// Every difference between an approved item and the served one, in pointer order.
 ///
 /// Objects are compared member by member and arrays element by element, except the
 /// schema keywords whose arrays are sets (`type`, `required`, `enum`): those compare as sets
 /// and, when they differ, are reported whole. A missing `annotations` object counts as empty,
 /// so each hint that moved is its own change.
+///
+/// Each change holds its own copy of the values; [`diff_refs`] borrows them instead.
 #[must_use]
 pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
-    let mut out = Vec::new();
+    diff_refs(old, new).into_iter().map(Change::from).collect()
+}
+
+/// The changes of [`diff`], borrowing the old and new values from `old` and `new`.
+#[must_use]
+pub fn diff_refs<'v>(old: &'v Value, new: &'v Value) -> Vec<ChangeRef<'v>> {
+    diff_first(old, new, usize::MAX).0
+}
+
+/// The first `limit` changes of [`diff_refs`] in the order the items are walked (members by
+/// name, elements by index), sorted by pointer, and how many more there are. The rest are only
+/// counted: a served array of millions of elements against a short approved one costs no
+/// memory per element.
+#[must_use]
+pub fn diff_first<'v>(old: &'v Value, new: &'v Value, limit: usize) -> (Vec<ChangeRef<'v>>, usize) {
+    let mut walk = Walk {
+        out: Vec::new(),
+        limit,
+        more: 0,
+    };
     let mut path = Vec::new();
-    walk(Some(old), Some(new), &mut path, &mut out);
-    let mut changes: Vec<Change> = out
+    walk.at(Some(old), Some(new), &mut path);
+    let mut changes: Vec<ChangeRef<'v>> = walk
+        .out
         .into_iter()
         .map(|(tokens, o, n)| {
             let classes = classify(&tokens, o, n, old, new);
-            Change {
+            ChangeRef {
                 pointer: tokens
                     .iter()
                     .map(|t| format!("/{}", escape_pointer_token(t)))
                     .collect(),
-                old: o.cloned(),
-                new: n.cloned(),
+                old: o,
+                new: n,
                 classes,
             }
         })
         .collect();
     changes.sort_by(|a, b| a.pointer.cmp(&b.pointer));
-    changes
+    (changes, walk.more)
 }
 
 type Raw<'v> = (Vec<String>, Option<&'v Value>, Option<&'v Value>);
 
 static EMPTY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::from(Object::new()));
 
-fn walk<'v>(
-    old: Option<&'v Value>,
-    new: Option<&'v Value>,
-    path: &mut Vec<String>,
-    out: &mut Vec<Raw<'v>>,
-) {
-    // A tool without annotations has every hint at its default: compare hint by hint.
-    let (old, new) = if path.len() == 1 && path[0] == "annotations" {
-        match (old, new) {
-            (None, Some(n)) if n.as_object().is_some() => (Some(&*EMPTY), Some(n)),
-            (Some(o), None) if o.as_object().is_some() => (Some(o), Some(&*EMPTY)),
-            other => other,
-        }
-    } else {
-        (old, new)
-    };
-    match (old.map(Value::kind), new.map(Value::kind)) {
-        (Some(Kind::Object(a)), Some(Kind::Object(b))) => {
-            let names: BTreeSet<&str> = a.keys().chain(b.keys()).collect();
-            for name in names {
-                path.push(name.to_owned());
-                walk(a.get(name), b.get(name), path, out);
-                path.pop();
+/// The walk over two items: the places that differ, up to a limit, then only counted.
+struct Walk<'v> {
+    out: Vec<Raw<'v>>,
+    limit: usize,
+    more: usize,
+}
+
+impl<'v> Walk<'v> {
+    fn at(&mut self, old: Option<&'v Value>, new: Option<&'v Value>, path: &mut Vec<String>) {
+        // A tool without annotations has every hint at its default: compare hint by hint.
+        let (old, new) = if path.len() == 1 && path[0] == "annotations" {
+            match (old, new) {
+                (None, Some(n)) if n.as_object().is_some() => (Some(&*EMPTY), Some(n)),
+                (Some(o), None) if o.as_object().is_some() => (Some(o), Some(&*EMPTY)),
+                other => other,
+            }
+        } else {
+            (old, new)
+        };
+        match (old.map(Value::kind), new.map(Value::kind)) {
+            (Some(Kind::Object(a)), Some(Kind::Object(b))) => {
+                let names: BTreeSet<&str> = a.keys().chain(b.keys()).collect();
+                for name in names {
+                    path.push(name.to_owned());
+                    self.at(a.get(name), b.get(name), path);
+                    path.pop();
+                }
+            }
+            (Some(Kind::Array(a)), Some(Kind::Array(b))) if is_set_keyword(path) => {
+                if a != b {
+                    self.push(path, old, new);
+                }
+            }
+            (Some(Kind::Array(a)), Some(Kind::Array(b))) => {
+                for i in 0..a.len().max(b.len()) {
+                    path.push(i.to_string());
+                    self.at(a.get(i), b.get(i), path);
+                    path.pop();
+                }
+            }
+            _ => {
+                if old != new {
+                    self.push(path, old, new);
+                }
             }
         }
-        (Some(Kind::Array(a)), Some(Kind::Array(b))) if is_set_keyword(path) => {
-            if a != b {
-                out.push((path.clone(), old, new));
-            }
-        }
-        (Some(Kind::Array(a)), Some(Kind::Array(b))) => {
-            for i in 0..a.len().max(b.len()) {
-                path.push(i.to_string());
-                walk(a.get(i), b.get(i), path, out);
-                path.pop();
-            }
-        }
-        _ => {
-            if old != new {
-                out.push((path.clone(), old, new));
-            }
+    }
+
+    /// Records a differing place, or only counts it once the limit is reached.
+    fn push(&mut self, path: &[String], old: Option<&'v Value>, new: Option<&'v Value>) {
+        if self.out.len() < self.limit {
+            self.out.push((path.to_vec(), old, new));
+        } else {
+            self.more += 1;
         }
     }
 }
@@ -704,6 +764,23 @@ mod tests {
         assert_eq!(changes[1].pointer, "/x");
         assert_eq!(changes[1].old, None);
         assert_eq!(changes[1].classes, [Other]);
+    }
+
+    // Issue 10: the guard shows changes without copying the values they hold.
+    #[test]
+    fn refs_borrow_the_values_of_both_items_and_the_first_are_counted() {
+        let (old, new) = (v(r#"{"a":[1],"b":"x"}"#), v(r#"{"a":[0,0,0],"b":"y"}"#));
+        let refs = diff_refs(&old, &new);
+        let owned: Vec<Change> = refs.iter().cloned().map(Change::from).collect();
+        assert_eq!(owned, diff(&old, &new));
+        let pointers: Vec<&str> = refs.iter().map(|c| c.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/a/0", "/a/1", "/a/2", "/b"]);
+        assert!(std::ptr::eq(refs[3].old.unwrap(), old.get("b").unwrap()));
+        assert!(std::ptr::eq(refs[3].new.unwrap(), new.get("b").unwrap()));
+        let (first, more) = diff_first(&old, &new, 2);
+        assert_eq!(first, refs[..2]);
+        assert_eq!(more, 2);
+        assert_eq!(diff_first(&old, &new, 4), (refs, 0));
     }
 
     #[test]

@@ -681,7 +681,7 @@ impl fmt::Display for Excerpt<'_> {
 }
 
 /// The first [`LISTED_LITERALS`] literals as excerpts, then how many more there are.
-struct Literals<'a>(&'a [String]);
+pub(crate) struct Literals<'a>(pub(crate) &'a [String]);
 
 impl fmt::Display for Literals<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

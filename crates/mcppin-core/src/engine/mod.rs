@@ -66,6 +66,7 @@ use std::time::Duration;
 
 use crate::admission::{
     Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
+    shown,
 };
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
@@ -1083,19 +1084,28 @@ impl Session {
             action
                 .notes
                 .push(format!("{reason}: {}", escape(&tool.name)));
+            // Short renderings of the values, each with its whole length.
             for change in tool.changes() {
                 let classes: Vec<&str> = change.classes.iter().map(|c| c.name()).collect();
                 action.notes.push(format!(
                     "  {} ({})",
-                    escape(&change.pointer),
+                    shown(&change.pointer),
                     classes.join(", ")
                 ));
+                let absent = "(absent)";
+                action.notes.push(format!(
+                    "    approved: {}",
+                    change.old.as_deref().unwrap_or(absent)
+                ));
+                action.notes.push(format!(
+                    "    served:   {}",
+                    change.new.as_deref().unwrap_or(absent)
+                ));
+            }
+            if tool.unlisted_changes() > 0 {
                 action
                     .notes
-                    .push(format!("    approved: {}", shown(change.old.as_ref())));
-                action
-                    .notes
-                    .push(format!("    served:   {}", shown(change.new.as_ref())));
+                    .push(format!("  and {} more changes", tool.unlisted_changes()));
             }
         }
         // Counts and policies only: the names and the diff went to stderr (docs/guard.md).
@@ -1196,17 +1206,6 @@ fn error_answer(id: &[u8], code: i64, message: &str) -> Vec<u8> {
     crate::canon::write_lossy(&Value::from(message), &mut out);
     out.extend_from_slice(b"}}");
     out
-}
-
-/// A value for stderr: its canonical form, escaped.
-fn shown(value: Option<&Value>) -> String {
-    match value {
-        None => "(absent)".to_owned(),
-        Some(value) => {
-            let canonical = crate::canonicalize(value).unwrap_or_default();
-            escape(&String::from_utf8_lossy(&canonical)).into_owned()
-        }
-    }
 }
 
 /// `[` + `parts` joined by `,` + `]`.
