@@ -718,7 +718,6 @@ fn peak_kib(dir: &Dir, args: &[String], stdin: &str, wait: bool) -> u64 {
 }
 
 #[test]
-#[ignore = "finding: a tools/list answer of many small values costs about 70 times its size"]
 fn peak_memory_stays_within_16_times_the_largest_answer() {
     const MIB: usize = 1024 * 1024;
     let dir = Dir::new();
@@ -745,7 +744,6 @@ fn peak_memory_stays_within_16_times_the_largest_answer() {
 }
 
 #[test]
-#[ignore = "finding: a client batch of many empty objects costs over 20 times its size"]
 fn peak_memory_stays_within_16_times_the_largest_client_line() {
     const MIB: usize = 1024 * 1024;
     let dir = Dir::new();
