@@ -116,13 +116,13 @@ pub struct Location {
 ///
 /// let places = Places {
 ///     home: PathBuf::from("/home/me"),
-///     project: PathBuf::from("/work/app"),
+///     project: PathBuf::from("/home/me/app"),
 ///     config_home: None,
 /// };
 /// let found = locations(&places, Platform::Linux);
 /// let cursor: Vec<_> = found.iter().filter(|l| l.client == Client::Cursor).collect();
 /// assert_eq!(cursor[0].path, PathBuf::from("/home/me/.cursor/mcp.json"));
-/// assert_eq!(cursor[1].path, PathBuf::from("/work/app/.cursor/mcp.json"));
+/// assert_eq!(cursor[1].path, PathBuf::from("/home/me/app/.cursor/mcp.json"));
 /// ```
 #[must_use]
 pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
