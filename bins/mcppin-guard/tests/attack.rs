@@ -570,7 +570,6 @@ fn a_server_ignoring_sigterm_and_its_end_of_input_is_killed() {
 const SHORT_STDERR: usize = 4096;
 
 #[test]
-#[ignore = "finding: the tool-added note on stderr quotes a tool name of any length"]
 fn stderr_quotes_a_long_tool_name_as_a_short_excerpt() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

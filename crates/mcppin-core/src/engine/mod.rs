@@ -606,7 +606,7 @@ impl Session {
                 if let Decision::Deny(reason) = decision {
                     return Request::Drop(format!(
                         "dropped a tools/call notification from the client: {reason}: {}",
-                        escape(&tool)
+                        shown(&tool)
                     ));
                 }
             }
@@ -965,10 +965,8 @@ impl Session {
         if (method == "initialize" || method == "server/discover")
             && let Some(renamed) = self.gate.identity(result)
         {
-            let show = |name: &Option<String>| {
-                name.as_deref()
-                    .map_or_else(|| "(none)".to_owned(), |n| escape(n).into_owned())
-            };
+            let show =
+                |name: &Option<String>| name.as_deref().map_or_else(|| "(none)".to_owned(), shown);
             action.notes.push(format!(
                 "server-renamed: approved as {}, calls itself {} (reported, not refused)",
                 show(&renamed.approved),
@@ -1060,7 +1058,7 @@ impl Session {
         for name in &report.removed {
             action.notes.push(format!(
                 "tool-removed: {} is approved but was not served (reported, not refused)",
-                escape(name)
+                shown(name)
             ));
             if self.config.events {
                 action.events.push(Event::ToolRemoved(ToolRemoved {
@@ -1083,7 +1081,7 @@ impl Session {
                 .map_or_else(String::new, ToString::to_string);
             action
                 .notes
-                .push(format!("{reason}: {}", escape(&tool.name)));
+                .push(format!("{reason}: {}", shown(&tool.name)));
             // Short renderings of the values, each with its whole length.
             for change in tool.changes() {
                 let classes: Vec<&str> = change.classes.iter().map(|c| c.name()).collect();
