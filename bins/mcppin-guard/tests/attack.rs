@@ -587,7 +587,6 @@ fn stderr_quotes_a_long_tool_name_as_a_short_excerpt() {
 }
 
 #[test]
-#[ignore = "finding: the message about an unmatched answer quotes an id of any length"]
 fn stderr_quotes_a_long_unmatched_id_as_a_short_excerpt() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

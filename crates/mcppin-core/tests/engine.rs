@@ -312,3 +312,45 @@ fn notes_quote_a_short_server_name_whole() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn fatal_messages_quote_a_long_unmatched_id_as_a_short_excerpt() {
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let long = "\u{85}".repeat(100_000);
+    let notes = notes_of(
+        ping,
+        &format!(r#"{{"jsonrpc":"2.0","id":"{long}","result":{{}}}}"#),
+    );
+    assert_eq!(notes.len(), 1, "{} notes", notes.len());
+    assert!(
+        notes[0].starts_with("the server answered id \""),
+        "{}",
+        &notes[0][..40]
+    );
+    assert!(notes[0].len() < 2048, "{} bytes", notes[0].len());
+    // A short one is quoted whole.
+    let notes = notes_of(ping, r#"{"jsonrpc":"2.0","id":"two","result":{}}"#);
+    assert_eq!(
+        notes,
+        [
+            "the server answered id \"two\" which is not outstanding (never asked or already \
+          answered); nothing of it was forwarded"
+        ]
+    );
+}
+
+#[test]
+fn the_undecidable_note_quotes_long_literals_as_short_excerpts() {
+    let get = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"summarize"}}"#;
+    let long = "9".repeat(100_000);
+    let answer = |literals: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"messages":[],"x":[{literals}]}}}}"#)
+    };
+    let notes = notes_of(get, &answer(&format!("{long},{long},{long}")));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("cannot be pinned"), "{}", &notes[0][..80]);
+    assert!(notes[0].len() < 2048, "{} bytes", notes[0].len());
+    // Short ones are quoted whole.
+    let notes = notes_of(get, &answer("9007199254740993"));
+    assert!(notes[0].contains("(9007199254740993)"), "{notes:?}");
+}

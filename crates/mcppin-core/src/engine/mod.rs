@@ -879,7 +879,7 @@ impl Session {
             return Element::Fatal(format!(
                 "the server answered id {} which is not outstanding (never asked or already \
                  answered)",
-                escape(&String::from_utf8_lossy(&id_bytes))
+                shown(&String::from_utf8_lossy(&id_bytes))
             ));
         };
         if error {
@@ -1014,7 +1014,7 @@ impl Session {
             Reason::Undecidable(literals) => format!(
                 "{policy}: the answer to {what} holds number literals no float64 reader can \
                  tell from their neighbours ({}), so it cannot be pinned",
-                escape(&literals.join(", "))
+                crate::error::Literals(literals)
             ),
             _ => format!(
                 "{policy}: the answer to {what} differs from the first answer to the same \
