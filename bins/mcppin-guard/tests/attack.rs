@@ -638,7 +638,6 @@ fn long_member_names_equal_under_folding_are_quoted_as_short_excerpts() {
 // Session pins.
 
 #[test]
-#[ignore = "finding: a params member the server ignores makes a second first answer"]
 fn a_params_member_the_server_ignores_does_not_make_a_new_first_answer() {
     let dir = Dir::new();
     dir.lock(&counter_surface());
