@@ -804,7 +804,6 @@ fn fresh_unknown_tools_reading_after_reading_do_not_grow_a_quarantine_session() 
 }
 
 #[test]
-#[ignore = "finding: with --log, the guard keeps the digest of every tool name ever served"]
 fn fresh_unknown_tools_reading_after_reading_do_not_grow_a_logged_session() {
     let dir = Dir::new();
     dir.lock(&counter_surface());
