@@ -215,6 +215,19 @@ pub(crate) fn server_to_client(
                      nothing of it was forwarded"
                 ));
             }
+            Err(mcppin_client::Error::UnterminatedLine { len }) if lock(shared).client_done => {
+                // The client closed its input, so the shutdown order may have stopped the
+                // server in the middle of a line: owed to nobody, dropped, and the session
+                // the client ended ends cleanly (docs/guard.md, "Shutdown").
+                lock(shared).session.stop();
+                let _ = lock_out(out).flush();
+                let _ = writeln!(
+                    io::stderr(),
+                    "mcppin-guard: the server's output ended inside a message ({len} bytes \
+                     without a newline) after the client closed its input; it was dropped"
+                );
+                return Outcome::Eof;
+            }
             Err(err) => {
                 lock(shared).session.stop();
                 return Outcome::Fatal(format!("{err}; nothing of it was forwarded"));

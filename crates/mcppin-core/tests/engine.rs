@@ -262,3 +262,95 @@ fn events_are_built_only_when_asked_for() {
     assert!(session.client_line(call, Duration::ZERO).events.is_empty());
     assert!(session.finish(Duration::ZERO).is_empty());
 }
+
+/// The stderr notes of one server answer to a request the client made, in a refuse session.
+fn notes_of(request: &str, answer: &str) -> Vec<String> {
+    let mut server = approved();
+    server.reported_name = Some("fixture".into());
+    let mut session = Session::new(server, Config::default());
+    session.client_line(request.as_bytes(), Duration::ZERO);
+    let action = session.server_line(answer.as_bytes(), Duration::ZERO);
+    let mut notes = action.notes;
+    if let Some(mcppin_core::engine::Stop::Fatal(message)) = action.stop {
+        notes.push(message);
+    }
+    notes
+}
+
+#[test]
+fn notes_quote_a_long_server_name_as_a_short_excerpt() {
+    let long = "\u{85}".repeat(100_000);
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    // A tool the lock does not know, and a known one changed, each under a long name.
+    let added = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{{"name":"{long}"}}]}}}}"#);
+    let notes = notes_of(list, &added);
+    assert!(notes.iter().any(|n| n.starts_with("tool-added: ")));
+    assert!(notes.iter().any(|n| n.starts_with("tool-removed: ")));
+    assert!(
+        notes.iter().all(|n| n.len() < 2048),
+        "{} bytes",
+        notes.concat().len()
+    );
+    assert!(notes.iter().any(|n| n.ends_with("... (200000 bytes)")));
+    // The server's own name.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let renamed = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"2025-06-18","capabilities":{{}},"serverInfo":{{"name":"{long}","version":"1"}}}}}}"#
+    );
+    let notes = notes_of(init, &renamed);
+    assert!(notes[0].starts_with("server-renamed: approved as fixture, calls itself "));
+    assert!(notes[0].len() < 2048, "{} bytes", notes[0].len());
+}
+
+#[test]
+fn notes_quote_a_short_server_name_whole() {
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let added = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"delete_all\u0085"}]}}"#;
+    let notes = notes_of(list, added);
+    assert!(
+        notes.contains(&"tool-added: delete_all<U+0085>".to_owned()),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn fatal_messages_quote_a_long_unmatched_id_as_a_short_excerpt() {
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let long = "\u{85}".repeat(100_000);
+    let notes = notes_of(
+        ping,
+        &format!(r#"{{"jsonrpc":"2.0","id":"{long}","result":{{}}}}"#),
+    );
+    assert_eq!(notes.len(), 1, "{} notes", notes.len());
+    assert!(
+        notes[0].starts_with("the server answered id \""),
+        "{}",
+        &notes[0][..40]
+    );
+    assert!(notes[0].len() < 2048, "{} bytes", notes[0].len());
+    // A short one is quoted whole.
+    let notes = notes_of(ping, r#"{"jsonrpc":"2.0","id":"two","result":{}}"#);
+    assert_eq!(
+        notes,
+        [
+            "the server answered id \"two\" which is not outstanding (never asked or already \
+          answered); nothing of it was forwarded"
+        ]
+    );
+}
+
+#[test]
+fn the_undecidable_note_quotes_long_literals_as_short_excerpts() {
+    let get = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"summarize"}}"#;
+    let long = "9".repeat(100_000);
+    let answer = |literals: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"messages":[],"x":[{literals}]}}}}"#)
+    };
+    let notes = notes_of(get, &answer(&format!("{long},{long},{long}")));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("cannot be pinned"), "{}", &notes[0][..80]);
+    assert!(notes[0].len() < 2048, "{} bytes", notes[0].len());
+    // Short ones are quoted whole.
+    let notes = notes_of(get, &answer("9007199254740993"));
+    assert!(notes[0].contains("(9007199254740993)"), "{notes:?}");
+}

@@ -302,7 +302,7 @@ pub struct Session {
     aliases: HashSet<u64>,
     /// Set once the session is refused or failed: nothing more is forwarded either way.
     stopped: bool,
-    /// The latest served digest of each tool, for call decisions in the log.
+    /// The latest served digest of each tool the lock knows, for call decisions in the log.
     observed: HashMap<String, Pin>,
 }
 
@@ -606,7 +606,7 @@ impl Session {
                 if let Decision::Deny(reason) = decision {
                     return Request::Drop(format!(
                         "dropped a tools/call notification from the client: {reason}: {}",
-                        escape(&tool)
+                        shown(&tool)
                     ));
                 }
             }
@@ -879,7 +879,7 @@ impl Session {
             return Element::Fatal(format!(
                 "the server answered id {} which is not outstanding (never asked or already \
                  answered)",
-                escape(&String::from_utf8_lossy(&id_bytes))
+                shown(&String::from_utf8_lossy(&id_bytes))
             ));
         };
         if error {
@@ -965,10 +965,8 @@ impl Session {
         if (method == "initialize" || method == "server/discover")
             && let Some(renamed) = self.gate.identity(result)
         {
-            let show = |name: &Option<String>| {
-                name.as_deref()
-                    .map_or_else(|| "(none)".to_owned(), |n| escape(n).into_owned())
-            };
+            let show =
+                |name: &Option<String>| name.as_deref().map_or_else(|| "(none)".to_owned(), shown);
             action.notes.push(format!(
                 "server-renamed: approved as {}, calls itself {} (reported, not refused)",
                 show(&renamed.approved),
@@ -1016,7 +1014,7 @@ impl Session {
             Reason::Undecidable(literals) => format!(
                 "{policy}: the answer to {what} holds number literals no float64 reader can \
                  tell from their neighbours ({}), so it cannot be pinned",
-                escape(&literals.join(", "))
+                crate::error::Literals(literals)
             ),
             _ => format!(
                 "{policy}: the answer to {what} differs from the first answer to the same \
@@ -1044,8 +1042,13 @@ impl Session {
     ) -> Element {
         if self.config.events {
             for tool in &report.tools {
-                self.observed
-                    .insert(tool.name.clone(), tool.observed.clone());
+                // Only the tools the lock knows: a call to any other is refused as tool-added
+                // whatever was served, and a server serving fresh names reading after reading
+                // must not grow the session.
+                if tool.approved.is_some() {
+                    self.observed
+                        .insert(tool.name.clone(), tool.observed.clone());
+                }
                 self.admission(
                     &pending.id,
                     "tools/list",
@@ -1060,7 +1063,7 @@ impl Session {
         for name in &report.removed {
             action.notes.push(format!(
                 "tool-removed: {} is approved but was not served (reported, not refused)",
-                escape(name)
+                shown(name)
             ));
             if self.config.events {
                 action.events.push(Event::ToolRemoved(ToolRemoved {
@@ -1083,7 +1086,7 @@ impl Session {
                 .map_or_else(String::new, ToString::to_string);
             action
                 .notes
-                .push(format!("{reason}: {}", escape(&tool.name)));
+                .push(format!("{reason}: {}", shown(&tool.name)));
             // Short renderings of the values, each with its whole length.
             for change in tool.changes() {
                 let classes: Vec<&str> = change.classes.iter().map(|c| c.name()).collect();
@@ -1224,6 +1227,42 @@ fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 10: with events on, the latest digest of every name ever served was kept, so a
+    /// server serving fresh unknown names reading after reading grew the session.
+    #[test]
+    fn only_tools_the_lock_knows_are_remembered_as_observed() {
+        let mut approved = LockedServer::default();
+        let tool = parse(br#"{"name":"summarize"}"#).unwrap();
+        approved.tools.insert(
+            "summarize".into(),
+            crate::lockfile::LockedItem::approve(tool),
+        );
+        let config = Config {
+            mode: Mode::Quarantine,
+            events: true,
+        };
+        let mut session = Session::new(approved, config);
+        for reading in 0..5 {
+            let ask = format!(r#"{{"jsonrpc":"2.0","id":{reading},"method":"tools/list"}}"#);
+            session.client_line(ask.as_bytes(), Duration::ZERO);
+            let tools: Vec<String> = (0..100)
+                .map(|i| format!(r#"{{"name":"t{reading}-{i}"}}"#))
+                .chain([r#"{"name":"summarize"}"#.to_owned()])
+                .collect();
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{reading},"result":{{"tools":[{}]}}}}"#,
+                tools.join(",")
+            );
+            session.server_line(answer.as_bytes(), Duration::ZERO);
+        }
+        assert_eq!(
+            session.observed.keys().collect::<Vec<_>>(),
+            ["summarize"],
+            "{} names remembered",
+            session.observed.len()
+        );
+    }
 
     #[test]
     fn known_methods_are_named_without_an_allocation() {
