@@ -261,7 +261,7 @@ pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 
 /// Stops forwarding and closes the server's stdin (the first step of the shutdown order),
 /// dropping whatever was not yet written to it. A write that holds the pipe at this moment
-/// closes it itself within a moment (see [`feed`]).
+/// closes it itself within a moment (see [`crate::feed::feed`]).
 pub(crate) fn stop(shared: &Mutex<Shared>, server_in: &ServerIn) {
     lock(shared).session.stop();
     if let Ok(mut stdin) = server_in.try_lock() {

@@ -1,8 +1,8 @@
 //! The guard against hostile peers: servers and clients written to make the guard judge one
 //! message while the other side reads another, to get a changed or unknown tool past it, to
-//! put server text into its refusals, or to make it hang or grow. Each test names the attack;
-//! the ones that hold stay, the ones that found a gap are marked `#[ignore = "finding: ..."]`
-//! until the gap is closed (docs/threat-model.md, "Parser differentials").
+//! put server text into its refusals, or to make it hang or grow. Each test names the attack
+//! and asserts that the guard holds against it; a gap an attack finds gets its test here first,
+//! failing, and the fix that makes it pass (docs/threat-model.md, "Parser differentials").
 
 mod util;
 
