@@ -1,4 +1,4 @@
-//! The exit-code contract of SPEC 5, in one place.
+//! The exit-code contract of docs/export.md, in one place.
 
 use std::process::ExitCode;
 

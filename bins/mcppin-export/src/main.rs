@@ -1,5 +1,5 @@
 //! `mcppin-export`: run the MCP servers of a client configuration and write the manifest of
-//! their tool surface (SPEC 5).
+//! their tool surface (docs/export.md).
 //!
 //! A capture is only worth pinning if it is complete: a server that cannot be captured fails
 //! the whole export (exit 3) and nothing is written, because an absent server is not a smaller

@@ -1,6 +1,7 @@
-//! What the guard costs (SPEC 7): a 100,000-message stdio session direct, through a plain
-//! `cat` relay (the floor of any proxy) and through the guard; the added latency on a 1,000-tool
-//! `tools/list` answer, warm and cold (the first of a session); the guard's peak resident memory.
+//! What the guard costs (docs/performance.md): a 100,000-message stdio session direct, through a
+//! plain `cat` relay (the floor of any proxy) and through the guard; the added latency on a
+//! 1,000-tool `tools/list` answer, warm and cold (the first of a session); the guard's peak
+//! resident memory.
 //!
 //! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only
 //! session|real|list|cold|memory` runs one part. The server of most parts is this program itself (`--serve`): it answers each

@@ -1,4 +1,4 @@
-//! The admission log (SPEC 6 `--log`): one JSON line per decision, written and flushed as it
+//! The admission log (docs/guard.md `--log`): one JSON line per decision, written and flushed as it
 //! is made, so that a session can be reconstructed from the file alone even when the guard is
 //! killed.
 

@@ -1,4 +1,4 @@
-//! `mcppin-guard`: the checkpoint on the wire (SPEC 6).
+//! `mcppin-guard`: the checkpoint on the wire (docs/guard.md).
 //!
 //! Goes into a client configuration where a stdio server command was, starts the server
 //! behind it, forwards every message both ways byte for byte, and checks every answer that

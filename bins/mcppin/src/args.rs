@@ -1,5 +1,5 @@
 //! Command-line spelling: the single-dash form of every long flag (`-lock`) is accepted too,
-//! so command lines written for the reference Go tool keep working (SPEC 4).
+//! so command lines written for the reference Go tool keep working (docs/cli.md).
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;

@@ -1,4 +1,4 @@
-//! The exit-code contract of SPEC 4.2, in one place.
+//! The exit-code contract of docs/cli.md, in one place.
 
 use std::process::ExitCode;
 

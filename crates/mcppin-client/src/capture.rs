@@ -1,4 +1,4 @@
-//! Reading a server's surface completely, and more than once (SPEC 3.4).
+//! Reading a server's surface completely, and more than once (docs/formats.md).
 //!
 //! MCP promises no snapshot across pages: a tool can move across a page boundary while a list is
 //! read. The surface is therefore read `passes` times and called complete only when every

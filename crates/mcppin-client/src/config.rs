@@ -1,4 +1,4 @@
-//! Client configuration files (SPEC 5): which servers an agent runs, and how.
+//! Client configuration files (docs/export.md): which servers an agent runs, and how.
 //!
 //! Three shapes are read: `{"mcpServers": {...}}` (Claude Desktop, Claude Code `.mcp.json`,
 //! Cursor, Windsurf), VS Code's `{"servers": {...}}` with a `type` per server, and

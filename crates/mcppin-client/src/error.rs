@@ -89,7 +89,7 @@ pub enum Error {
         /// The revisions the server named, raw.
         offered: Vec<String>,
     },
-    /// An answer the strict reader refuses (SPEC 2.1), or a line that is not JSON at all.
+    /// An answer the strict reader refuses (docs/json.md), or a line that is not JSON at all.
     #[error("malformed answer to {method}: {source}")]
     Malformed {
         /// The request being answered.
@@ -144,7 +144,7 @@ pub enum Error {
         /// The page limit.
         limit: usize,
     },
-    /// Two tools of one server have the same name (SPEC 3.1).
+    /// Two tools of one server have the same name (docs/formats.md).
     #[error("the server lists tool {} twice", quoted(.name))]
     DuplicateTool {
         /// The duplicated name, raw.

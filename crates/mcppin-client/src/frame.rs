@@ -9,7 +9,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 
 use crate::Error;
 
-/// The default bound on one message: 16 MiB (SPEC 6, `--max-message`).
+/// The default bound on one message: 16 MiB (docs/guard.md, `--max-message`).
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// The size of the read buffer beside the line being assembled.

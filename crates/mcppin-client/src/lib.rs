@@ -5,9 +5,9 @@
 //! - [`frame`]: newline-delimited JSON-RPC over a byte stream, with a bound on every line that
 //!   is enforced while reading (nothing beyond the bound is ever buffered).
 //! - [`process`]: a server as a child process in its own process group, with the minimal
-//!   inherited environment and the shutdown order of SPEC 5 (close stdin, wait, SIGTERM, wait,
-//!   SIGKILL, to the whole group), also run on `Drop`, so nothing is left running after success,
-//!   failure, timeout or panic.
+//!   inherited environment and the shutdown order of docs/export.md (close stdin, wait,
+//!   SIGTERM, wait, SIGKILL, to the whole group), also run on `Drop`, so nothing is left running
+//!   after success, failure, timeout or panic.
 //! - [`log`]: a server's stderr as bounded log lines, for a caller that passes them on live.
 //! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
 //!

@@ -1,11 +1,11 @@
 //! Starting an MCP server as a child process and stopping it, with everything it started.
 //!
-//! SPEC 5: a stdio server runs with the configured command, arguments, environment and working
-//! directory, an inherited environment of only [`INHERITED_VARIABLES`] (everything on request),
-//! in its own process group. Shutdown order: close stdin, wait, SIGTERM, wait, SIGKILL, each
-//! signal to the whole group. [`ServerProcess`] runs that order from [`ServerProcess::shutdown`]
-//! and, as a safety net, from `Drop`, so a server is stopped on success, error, timeout and
-//! panic alike.
+//! docs/export.md: a stdio server runs with the configured command, arguments, environment and
+//! working directory, an inherited environment of only [`INHERITED_VARIABLES`] (everything on
+//! request), in its own process group. Shutdown order: close stdin, wait, SIGTERM, wait, SIGKILL,
+//! each signal to the whole group. [`ServerProcess`] runs that order from
+//! [`ServerProcess::shutdown`] and, as a safety net, from `Drop`, so a server is stopped on
+//! success, error, timeout and panic alike.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -22,7 +22,7 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use crate::Error;
 
-/// The variables a server inherits from the caller's environment by default (SPEC 5).
+/// The variables a server inherits from the caller's environment by default (docs/export.md).
 pub const INHERITED_VARIABLES: [&str; 8] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR",
 ];
@@ -432,7 +432,7 @@ impl ServerProcess {
             })
     }
 
-    /// Stops the server in the order of SPEC 5 and returns how it ended.
+    /// Stops the server in the order of docs/export.md and returns how it ended.
     ///
     /// Closes its stdin and waits up to the grace period; then sends SIGTERM to its process
     /// group and waits again; then SIGKILL to the group. Once the leader is gone, whatever is

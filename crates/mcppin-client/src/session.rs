@@ -32,7 +32,7 @@ pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The result `_meta` key under which a 2026-07-28 server names itself.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The most pages one list may have (SPEC 5).
+/// The most pages one list may have (docs/export.md).
 pub const MAX_PAGES: usize = 10_000;
 
 /// The JSON-RPC error code of `UnsupportedProtocolVersionError` (2026-07-28).

@@ -199,7 +199,7 @@ impl Connection {
         self.process.stderr()
     }
 
-    /// Stops the server: closes its stdin, then the rest of the order of SPEC 5.
+    /// Stops the server: closes its stdin, then the rest of the order of docs/export.md.
     ///
     /// # Errors
     ///

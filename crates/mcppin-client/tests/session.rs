@@ -419,7 +419,7 @@ impl Transport for Raw {
 
 #[test]
 fn refuses_an_answer_with_duplicate_members() {
-    // Routing reads relaxed; the answer itself is then read under every rule of SPEC 2.1.
+    // Routing reads relaxed; the answer itself is then read under every rule of docs/json.md.
     let raw = Raw(VecDeque::from([
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","name":"b","inputSchema":{}}]}}"#,

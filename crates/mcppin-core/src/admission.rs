@@ -1,5 +1,5 @@
-//! Admission on the wire: the decisions of the guard (SPEC 6), kept pure so that any proxy or
-//! gateway can embed them.
+//! Admission on the wire: the decisions of the guard (docs/guard.md), kept pure so that any proxy
+//! or gateway can embed them.
 //!
 //! A [`Gate`] holds the approved surface of one server and the state of one session. The proxy
 //! hands it every answer that carries text for the model, already read by the strict reader,
@@ -89,7 +89,7 @@ pub enum Reason {
     ToolAdded,
     /// A tool is called whose latest served form was refused.
     Quarantined,
-    /// The tool holds number literals that cannot be pinned (SPEC 2.3), so it cannot be shown
+    /// The tool holds number literals that cannot be pinned (docs/json.md), so it cannot be shown
     /// to match its approval.
     Undecidable(Vec<String>),
     /// A tool name appears twice in one answer (one page) of the list.
@@ -108,7 +108,7 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// The policy name of SPEC 4.1 this reason belongs to (for messages and logs).
+    /// The policy name of docs/policies.md this reason belongs to (for messages and logs).
     #[must_use]
     pub fn policy(&self) -> &'static str {
         match self {
@@ -587,7 +587,7 @@ impl Gate {
     /// `_meta` is left out on both sides (per-request metadata of the 2026-07-28 era, result
     /// metadata the model is not shown), so is an answer of `resultType` `"input_required"`
     /// holding nothing but [`INPUT_REQUIRED_MEMBERS`]: it asks the client for more and is not
-    /// compared (SPEC 6). One carrying anything else is compared like any other answer.
+    /// compared (docs/guard.md). One carrying anything else is compared like any other answer.
     pub fn session_answer(
         &mut self,
         method: &str,
@@ -701,7 +701,7 @@ fn without(value: &Value, names: &[&str]) -> Value {
     }
 }
 
-/// The policy a changed session-pinned answer to `method` falls under (SPEC 4.1).
+/// The policy a changed session-pinned answer to `method` falls under (docs/policies.md).
 #[must_use]
 pub fn session_policy(method: &str) -> &'static str {
     match method {

@@ -120,7 +120,7 @@ pub(crate) fn emit<S: Sink>(value: &Value, out: &mut S) -> Result<(), Error> {
 
 /// The RFC 8785 canonical form, except that a number literal that is undecidable (or
 /// overflows float64) keeps the text it was written with: the form a lockfile's signature
-/// covers (SPEC 3.3). Canonicalising such literals would merge distinct ones
+/// covers (docs/formats.md). Canonicalising such literals would merge distinct ones
 /// (`9007199254740993` and `9007199254740992` both become `9007199254740992`), so two lockfiles
 /// that differ in where such a literal stands would share a digest. For values without such
 /// literals it is exactly [`canonicalize`]'s output; it cannot fail.

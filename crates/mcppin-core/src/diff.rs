@@ -1,6 +1,6 @@
 //! The diff of a surface item: JSON pointers with old and new values, each classified for the
-//! reviewer (SPEC 4.4). The gate never depends on the classes; they say what kind of change a
-//! reviewer is looking at.
+//! reviewer (docs/formats.md). The gate never depends on the classes; they say what kind of change
+//! a reviewer is looking at.
 //!
 //! ```
 //! use mcppin_core::diff::{ChangeClass, diff};
@@ -33,7 +33,7 @@ pub struct Change {
     pub classes: Vec<ChangeClass>,
 }
 
-/// The change classes of SPEC 4.4.
+/// The change classes of docs/formats.md.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[non_exhaustive]
 pub enum ChangeClass {

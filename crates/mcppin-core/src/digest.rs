@@ -1,4 +1,4 @@
-//! Digests of canonical JSON (SPEC 2.3).
+//! Digests of canonical JSON (docs/json.md).
 
 use std::fmt;
 use std::str::FromStr;
@@ -32,7 +32,7 @@ impl Digest {
 /// # Errors
 ///
 /// [`Error::Undecidable`] with every undecidable literal when the value holds one: such a value
-/// has no digest, since two different served values could share it (SPEC 2.3).
+/// has no digest, since two different served values could share it (docs/json.md).
 ///
 /// # Examples
 ///

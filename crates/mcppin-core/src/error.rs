@@ -10,9 +10,9 @@ use crate::surface::ItemKind;
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 #[non_exhaustive]
 pub enum Document {
-    /// A manifest (SPEC 3.1).
+    /// A manifest (docs/formats.md).
     Manifest,
-    /// A lockfile (SPEC 3.2).
+    /// A lockfile (docs/formats.md).
     Lockfile,
     /// A signature envelope (`LOCK.sig`, docs/signing.md).
     Signature,
@@ -131,7 +131,7 @@ impl fmt::Display for Position {
 
 /// Everything that can go wrong in this crate.
 ///
-/// Reading errors carry the [`Position`] of the offending byte; each rule of SPEC 2.1 has its
+/// Reading errors carry the [`Position`] of the offending byte; each rule of docs/json.md has its
 /// own variant, so a caller (and a test) can tell exactly which rule refused the input. Text
 /// that came from the input (a member name) is kept raw here: escape it before showing it. The
 /// messages show it as a short escaped [`Excerpt`].
@@ -327,7 +327,7 @@ pub enum Error {
         /// The literal text.
         literal: String,
     },
-    /// A value holding undecidable number literals has no digest (SPEC 2.3).
+    /// A value holding undecidable number literals has no digest (docs/json.md).
     #[error(
         "no digest: {} undecidable number literal(s): {}",
         .literals.len(),
@@ -370,14 +370,14 @@ pub enum Error {
         /// The version found.
         version: u64,
     },
-    /// A version 1 manifest: it makes no completeness statement (SPEC 3.1).
+    /// A version 1 manifest: it makes no completeness statement (docs/formats.md).
     #[error(
         "manifest schema_version 1 is refused: it does not say whether the capture is complete, \
          and completeness cannot be assumed on a capture's behalf; capture again with a current \
          exporter"
     )]
     ManifestVersion1,
-    /// A manifest without the `complete` member (SPEC 3.1).
+    /// A manifest without the `complete` member (docs/formats.md).
     #[error(
         "manifest has no \"complete\" member: whether the capture saw every item cannot be \
          assumed on its behalf, so it cannot be compared"
@@ -401,7 +401,7 @@ pub enum Error {
         id: String,
     },
     /// Two items of one kind with one key in one server (for a capture: an error of the
-    /// capture, SPEC 3.1).
+    /// capture, docs/formats.md).
     #[error(
         "{kind} {} listed twice in one server, at {}",
         Excerpt::quoted(.name),
@@ -429,7 +429,7 @@ pub enum Error {
         id: String,
     },
     /// A lockfile item whose recorded pin is not what its approved object gives: the file's
-    /// halves disagree, so it cannot be trusted as an approval (SPEC 3.2).
+    /// halves disagree, so it cannot be trusted as an approval (docs/formats.md).
     #[error(
         "lockfile item at {} records {} but its approved object gives {}",
         Excerpt::quoted(.pointer),

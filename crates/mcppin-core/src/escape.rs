@@ -1,4 +1,4 @@
-//! Rendering untrusted text for a terminal (SPEC 4.3).
+//! Rendering untrusted text for a terminal (docs/cli.md).
 
 use std::borrow::Cow;
 use std::fmt;

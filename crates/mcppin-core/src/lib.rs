@@ -18,14 +18,14 @@
 //! [`fold`] says when the member names of a protocol object read differently to a
 //! case-insensitive reader (Go's `encoding/json`), for a proxy that must refuse such messages.
 //!
-//! The [`scan`] module holds the text policies of SPEC 4.1: characters that occupy no visible
-//! space, colliding and look-alike tool names, mixed-script and invalid tool names.
+//! The [`scan`] module holds the text policies of docs/policies.md: characters that occupy no
+//! visible space, colliding and look-alike tool names, mixed-script and invalid tool names.
 //!
 //! On top of them sit this project's own files: [`manifest::Manifest`] (a captured surface)
 //! and [`lockfile::Lockfile`] (the approved surface, each item stored whole beside its
 //! digest and checked against it on load), both read strictly and written in one byte form.
 //! [`policy::verify`] compares a capture with its approval and evaluates every policy of
-//! SPEC 4.1, returning a [`policy::Report`] whose verdict follows the exit-code contract;
+//! docs/policies.md, returning a [`policy::Report`] whose verdict follows the exit-code contract;
 //! [`diff`] says what changed in an item (JSON pointers, old and new values, change classes);
 //! [`report`] renders a report as escaped text, JSON or SARIF. A gateway that embeds the check
 //! needs only these:

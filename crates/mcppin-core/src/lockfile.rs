@@ -1,4 +1,4 @@
-//! The lockfile: the approved surface, each item stored whole beside its digest (SPEC 3.2).
+//! The lockfile: the approved surface, each item stored whole beside its digest (docs/formats.md).
 //!
 //! Reading checks the file against itself: every digest is recomputed from the approved
 //! object beside it, so a file whose halves disagree is refused rather than trusted.
@@ -43,7 +43,7 @@ pub const SCHEMA_VERSION: u64 = 2;
 #[non_exhaustive]
 pub struct Lockfile {
     schema_version: u64,
-    /// Counts approvals: moved by one each time the approved surface moves (SPEC 3.2).
+    /// Counts approvals: moved by one each time the approved surface moves (docs/formats.md).
     pub approval_serial: u64,
     /// The approved servers, by configuration id.
     pub servers: BTreeMap<String, LockedServer>,
@@ -90,8 +90,8 @@ pub struct LockedItem {
 pub enum Pin {
     /// The digest of the item's canonical form.
     Digest(Digest),
-    /// The item holds number literals a float64 cannot pin down, so it has no digest (SPEC
-    /// 2.3); it is compared by its canonical form only where that is decidable, which is
+    /// The item holds number literals a float64 cannot pin down, so it has no digest (docs/json.md)
+    ///; it is compared by its canonical form only where that is decidable, which is
     /// never: such an item is never reported as matching.
     Undecidable(Vec<String>),
 }
@@ -340,7 +340,7 @@ impl Lockfile {
     }
 
     /// The digest of the lockfile's canonical form, which a signature envelope names as
-    /// `lock_digest` (SPEC 3.3): [`crate::canonicalize_exact`], so an undecidable literal is
+    /// `lock_digest` (docs/formats.md): [`crate::canonicalize_exact`], so an undecidable literal is
     /// covered as written and where it stands.
     ///
     /// # Errors
@@ -367,7 +367,7 @@ impl Lockfile {
             })
     }
 
-    /// The lockfile that approves `manifest`, starting from `previous` (SPEC 4, `lock`).
+    /// The lockfile that approves `manifest`, starting from `previous` (docs/cli.md, `lock`).
     ///
     /// With an empty `selection`, every server of the manifest is approved as captured; the
     /// servers of `previous` outside a scoped capture's scope stay as they were. With a

@@ -1,4 +1,4 @@
-//! The manifest: a captured surface, as `mcppin-export` or a gateway writes it (SPEC 3.1).
+//! The manifest: a captured surface, as `mcppin-export` or a gateway writes it (docs/formats.md).
 //!
 //! ```
 //! use mcppin_core::manifest::Manifest;
@@ -36,8 +36,9 @@ pub const SCHEMA_VERSION: u64 = 2;
 pub struct Manifest {
     /// The protocol revision the capture asked for, if it says.
     pub protocol_version: Option<String>,
-    /// True only when every server was read to the last page and all readings agreed (SPEC
-    /// 3.4). An incomplete capture cannot prove that an item was withdrawn.
+    /// True only when every server was read to the last page and all readings agreed
+    /// (docs/formats.md)
+    ///. An incomplete capture cannot prove that an item was withdrawn.
     pub complete: bool,
     /// When the capture was made (RFC 3339), as written; never interpreted.
     pub captured_at: Option<String>,
@@ -58,7 +59,7 @@ pub struct ServerSurface {
     pub reported_name: Option<String>,
     /// The protocol revision the session negotiated.
     pub protocol_version: Option<String>,
-    /// How many times the surface was read (SPEC 3.4).
+    /// How many times the surface was read (docs/formats.md).
     pub passes: Option<u64>,
     /// The tools, kept exactly as served.
     pub tools: Items,

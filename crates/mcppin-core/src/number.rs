@@ -41,7 +41,7 @@ struct Long {
 const INLINE: usize = 13;
 
 /// Why a number literal is undecidable: float64 readers cannot tell it from its neighbours,
-/// so two different served values could share one digest (SPEC 2.1).
+/// so two different served values could share one digest (docs/json.md).
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 #[non_exhaustive]
 pub enum Undecidable {

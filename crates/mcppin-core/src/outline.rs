@@ -1,7 +1,7 @@
 //! Routing reads of protocol traffic: the outline of a message, read without a value tree.
 //!
 //! A proxy routes each message by a few members near its top (`id`, `method`, `params.name`,
-//! `result.isError`) and forwards the rest as the bytes it came in (SPEC 2.1). Building a value
+//! `result.isError`) and forwards the rest as the bytes it came in (docs/json.md). Building a value
 //! tree for that is most of the cost of routing. [`Outline::parse`] checks the whole input under
 //! the relaxed rule ([`Strictness::Relaxed`]: RFC 8259 grammar, UTF-8, at most [`MAX_DEPTH`]
 //! levels of nesting) and records only the top value, its members or elements, and the members

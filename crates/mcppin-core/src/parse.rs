@@ -1,4 +1,4 @@
-//! The strict I-JSON reader (SPEC 2.1: RFC 8259 grammar, RFC 7493 restrictions).
+//! The strict I-JSON reader (docs/json.md: RFC 8259 grammar, RFC 7493 restrictions).
 //!
 //! One pass over the bytes after a whole-input UTF-8 check. Every refusal is its own
 //! [`Error`] variant with the [`Position`] of the offending byte. Nesting is counted before
@@ -26,7 +26,7 @@ pub const MAX_DEPTH: usize = 256;
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 #[non_exhaustive]
 pub enum Strictness {
-    /// Every rule of SPEC 2.1: for documents whose content is judged.
+    /// Every rule of docs/json.md: for documents whose content is judged.
     #[default]
     Strict,
     /// RFC 8259 grammar, UTF-8 and the depth limit only: duplicate and NFC-equal member
@@ -35,7 +35,7 @@ pub enum Strictness {
     Relaxed,
 }
 
-/// Reads one JSON document under every rule of SPEC 2.1.
+/// Reads one JSON document under every rule of docs/json.md.
 ///
 /// # Errors
 ///

@@ -1,8 +1,8 @@
-//! The policies of SPEC 4.1 and the comparison of a captured surface with its approval.
+//! The policies of docs/policies.md and the comparison of a captured surface with its approval.
 //!
 //! [`verify`] compares, evaluates every policy and returns a [`Report`] holding every
 //! finding and everything that could not be compared; the report's [`Status`] and exit code
-//! follow the contract of SPEC 4.2. Deciding lives here; rendering lives in
+//! follow the contract of docs/cli.md. Deciding lives here; rendering lives in
 //! [`crate::report`].
 //!
 //! ```
@@ -33,7 +33,7 @@ use crate::scan::{self, CollisionKind};
 use crate::surface::ItemKind;
 use crate::value::{Kind, Value};
 
-/// A policy of SPEC 4.1.
+/// A policy of docs/policies.md.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[non_exhaustive]
 pub enum Policy {
@@ -371,7 +371,7 @@ impl Status {
         }
     }
 
-    /// The exit code of SPEC 4.2.
+    /// The exit code of docs/cli.md.
     #[must_use]
     pub fn exit_code(self) -> u8 {
         match self {
@@ -445,7 +445,7 @@ impl Report {
     }
 }
 
-/// Compares `manifest` with `lock` and evaluates every policy (SPEC 4, `verify`).
+/// Compares `manifest` with `lock` and evaluates every policy (docs/cli.md, `verify`).
 ///
 /// Only the servers in `options.servers` are compared, when it names any. A server the lock
 /// approves but a scoped capture does not cover is reported as unverified; so is an approved
@@ -615,7 +615,7 @@ enum Comparison {
 /// reader: a member or element added or removed, a value of another type, a string, or
 /// numbers that differ even as float64 (how the least precise reader sees them). Only a
 /// difference that a float64 reader cannot see (`9007199254740993` against
-/// `9007199254740992`) is left undecided (SPEC 4.2: an undecidable item can hide a departure,
+/// `9007199254740992`) is left undecided (docs/cli.md: an undecidable item can hide a departure,
 /// never invent one, and never hide one it does not touch).
 fn compare_item(locked: &LockedItem, served: &Value) -> Comparison {
     let served_pin = Pin::of(served);

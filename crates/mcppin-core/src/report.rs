@@ -1,4 +1,4 @@
-//! The three renderings of a [`Report`] (SPEC 4.3): text for a person, JSON for a program
+//! The three renderings of a [`Report`] (docs/cli.md): text for a person, JSON for a program
 //! (read back by [`from_json`]), SARIF 2.1.0 for code-scanning tools.
 //!
 //! Text and SARIF render every string that came from a server or a file through

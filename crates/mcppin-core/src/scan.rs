@@ -1,5 +1,5 @@
-//! The text policies of SPEC 4.1: hidden characters, name collisions, mixed-script and invalid
-//! tool names.
+//! The text policies of docs/policies.md: hidden characters, name collisions, mixed-script and
+//! invalid tool names.
 //!
 //! These are pure functions over values and names. They decide nothing about the gate: a caller
 //! turns what they find into findings of the policies `hidden-characters`, `name-collision`,
@@ -38,7 +38,7 @@ use unicode_security::MixedScript;
 
 use crate::value::{Kind, Value, escape_pointer_token};
 
-/// The longest tool name SPEC 4.1 accepts, in characters (all ASCII, so also in bytes).
+/// The longest tool name docs/policies.md accepts, in characters (all ASCII, so also in bytes).
 pub const MAX_TOOL_NAME_LEN: usize = 128;
 
 /// A string or member name that carries text occupying no visible space.
@@ -92,8 +92,8 @@ impl CollisionKind {
 }
 
 /// Every string and member name anywhere in `value` that carries text occupying no visible
-/// space (SPEC 4.1 `hidden-characters`), in canonical member order; see [`is_hidden`] for what
-/// counts.
+/// space (docs/policies.md `hidden-characters`), in canonical member order; see [`is_hidden`] for
+/// what counts.
 ///
 /// # Examples
 ///
@@ -141,7 +141,7 @@ pub fn hidden_code_points(text: &str) -> Vec<u32> {
         .collect()
 }
 
-/// Whether `c` occupies no visible space (SPEC 4.1 `hidden-characters`).
+/// Whether `c` occupies no visible space (docs/policies.md `hidden-characters`).
 ///
 /// True for controls other than TAB, LF and CR (general category Cc, so DEL and the C1
 /// controls too), format characters (Cf: zero-width characters, bidi controls, tag
@@ -174,8 +174,8 @@ pub fn is_hidden(c: char) -> bool {
     ) || CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
-/// Every pair of tools whose names collide (SPEC 4.1 `name-collision`), within one server and
-/// across servers, given as (server id, tool name) pairs.
+/// Every pair of tools whose names collide (docs/policies.md `name-collision`), within one server
+/// and across servers, given as (server id, tool name) pairs.
 ///
 /// A pair collides when the names are equal ([`CollisionKind::Exact`]), equal after full case
 /// folding ([`CollisionKind::CaseInsensitive`]), or have equal UTS #39 confusable skeletons,
@@ -263,7 +263,7 @@ pub fn name_collisions<'a>(names: impl IntoIterator<Item = (&'a str, &'a str)>) 
         .collect()
 }
 
-/// Whether `name` draws on more than one writing system (SPEC 4.1 `mixed-script-name`).
+/// Whether `name` draws on more than one writing system (docs/policies.md `mixed-script-name`).
 ///
 /// Characters of the Common and Inherited scripts (digits, `_`, `.`, `-`, combining marks)
 /// fit any script. Script sets are UTS #39 augmented ones, so Han with Hiragana and Katakana
@@ -283,8 +283,8 @@ pub fn is_mixed_script(name: &str) -> bool {
     !name.is_ascii() && !name.is_single_script()
 }
 
-/// Whether `name` is a tool name SPEC 4.1 accepts: 1 to 128 characters from `[A-Za-z0-9._-]`
-/// (`invalid-tool-name` fires otherwise).
+/// Whether `name` is a tool name docs/policies.md accepts: 1 to 128 characters from
+/// `[A-Za-z0-9._-]` (`invalid-tool-name` fires otherwise).
 ///
 /// # Examples
 ///

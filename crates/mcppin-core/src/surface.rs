@@ -2,7 +2,7 @@
 //! of items keyed by name, and the strict reading helpers of this project's own formats.
 //!
 //! The surface of a server is its tools today; prompts, resource templates and the
-//! `instructions` string join it with the surface widening (SPEC 3, 8.1). Code that walks a
+//! `instructions` string join it with the surface widening (docs/formats.md). Code that walks a
 //! surface goes through [`ItemKind`] so that a new kind is one enum variant, not a rewrite.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Every refusal rule of the strict reader (SPEC 2.1), each with the exact variant and
+//! Every refusal rule of the strict reader (docs/json.md), each with the exact variant and
 //! position, next to an input where the rule holds; and every undecidable number form.
 
 use mcppin_core::number::Undecidable;

@@ -1,4 +1,4 @@
-//! The detached signature envelope of a lockfile (SPEC 3.3).
+//! The detached signature envelope of a lockfile (docs/formats.md).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

@@ -94,7 +94,7 @@ pub enum Error {
         fingerprint: Digest,
     },
     /// The lockfile cannot be signed or checked: it breaks a strict-reading rule or fails its
-    /// own check (SPEC 3.2). A number with no canonical form is signed as written.
+    /// own check (docs/formats.md). A number with no canonical form is signed as written.
     #[error("not a lockfile that can be signed: {source}")]
     Lockfile {
         /// The strict-reading or digest error.
@@ -124,7 +124,7 @@ pub enum Error {
         /// The missing member.
         name: &'static str,
     },
-    /// The envelope holds a member this version does not sign (SPEC 3.3): whatever it says
+    /// The envelope holds a member this version does not sign (docs/formats.md): whatever it says
     /// would not be covered by the signature.
     #[error(
         "the signature envelope holds the member {}, which this version does not sign",

@@ -231,7 +231,7 @@ impl SigningKey {
 
     /// Signs a lockfile: the envelope names `lock_digest` (see [`crate::lock_digest`]), this
     /// key's fingerprint and `signed_at`, and the signature covers the canonical form of all
-    /// three with the constant members (SPEC 3.3).
+    /// three with the constant members (docs/formats.md).
     #[must_use]
     pub fn sign(&self, lock_digest: Digest, signed_at: Timestamp) -> Envelope {
         Envelope::sign(

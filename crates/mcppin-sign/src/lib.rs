@@ -1,4 +1,4 @@
-//! Ed25519 keys and the detached signature envelope of mcppin lockfiles (SPEC 3.3).
+//! Ed25519 keys and the detached signature envelope of mcppin lockfiles (docs/formats.md).
 //!
 //! A signed lockfile says which key approved it: [`SigningKey::sign`] writes an [`Envelope`]
 //! naming the lockfile's digest (of its canonical form, so re-indenting keeps the signature),

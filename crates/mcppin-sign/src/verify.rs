@@ -25,7 +25,7 @@ pub struct Freshness {
 
 /// The digest a signature names for a lockfile: SHA-256 of the RFC 8785 canonical form of the
 /// file, so re-indenting or reordering members keeps the signature and changing anything
-/// inside breaks it (SPEC 3.3).
+/// inside breaks it (docs/formats.md).
 ///
 /// The bytes must be a lockfile that passes its own check
 /// ([`mcppin_core::lockfile::Lockfile::parse`]): a signature approves a lockfile, never an

@@ -94,8 +94,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
 fn compare(args: &Args) -> anyhow::Result<Exit> {
     let lock_path = lock_path(args.lock.as_deref())?;
     let lock_path = lock_path.as_path();
-    // The two files are independent until compared: read them side by side (SPEC 7 holds
-    // verify to a multiple of sha256sum over the same bytes).
+    // The two files are independent until compared: read them side by side (docs/performance.md
+    // holds verify to a multiple of sha256sum over the same bytes).
     let (lock, manifest) = std::thread::scope(|scope| {
         let manifest = scope.spawn(|| read_manifest(&args.manifest));
         let lock = crate::signature::approve(&args.signature, lock_path);
@@ -166,8 +166,8 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
     stdout.write_all(&rendered)?;
     stdout.flush()?;
     // The process ends right after this: freeing a surface of thousands of items one
-    // allocation at a time would take a tenth of the run (SPEC 7 benchmark), and the operating
-    // system takes the memory back at once.
+    // allocation at a time would take a tenth of the run (docs/performance.md benchmark), and the
+    // operating system takes the memory back at once.
     std::mem::forget(lock);
     std::mem::forget(manifest);
     Ok(match verdict.exit_code {
