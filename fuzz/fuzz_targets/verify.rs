@@ -21,8 +21,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let r = verify(&lock, &manifest, &Options::default());
     let gated = r.findings.iter().any(|f| f.gated);
-    assert_eq!(r.status == Status::Fail, gated);
-    assert_eq!(r.status == Status::Partial, !gated && !r.unverified.is_empty());
+    assert_eq!(r.status() == Status::Fail, gated);
+    assert_eq!(r.status() == Status::Partial, !gated && !r.unverified.is_empty());
     assert!(report::to_text(&r).is_ascii());
     let lines = report::LockLines::index(&data[..split]);
     let context = report::SarifContext {

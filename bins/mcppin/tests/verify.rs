@@ -46,9 +46,9 @@ fn scenario(name: &str, dir: &Dir, served: &str, extra: &[&str], code: i32) -> R
     insta::assert_snapshot!(format!("{name}_json"), json.stdout);
     let value = mcppin_core::parse(json.stdout.as_bytes()).expect("json report parses");
     let back = report::from_json(&value).expect("json report reads back");
-    assert_eq!(i32::from(back.exit_code), code);
+    assert_eq!(i32::from(back.exit_code()), code);
     assert_eq!(
-        back.status.name(),
+        back.status().name(),
         value.get("status").and_then(|s| s.as_str()).unwrap()
     );
     text
@@ -525,7 +525,7 @@ fn json_status_never_contradicts_the_exit_code() {
         ]);
         run.code(code);
         let back = report::from_json(&mcppin_core::parse(run.stdout.as_bytes()).unwrap()).unwrap();
-        assert_eq!(back.status, status);
+        assert_eq!(back.status(), status);
     }
 }
 

@@ -39,7 +39,7 @@
 //! let seen = Manifest::parse(br#"{"schema_version": 2, "complete": true, "servers": [
 //!     {"id": "docs", "tools": [{"name": "search"}]}]}"#)?;
 //! let report = verify(&lock, &seen, &Options::default());
-//! assert_eq!(report.exit_code, 1, "a tool nobody approved");
+//! assert_eq!(report.exit_code(), 1, "a tool nobody approved");
 //! assert!(mcppin_core::report::to_text(&report).contains("tool-added [gated]: docs/search"));
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```

@@ -16,8 +16,8 @@
 //! let served = Manifest::parse(br#"{"schema_version":2,"complete":true,"servers":[
 //!   {"id":"docs","tools":[{"name":"search_docs","description":"Search. Pass the email"}]}]}"#)?;
 //! let report = verify(&lock, &served, &Options::default());
-//! assert_eq!(report.status, Status::Fail);
-//! assert_eq!(report.exit_code, 1);
+//! assert_eq!(report.status(), Status::Fail);
+//! assert_eq!(report.exit_code(), 1);
 //! assert_eq!(report.findings[0].policy, Policy::ToolChanged);
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
@@ -394,18 +394,13 @@ pub struct Report {
     pub unverified: Vec<Unverified>,
     /// How many approved items were compared and matched.
     pub matched: usize,
-    /// The verdict: FAIL when a gated finding exists (1 wins over 3), else PARTIAL when
-    /// something was not compared, else PASS.
-    pub status: Status,
-    /// The exit code of the verdict (0, 1 or 3).
-    pub exit_code: u8,
     /// What the signature check of the lockfile found, when the caller checked it ([`verify`]
     /// leaves it `None`: it judges surfaces, not approvals).
     pub signature: Option<crate::report::SignatureStatus>,
 }
 
 impl Report {
-    /// A report from its findings and unverified entries, with the verdict computed.
+    /// A report from its findings and unverified entries; its verdict is [`Report::status`].
     #[must_use]
     pub fn new(
         gating: Vec<Policy>,
@@ -413,22 +408,33 @@ impl Report {
         unverified: Vec<Unverified>,
         matched: usize,
     ) -> Self {
-        let status = if findings.iter().any(|f| f.gated) {
-            Status::Fail
-        } else if !unverified.is_empty() {
-            Status::Partial
-        } else {
-            Status::Pass
-        };
         Self {
             gating,
             findings,
             unverified,
             matched,
-            status,
-            exit_code: status.exit_code(),
             signature: None,
         }
+    }
+
+    /// The verdict, computed from the content so that it never contradicts it: FAIL when a
+    /// gated finding exists (1 wins over 3), else PARTIAL when something was not compared,
+    /// else PASS.
+    #[must_use]
+    pub fn status(&self) -> Status {
+        if self.findings.iter().any(|f| f.gated) {
+            Status::Fail
+        } else if !self.unverified.is_empty() {
+            Status::Partial
+        } else {
+            Status::Pass
+        }
+    }
+
+    /// The exit code of the verdict (0, 1 or 3, docs/cli.md).
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        self.status().exit_code()
     }
 
     /// How many findings each policy has, and how many of them gate, in [`Policy::ALL`]
@@ -774,8 +780,8 @@ mod tests {
     #[test]
     fn an_unchanged_surface_passes() {
         let r = run(DOCS, true);
-        assert_eq!(r.status, Status::Pass);
-        assert_eq!(r.exit_code, 0);
+        assert_eq!(r.status(), Status::Pass);
+        assert_eq!(r.exit_code(), 0);
         assert!(r.findings.is_empty());
         assert_eq!(r.matched, 2);
     }
@@ -790,7 +796,7 @@ mod tests {
         assert!(r.findings[0].gated);
         assert_eq!(r.findings[0].changes[0].pointer, "/description");
         assert_eq!(r.findings[0].classes(), [ChangeClass::Text]);
-        assert_eq!(r.status, Status::Fail);
+        assert_eq!(r.status(), Status::Fail);
     }
 
     #[test]
@@ -813,7 +819,7 @@ mod tests {
             r.findings[1].other,
             Some(("docs".to_owned(), "get_article".to_owned()))
         );
-        assert_eq!(r.exit_code, 1);
+        assert_eq!(r.exit_code(), 1);
     }
 
     #[test]
@@ -826,12 +832,12 @@ mod tests {
         assert_ne!(without, DOCS);
         let r = run(&without, true);
         assert_eq!(policies(&r), [(Policy::ToolRemoved, Some("get_article"))]);
-        assert_eq!(r.exit_code, 1);
+        assert_eq!(r.exit_code(), 1);
         let r = run(&without, false);
         assert!(r.findings.is_empty());
         assert_eq!(r.unverified[0].reason, Reason::Unseen);
-        assert_eq!(r.status, Status::Partial);
-        assert_eq!(r.exit_code, 3);
+        assert_eq!(r.status(), Status::Partial);
+        assert_eq!(r.exit_code(), 3);
     }
 
     #[test]
@@ -846,7 +852,7 @@ mod tests {
         let r = run(&DOCS.replace(r#""reported_name":"docs-mcp","#, ""), true);
         assert_eq!(policies(&r), [(Policy::ServerRenamed, None)]);
         assert_eq!(r.findings[0].served, Some(Value::null()));
-        assert_eq!(r.exit_code, 1);
+        assert_eq!(r.exit_code(), 1);
     }
 
     #[test]
@@ -854,13 +860,13 @@ mod tests {
         let r = run(&DOCS.replace("2025-11-25", "2025-06-18"), true);
         assert_eq!(policies(&r), [(Policy::ProtocolChanged, None)]);
         assert!(!r.findings[0].gated);
-        assert_eq!(r.exit_code, 0);
+        assert_eq!(r.exit_code(), 0);
         let all = verify(
             &lock(),
             &manifest(true, &DOCS.replace("2025-11-25", "2025-06-18")),
             &Options::new(BTreeSet::new(), FailOn::All),
         );
-        assert_eq!(all.exit_code, 1);
+        assert_eq!(all.exit_code(), 1);
     }
 
     #[test]
@@ -875,13 +881,13 @@ mod tests {
         );
         assert_eq!(r.findings[0].pointer.as_deref(), Some("/description"));
         assert_eq!(r.findings[0].code_points, [0x200B]);
-        assert_eq!(r.exit_code, 0, "reported, not gated, by default");
+        assert_eq!(r.exit_code(), 0, "reported, not gated, by default");
         let gated = verify(
             &lock,
             &approved,
             &Options::new(BTreeSet::new(), "hidden-characters".parse().unwrap()),
         );
-        assert_eq!(gated.exit_code, 1);
+        assert_eq!(gated.exit_code(), 1);
     }
 
     #[test]
@@ -905,7 +911,7 @@ mod tests {
             "{got:?}"
         );
         assert!(!got.iter().any(|(p, _)| *p == Policy::NameCollision));
-        assert_eq!(r.exit_code, 0);
+        assert_eq!(r.exit_code(), 0);
     }
 
     #[test]
@@ -921,7 +927,7 @@ mod tests {
                 literals: vec!["9007199254740993".into()]
             }
         );
-        assert_eq!(r.exit_code, 3);
+        assert_eq!(r.exit_code(), 3);
         // A decidable change beside the undecidable literal is proven: 1 wins over 3.
         let changed = manifest(
             true,
@@ -929,7 +935,7 @@ mod tests {
         );
         let r = verify(&lock, &changed, &Options::default());
         assert_eq!(policies(&r), [(Policy::ToolChanged, Some("n"))]);
-        assert_eq!(r.exit_code, 1);
+        assert_eq!(r.exit_code(), 1);
         // Another spelling of an undecidable literal proves nothing.
         let respelled = manifest(
             true,
@@ -937,7 +943,7 @@ mod tests {
         );
         let r = verify(&lock, &respelled, &Options::default());
         assert!(r.findings.is_empty());
-        assert_eq!(r.exit_code, 3);
+        assert_eq!(r.exit_code(), 3);
         // Nor does a neighbour a float64 reader cannot tell from it.
         let neighbour = manifest(
             true,
@@ -945,7 +951,7 @@ mod tests {
         );
         let r = verify(&lock, &neighbour, &Options::default());
         assert!(r.findings.is_empty());
-        assert_eq!(r.exit_code, 3);
+        assert_eq!(r.exit_code(), 3);
     }
 
     #[test]
@@ -959,7 +965,7 @@ mod tests {
         );
         let r = verify(&lock, &added, &Options::default());
         assert_eq!(policies(&r), [(Policy::ToolChanged, Some("n"))]);
-        assert_eq!(r.exit_code, 1);
+        assert_eq!(r.exit_code(), 1);
         // A number far from the old one, or a value of another type: different to every reader.
         for other in ["1", r#""9007199254740993""#, "[9007199254740993]"] {
             let changed = manifest(
@@ -967,7 +973,7 @@ mod tests {
                 &format!(r#"{{"id":"docs","tools":[{{"name":"n","default":{other}}}]}}"#),
             );
             let r = verify(&lock, &changed, &Options::default());
-            assert_eq!(r.exit_code, 1, "{other}");
+            assert_eq!(r.exit_code(), 1, "{other}");
         }
     }
 
@@ -991,14 +997,36 @@ mod tests {
                 reason: Reason::OutsideScope
             }]
         );
-        assert_eq!(r.exit_code, 3);
+        assert_eq!(r.exit_code(), 3);
         let narrowed = verify(
             &lock,
             &scoped,
             &Options::new(BTreeSet::from(["docs".to_owned()]), FailOn::Default),
         );
-        assert_eq!(narrowed.exit_code, 0);
+        assert_eq!(narrowed.exit_code(), 0);
         assert!(narrowed.unverified.is_empty());
+    }
+
+    #[test]
+    fn the_verdict_follows_the_content_it_is_computed_from() {
+        let mut r = run(DOCS, true);
+        assert_eq!((r.status(), r.exit_code()), (Status::Pass, 0));
+        r.unverified.push(Unverified {
+            server: "docs".into(),
+            item: None,
+            reason: Reason::OutsideScope,
+        });
+        assert_eq!((r.status(), r.exit_code()), (Status::Partial, 3));
+        r.findings
+            .push(Finding::new(Policy::NameCollision, "docs", None, false));
+        assert_eq!(
+            r.status(),
+            Status::Partial,
+            "an ungated finding fails nothing"
+        );
+        r.findings
+            .push(Finding::new(Policy::ToolAdded, "docs", Some("x"), true));
+        assert_eq!((r.status(), r.exit_code()), (Status::Fail, 1));
     }
 
     #[test]
@@ -1019,6 +1047,6 @@ mod tests {
             &Options::new(BTreeSet::new(), FailOn::None),
         );
         assert_eq!(none.findings.len(), 1);
-        assert_eq!(none.exit_code, 0);
+        assert_eq!(none.exit_code(), 0);
     }
 }

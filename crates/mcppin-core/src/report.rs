@@ -495,7 +495,7 @@ fn verdict_text(report: &Report) -> String {
     let gated = report.findings.iter().filter(|f| f.gated).count();
     let found = report.findings.len();
     let matched = plural(report.matched, "approved item");
-    match report.status {
+    match report.status() {
         Status::Pass if found == 0 => format!("PASS: {matched} matched, nothing to report"),
         Status::Pass if report.gating.is_empty() => format!(
             "{} reported, none gating (--fail-on none); {matched} matched",
@@ -820,8 +820,8 @@ impl SignatureStatus {
 pub fn to_json(report: &Report) -> Value {
     let mut o = Object::new();
     o.insert("schema_version", SCHEMA_VERSION);
-    o.insert("status", report.status.name());
-    o.insert("exit_code", u64::from(report.exit_code));
+    o.insert("status", report.status().name());
+    o.insert("exit_code", u64::from(report.exit_code()));
     o.insert("matched", report.matched as u64);
     o.insert(
         "gating",
@@ -1063,10 +1063,10 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
         .optional("signature")
         .map(|v| signature_from(v, "/signature"))
         .transpose()?;
-    if string(f.required("status")?, "/status")? != report.status.name() {
+    if string(f.required("status")?, "/status")? != report.status().name() {
         return Err(invalid("/status", "the status the findings give"));
     }
-    if count(f.required("exit_code")?, "/exit_code")? != u64::from(report.exit_code) {
+    if count(f.required("exit_code")?, "/exit_code")? != u64::from(report.exit_code()) {
         return Err(invalid("/exit_code", "the exit code the findings give"));
     }
     object(f.required("summary")?, "/summary")?;
@@ -1453,7 +1453,7 @@ pub fn to_sarif(report: &Report, context: &SarifContext<'_>) -> Value {
             &identity,
         ));
     }
-    let failure = (report.exit_code == 3).then(|| {
+    let failure = (report.exit_code() == 3).then(|| {
         format!(
             "{} approved item(s) or server(s) could not be compared and could hide a \
              departure (rule {NOT_COMPARED})",
@@ -1463,12 +1463,12 @@ pub fn to_sarif(report: &Report, context: &SarifContext<'_>) -> Value {
     let mut run = sarif_run(
         context,
         &report.gating,
-        report.exit_code,
+        report.exit_code(),
         failure.as_deref(),
     );
     run.insert("results", Value::from(results));
     let mut props = Object::new();
-    props.insert("status", report.status.name());
+    props.insert("status", report.status().name());
     if let Some(signature) = &report.signature {
         props.insert("signature", signature_json(signature, true));
     }
@@ -1771,7 +1771,7 @@ mod tests {
             r#""default":9007199254740993.0,"description""#,
         );
         let r = report(HOSTILE, &changed);
-        assert_eq!(r.exit_code, 1);
+        assert_eq!(r.exit_code(), 1);
         let json = to_json(&r);
         let bytes = crate::to_pretty(&json);
         let text = String::from_utf8(bytes.clone()).unwrap();
@@ -1887,11 +1887,42 @@ mod tests {
     fn json_refuses_a_status_the_findings_do_not_give() {
         let r = report(HOSTILE, HOSTILE);
         let text = String::from_utf8(crate::to_pretty(&to_json(&r))).unwrap();
-        let forged = text.replace("\"PASS\"", "\"FAIL\"");
-        assert!(matches!(
-            from_json(&crate::parse(forged.as_bytes()).unwrap()),
-            Err(Error::Invalid { .. })
-        ));
+        for (from, to, at) in [
+            ("\"status\": \"PASS\"", "\"status\": \"FAIL\"", "/status"),
+            ("\"status\": \"PASS\"", "\"status\": \"PARTIAL\"", "/status"),
+            ("\"exit_code\": 0", "\"exit_code\": 1", "/exit_code"),
+        ] {
+            let forged = text.replacen(from, to, 1);
+            assert_ne!(forged, text, "{from}");
+            assert!(
+                matches!(
+                    from_json(&crate::parse(forged.as_bytes()).unwrap()),
+                    Err(Error::Invalid { ref pointer, .. }) if pointer == at
+                ),
+                "{to}"
+            );
+        }
+    }
+
+    #[test]
+    fn json_reads_back_every_status_the_findings_give() {
+        let plain =
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[{"name":"t"}]}]}"#;
+        let changed = plain.replace("\"t\"}", "\"t\",\"description\":\"new\"}");
+        let unseen = plain
+            .replace("true", "false")
+            .replace(r#"{"name":"t"}"#, "");
+        for (served, status) in [
+            (plain.to_owned(), Status::Pass),
+            (changed, Status::Fail),
+            (unseen, Status::Partial),
+        ] {
+            let r = report(plain, &served);
+            assert_eq!(r.status(), status);
+            let back = from_json(&to_json(&r)).unwrap();
+            assert_eq!(back.status(), status);
+            assert_eq!(back.exit_code(), status.exit_code());
+        }
     }
 
     const HELP: &str = "https://docs.example/mcppin/docs/policies.md";
@@ -2042,7 +2073,7 @@ mod tests {
             .replace(r#""complete":true"#, r#""complete":false"#)
             .replace(r#",{"name":"fetch"}"#, "");
         let r = report(TWO, &unseen);
-        assert_eq!(r.exit_code, 3);
+        assert_eq!(r.exit_code(), 3);
         let sarif = sarif(&r, b"");
         let invocation = sarif.pointer("/runs/0/invocations/0").unwrap();
         assert_eq!(

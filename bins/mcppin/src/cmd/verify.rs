@@ -143,7 +143,7 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
         Format::Text => {
             let servers = report::ServerChanges::between(&lock, &manifest, &options);
             let mut text = report::to_text_with(&verdict, &servers);
-            if verdict.status == Status::Fail {
+            if verdict.status() == Status::Fail {
                 let approval = Remedy::of(&verdict, &servers, &options);
                 text.push_str(&approval_text(&approval, lock_path, &args.manifest));
             }
@@ -170,7 +170,7 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
     // operating system takes the memory back at once.
     std::mem::forget(lock);
     std::mem::forget(manifest);
-    Ok(match verdict.exit_code {
+    Ok(match verdict.exit_code() {
         0 => Exit::Holds,
         1 => Exit::Departure,
         _ => Exit::Incomparable,
