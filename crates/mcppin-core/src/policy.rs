@@ -18,7 +18,7 @@
 //! let report = verify(&lock, &served, &Options::default());
 //! assert_eq!(report.status(), Status::Fail);
 //! assert_eq!(report.exit_code(), 1);
-//! assert_eq!(report.findings[0].policy, Policy::ToolChanged);
+//! assert_eq!(report.findings[0].policy(), Policy::ToolChanged);
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
 
@@ -132,25 +132,6 @@ impl Policy {
             Self::InvalidToolName => "A tool name is outside [A-Za-z0-9._-]{1,128}.",
         }
     }
-
-    /// The policy that an item of `kind` changed, appeared or vanished.
-    fn changed(kind: ItemKind) -> Self {
-        match kind {
-            ItemKind::Tool => Self::ToolChanged,
-        }
-    }
-
-    fn added(kind: ItemKind) -> Self {
-        match kind {
-            ItemKind::Tool => Self::ToolAdded,
-        }
-    }
-
-    fn removed(kind: ItemKind) -> Self {
-        match kind {
-            ItemKind::Tool => Self::ToolRemoved,
-        }
-    }
 }
 
 impl fmt::Display for Policy {
@@ -239,60 +220,170 @@ impl Options {
     }
 }
 
-/// One finding of one policy.
+/// One finding of one policy: where it is, whether it gates, and its evidence, which names
+/// the policy (a finding cannot carry the evidence of another policy).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Finding {
-    /// The policy.
-    pub policy: Policy,
     /// The server id.
     pub server: String,
     /// The item key (tool name), when the finding is about an item.
     pub item: Option<String>,
-    /// A JSON pointer into the item (hidden-characters).
-    pub pointer: Option<String>,
     /// Whether the finding gates (fails the run).
     pub gated: bool,
-    /// The differences of a changed item, each classified.
-    pub changes: Vec<Change>,
-    /// What was approved: the item (changed, removed), or the server's name or protocol
-    /// revision (a string, `null` for absent).
-    pub approved: Option<Value>,
-    /// What is served, as for `approved`.
-    pub served: Option<Value>,
-    /// The approved pin of a changed item, for version 1 lockfiles that hold no object.
-    pub approved_pin: Option<Pin>,
-    /// The served pin of a changed item.
-    pub served_pin: Option<Pin>,
-    /// The other (server, item) of a name collision.
-    pub other: Option<(String, String)>,
-    /// How the names of a collision match.
-    pub collision: Option<CollisionKind>,
-    /// Whether hidden text is in a member name (hidden-characters).
-    pub in_name: bool,
-    /// The hidden code points (hidden-characters).
-    pub code_points: Vec<u32>,
+    /// What the policy found.
+    pub evidence: Evidence,
+}
+
+/// What a policy found, one variant per policy of [`Policy::ALL`] (docs/formats.md names the
+/// report members each one writes).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Evidence {
+    /// An approved tool changed.
+    ToolChanged {
+        /// The differences, each classified (none for a version 1 lockfile, which holds no
+        /// object to compare with).
+        changes: Vec<Change>,
+        /// The approved pin.
+        approved: Pin,
+        /// The served pin.
+        served: Pin,
+    },
+    /// A tool nobody approved.
+    ToolAdded {
+        /// The served tool.
+        served: Value,
+        /// Its pin.
+        served_pin: Pin,
+    },
+    /// An approved tool no longer offered.
+    ToolRemoved {
+        /// The approved tool (`None` from a version 1 lockfile, which holds digests only).
+        approved: Option<Value>,
+        /// Its approved pin.
+        approved_pin: Pin,
+    },
+    /// The server's reported name moved.
+    ServerRenamed {
+        /// The approved name (`None`: absent).
+        approved: Option<String>,
+        /// The served name (`None`: absent).
+        served: Option<String>,
+    },
+    /// The server negotiated another protocol revision.
+    ProtocolChanged {
+        /// The approved revision.
+        approved: String,
+        /// The served revision.
+        served: String,
+    },
+    /// The tool's name collides with another's.
+    NameCollision {
+        /// The other (server, item).
+        other: (String, String),
+        /// How the names match.
+        kind: CollisionKind,
+    },
+    /// Text in the item occupies no visible space.
+    HiddenCharacters {
+        /// The JSON pointer of the string or member in the item.
+        pointer: String,
+        /// Whether the hidden text is in a member name.
+        in_name: bool,
+        /// The hidden code points.
+        code_points: Vec<u32>,
+    },
+    /// The tool name draws on more than one writing system.
+    MixedScriptName,
+    /// The tool name is outside `[A-Za-z0-9._-]{1,128}`.
+    InvalidToolName,
+}
+
+impl Evidence {
+    /// The policy whose evidence this is.
+    #[must_use]
+    pub fn policy(&self) -> Policy {
+        match self {
+            Self::ToolChanged { .. } => Policy::ToolChanged,
+            Self::ToolAdded { .. } => Policy::ToolAdded,
+            Self::ToolRemoved { .. } => Policy::ToolRemoved,
+            Self::ServerRenamed { .. } => Policy::ServerRenamed,
+            Self::ProtocolChanged { .. } => Policy::ProtocolChanged,
+            Self::NameCollision { .. } => Policy::NameCollision,
+            Self::HiddenCharacters { .. } => Policy::HiddenCharacters,
+            Self::MixedScriptName => Policy::MixedScriptName,
+            Self::InvalidToolName => Policy::InvalidToolName,
+        }
+    }
+}
+
+impl Evidence {
+    /// The evidence that an item of `kind` changed.
+    fn changed(kind: ItemKind, changes: Vec<Change>, approved: &Pin, served: &Value) -> Self {
+        match kind {
+            ItemKind::Tool => Self::ToolChanged {
+                changes,
+                approved: approved.clone(),
+                served: Pin::of(served),
+            },
+        }
+    }
+
+    /// The evidence that an item of `kind` appeared.
+    fn added(kind: ItemKind, served: &Value) -> Self {
+        match kind {
+            ItemKind::Tool => Self::ToolAdded {
+                served: served.clone(),
+                served_pin: Pin::of(served),
+            },
+        }
+    }
+
+    /// The evidence that an approved item of `kind` vanished.
+    fn removed(kind: ItemKind, approved: &LockedItem) -> Self {
+        match kind {
+            ItemKind::Tool => Self::ToolRemoved {
+                approved: approved.approved().cloned(),
+                approved_pin: approved.pin().clone(),
+            },
+        }
+    }
 }
 
 impl Finding {
-    /// A finding with only its policy, place and gate set.
+    /// A finding of `evidence` at `server` (and `item`), gating or not.
     #[must_use]
-    pub fn new(policy: Policy, server: &str, item: Option<&str>, gated: bool) -> Self {
+    pub fn new(evidence: Evidence, server: &str, item: Option<&str>, gated: bool) -> Self {
         Self {
-            policy,
             server: server.to_owned(),
             item: item.map(str::to_owned),
-            pointer: None,
             gated,
-            changes: Vec::new(),
-            approved: None,
-            served: None,
-            approved_pin: None,
-            served_pin: None,
-            other: None,
-            collision: None,
-            in_name: false,
-            code_points: Vec::new(),
+            evidence,
+        }
+    }
+
+    /// The policy, as the evidence names it.
+    #[must_use]
+    pub fn policy(&self) -> Policy {
+        self.evidence.policy()
+    }
+
+    /// The JSON pointer into the item of hidden-characters, `None` for the other policies.
+    #[must_use]
+    pub fn pointer(&self) -> Option<&str> {
+        match &self.evidence {
+            Evidence::HiddenCharacters { pointer, .. } => Some(pointer),
+            _ => None,
+        }
+    }
+
+    /// The differences of a changed item (empty for the other policies).
+    #[must_use]
+    pub fn changes(&self) -> &[Change] {
+        match &self.evidence {
+            Evidence::ToolChanged { changes, .. } => changes,
+            _ => &[],
         }
     }
 
@@ -300,7 +391,7 @@ impl Finding {
     #[must_use]
     pub fn classes(&self) -> Vec<ChangeClass> {
         let set: BTreeSet<ChangeClass> = self
-            .changes
+            .changes()
             .iter()
             .flat_map(|c| c.classes.iter().copied())
             .collect();
@@ -444,7 +535,7 @@ impl Report {
         Policy::ALL
             .into_iter()
             .map(|p| {
-                let of: Vec<_> = self.findings.iter().filter(|f| f.policy == p).collect();
+                let of: Vec<_> = self.findings.iter().filter(|f| f.policy() == p).collect();
                 (p, of.len(), of.iter().filter(|f| f.gated).count())
             })
             .collect()
@@ -512,7 +603,12 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
     }
     text_policies(manifest, &ids, &gate, &mut findings);
     findings.sort_by(|a, b| {
-        (&a.server, &a.item, a.policy, &a.pointer).cmp(&(&b.server, &b.item, b.policy, &b.pointer))
+        (&a.server, &a.item, a.policy(), a.pointer()).cmp(&(
+            &b.server,
+            &b.item,
+            b.policy(),
+            b.pointer(),
+        ))
     });
     let gating = Policy::ALL.into_iter().filter(|p| gate(*p)).collect();
     Report::new(gating, findings, unverified, matched)
@@ -525,26 +621,31 @@ fn compare_server(
     gate: &dyn Fn(Policy) -> bool,
     findings: &mut Vec<Finding>,
 ) {
-    let text = |v: &Option<String>| v.as_deref().map_or_else(Value::null, Value::from);
     if approved.reported_name != served.reported_name {
-        let mut f = Finding::new(Policy::ServerRenamed, id, None, gate(Policy::ServerRenamed));
-        f.approved = Some(text(&approved.reported_name));
-        f.served = Some(text(&served.reported_name));
-        findings.push(f);
+        let evidence = Evidence::ServerRenamed {
+            approved: approved.reported_name.clone(),
+            served: served.reported_name.clone(),
+        };
+        findings.push(Finding::new(
+            evidence,
+            id,
+            None,
+            gate(Policy::ServerRenamed),
+        ));
     }
-    if approved.protocol_version.is_some()
-        && served.protocol_version.is_some()
-        && approved.protocol_version != served.protocol_version
+    if let (Some(was), Some(is)) = (&approved.protocol_version, &served.protocol_version)
+        && was != is
     {
-        let mut f = Finding::new(
-            Policy::ProtocolChanged,
+        let evidence = Evidence::ProtocolChanged {
+            approved: was.clone(),
+            served: is.clone(),
+        };
+        findings.push(Finding::new(
+            evidence,
             id,
             None,
             gate(Policy::ProtocolChanged),
-        );
-        f.approved = Some(text(&approved.protocol_version));
-        f.served = Some(text(&served.protocol_version));
-        findings.push(f);
+        ));
     }
 }
 
@@ -571,12 +672,9 @@ fn compare_items(
             Some(value) => match compare_item(item, value) {
                 Comparison::Match => matched += 1,
                 Comparison::Changed(changes) => {
-                    let policy = Policy::changed(kind);
-                    let mut f = Finding::new(policy, id, Some(name), gate(policy));
-                    f.changes = changes;
-                    f.approved_pin = Some(item.pin().clone());
-                    f.served_pin = Some(Pin::of(value));
-                    findings.push(f);
+                    let evidence = Evidence::changed(kind, changes, item.pin(), value);
+                    let gated = gate(evidence.policy());
+                    findings.push(Finding::new(evidence, id, Some(name), gated));
                 }
                 Comparison::Undecidable(literals) => unverified.push(Unverified {
                     server: id.to_owned(),
@@ -585,11 +683,9 @@ fn compare_items(
                 }),
             },
             None if complete => {
-                let policy = Policy::removed(kind);
-                let mut f = Finding::new(policy, id, Some(name), gate(policy));
-                f.approved = item.approved().cloned();
-                f.approved_pin = Some(item.pin().clone());
-                findings.push(f);
+                let evidence = Evidence::removed(kind, item);
+                let gated = gate(evidence.policy());
+                findings.push(Finding::new(evidence, id, Some(name), gated));
             }
             None => unverified.push(Unverified {
                 server: id.to_owned(),
@@ -600,11 +696,9 @@ fn compare_items(
     }
     for (name, value) in offered.iter() {
         if !locked.contains_key(name) {
-            let policy = Policy::added(kind);
-            let mut f = Finding::new(policy, id, Some(name), gate(policy));
-            f.served = Some(value.clone());
-            f.served_pin = Some(Pin::of(value));
-            findings.push(f);
+            let evidence = Evidence::added(kind, value);
+            let gated = gate(evidence.policy());
+            findings.push(Finding::new(evidence, id, Some(name), gated));
         }
     }
     matched
@@ -699,22 +793,23 @@ fn text_policies(
         for kind in ItemKind::ALL {
             for (name, item) in surface.items(kind).iter() {
                 for hidden in scan::hidden_characters(item) {
-                    let mut f = Finding::new(
-                        Policy::HiddenCharacters,
+                    let evidence = Evidence::HiddenCharacters {
+                        pointer: hidden.pointer,
+                        in_name: hidden.in_name,
+                        code_points: hidden.code_points,
+                    };
+                    findings.push(Finding::new(
+                        evidence,
                         id,
                         Some(name),
                         gate(Policy::HiddenCharacters),
-                    );
-                    f.pointer = Some(hidden.pointer);
-                    f.in_name = hidden.in_name;
-                    f.code_points = hidden.code_points;
-                    findings.push(f);
+                    ));
                 }
                 if kind == ItemKind::Tool {
                     names.push((id.as_str(), name));
                     if scan::is_mixed_script(name) {
                         findings.push(Finding::new(
-                            Policy::MixedScriptName,
+                            Evidence::MixedScriptName,
                             id,
                             Some(name),
                             gate(Policy::MixedScriptName),
@@ -722,7 +817,7 @@ fn text_policies(
                     }
                     if !scan::is_valid_tool_name(name) {
                         findings.push(Finding::new(
-                            Policy::InvalidToolName,
+                            Evidence::InvalidToolName,
                             id,
                             Some(name),
                             gate(Policy::InvalidToolName),
@@ -734,15 +829,16 @@ fn text_policies(
     }
     for collision in scan::name_collisions(names) {
         let (server, item) = &collision.second;
-        let mut f = Finding::new(
-            Policy::NameCollision,
+        let evidence = Evidence::NameCollision {
+            other: collision.first.clone(),
+            kind: collision.kind,
+        };
+        findings.push(Finding::new(
+            evidence,
             server,
             Some(item),
             gate(Policy::NameCollision),
-        );
-        f.other = Some(collision.first.clone());
-        f.collision = Some(collision.kind);
-        findings.push(f);
+        ));
     }
 }
 
@@ -773,7 +869,7 @@ mod tests {
     fn policies(r: &Report) -> Vec<(Policy, Option<&str>)> {
         r.findings
             .iter()
-            .map(|f| (f.policy, f.item.as_deref()))
+            .map(|f| (f.policy(), f.item.as_deref()))
             .collect()
     }
 
@@ -794,7 +890,7 @@ mod tests {
         );
         assert_eq!(policies(&r), [(Policy::ToolChanged, Some("search_docs"))]);
         assert!(r.findings[0].gated);
-        assert_eq!(r.findings[0].changes[0].pointer, "/description");
+        assert_eq!(r.findings[0].changes()[0].pointer, "/description");
         assert_eq!(r.findings[0].classes(), [ChangeClass::Text]);
         assert_eq!(r.status(), Status::Fail);
     }
@@ -816,8 +912,11 @@ mod tests {
             "name-collision is reported by default"
         );
         assert_eq!(
-            r.findings[1].other,
-            Some(("docs".to_owned(), "get_article".to_owned()))
+            r.findings[1].evidence,
+            Evidence::NameCollision {
+                other: ("docs".to_owned(), "get_article".to_owned()),
+                kind: CollisionKind::Exact
+            }
         );
         assert_eq!(r.exit_code(), 1);
     }
@@ -844,14 +943,20 @@ mod tests {
     fn an_approved_server_missing_from_an_unscoped_capture_withdrew_its_tools() {
         let r = run("", true);
         assert_eq!(r.findings.len(), 2);
-        assert!(r.findings.iter().all(|f| f.policy == Policy::ToolRemoved));
+        assert!(r.findings.iter().all(|f| f.policy() == Policy::ToolRemoved));
     }
 
     #[test]
     fn server_renamed_fires_also_to_absent() {
         let r = run(&DOCS.replace(r#""reported_name":"docs-mcp","#, ""), true);
         assert_eq!(policies(&r), [(Policy::ServerRenamed, None)]);
-        assert_eq!(r.findings[0].served, Some(Value::null()));
+        assert_eq!(
+            r.findings[0].evidence,
+            Evidence::ServerRenamed {
+                approved: Some("docs-mcp".to_owned()),
+                served: None
+            }
+        );
         assert_eq!(r.exit_code(), 1);
     }
 
@@ -879,8 +984,15 @@ mod tests {
             policies(&r),
             [(Policy::HiddenCharacters, Some("get_article"))]
         );
-        assert_eq!(r.findings[0].pointer.as_deref(), Some("/description"));
-        assert_eq!(r.findings[0].code_points, [0x200B]);
+        assert_eq!(r.findings[0].pointer(), Some("/description"));
+        assert_eq!(
+            r.findings[0].evidence,
+            Evidence::HiddenCharacters {
+                pointer: "/description".to_owned(),
+                in_name: false,
+                code_points: vec![0x200B]
+            }
+        );
         assert_eq!(r.exit_code(), 0, "reported, not gated, by default");
         let gated = verify(
             &lock,
@@ -1018,14 +1130,18 @@ mod tests {
         });
         assert_eq!((r.status(), r.exit_code()), (Status::Partial, 3));
         r.findings
-            .push(Finding::new(Policy::NameCollision, "docs", None, false));
+            .push(Finding::new(Evidence::MixedScriptName, "docs", None, false));
         assert_eq!(
             r.status(),
             Status::Partial,
             "an ungated finding fails nothing"
         );
-        r.findings
-            .push(Finding::new(Policy::ToolAdded, "docs", Some("x"), true));
+        r.findings.push(Finding::new(
+            Evidence::InvalidToolName,
+            "docs",
+            Some("x"),
+            true,
+        ));
         assert_eq!((r.status(), r.exit_code()), (Status::Fail, 1));
     }
 

@@ -71,8 +71,8 @@ impl Remedy {
         // Per server: whether it must be selected whole, and its gated items.
         let mut wanted: BTreeMap<&str, (bool, Vec<&str>)> = BTreeMap::new();
         for f in report.findings.iter().filter(|f| f.gated) {
-            if !f.policy.is_departure() {
-                unapprovable.insert(f.policy);
+            if !f.policy().is_departure() {
+                unapprovable.insert(f.policy());
                 continue;
             }
             let entry = wanted.entry(f.server.as_str()).or_default();
@@ -91,7 +91,7 @@ impl Remedy {
             report
                 .findings
                 .iter()
-                .any(|f| f.server == server && f.policy.is_departure() && !f.gated)
+                .any(|f| f.server == server && f.policy().is_departure() && !f.gated)
                 || report.unverified.iter().any(|u| u.server == server)
         };
         let mut selections = Vec::new();
@@ -116,7 +116,7 @@ impl Remedy {
             && !report
                 .findings
                 .iter()
-                .any(|f| f.policy.is_departure() && !f.gated);
+                .any(|f| f.policy().is_departure() && !f.gated);
         if whole {
             selections.clear();
         }

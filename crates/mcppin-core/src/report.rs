@@ -30,7 +30,7 @@ use crate::error::Error;
 use crate::escape::escape;
 use crate::lockfile::{Lockfile, Pin};
 use crate::manifest::Manifest;
-use crate::policy::{Finding, Options, Policy, Reason, Report, Status, Unverified};
+use crate::policy::{Evidence, Finding, Options, Policy, Reason, Report, Status, Unverified};
 use crate::scan::CollisionKind;
 use crate::surface::{Fields, array, count, element, object, string, strings};
 use crate::value::{Kind, Object, Value};
@@ -173,7 +173,7 @@ enum Block<'r> {
 fn blocks<'r>(report: &'r Report, servers: &ServerChanges) -> Vec<Block<'r>> {
     let mut blocks: Vec<Block<'r>> = Vec::new();
     for f in &report.findings {
-        let whole = match f.policy {
+        let whole = match f.policy() {
             Policy::ToolAdded => servers.new.contains(&f.server),
             Policy::ToolRemoved => servers.gone.contains(&f.server),
             _ => false,
@@ -185,7 +185,7 @@ fn blocks<'r>(report: &'r Report, servers: &ServerChanges) -> Vec<Block<'r>> {
                     gated,
                     server,
                     findings,
-                } if *policy == f.policy && *gated == f.gated && *server == f.server => {
+                } if *policy == f.policy() && *gated == f.gated && *server == f.server => {
                     Some(findings)
                 }
                 _ => None,
@@ -193,7 +193,7 @@ fn blocks<'r>(report: &'r Report, servers: &ServerChanges) -> Vec<Block<'r>> {
             match found {
                 Some(findings) => findings.push(f),
                 None => blocks.push(Block::Server {
-                    policy: f.policy,
+                    policy: f.policy(),
                     gated: f.gated,
                     server: &f.server,
                     findings: vec![f],
@@ -210,13 +210,13 @@ fn blocks<'r>(report: &'r Report, servers: &ServerChanges) -> Vec<Block<'r>> {
                 gated,
                 labels,
                 body,
-            } if *policy == f.policy && *gated == f.gated && *body == text => Some(labels),
+            } if *policy == f.policy() && *gated == f.gated && *body == text => Some(labels),
             _ => None,
         });
         match found {
             Some(labels) => labels.push(label),
             None => blocks.push(Block::Alike {
-                policy: f.policy,
+                policy: f.policy(),
                 gated: f.gated,
                 labels: vec![label],
                 body: text,
@@ -313,21 +313,19 @@ fn plural(n: usize, noun: &str) -> String {
 /// The lines of a finding below its heading in the text report: an added or removed tool
 /// outlined, anything else as [`finding_body`] writes it. `indent` is the indent of the lines.
 fn block_body(f: &Finding, indent: &str, out: &mut String) {
-    let item = match f.policy {
-        Policy::ToolAdded => f.served.as_ref(),
-        Policy::ToolRemoved => f.approved.as_ref(),
-        _ => None,
-    };
-    match item {
-        Some(item) => tool_outline(item, indent, out),
-        None if f.policy == Policy::ToolRemoved => {
-            let _ = writeln!(
-                out,
-                "{indent}approved: {}",
-                pin_text(f.approved_pin.as_ref())
-            );
+    match &f.evidence {
+        Evidence::ToolAdded { served: item, .. }
+        | Evidence::ToolRemoved {
+            approved: Some(item),
+            ..
+        } => tool_outline(item, indent, out),
+        Evidence::ToolRemoved {
+            approved: None,
+            approved_pin,
+        } => {
+            let _ = writeln!(out, "{indent}approved: {approved_pin}");
         }
-        None => {
+        _ => {
             let mut body = String::new();
             finding_body(f, &mut body);
             for line in body.lines() {
@@ -511,7 +509,7 @@ fn verdict_text(report: &Report) -> String {
             if report
                 .findings
                 .iter()
-                .any(|f| f.gated && f.policy.is_departure())
+                .any(|f| f.gated && f.policy().is_departure())
             {
                 (if gated == 1 { "proves" } else { "prove" }).to_owned()
                     + " a departure from the approved surface"
@@ -519,7 +517,7 @@ fn verdict_text(report: &Report) -> String {
                 // Gated policies of the served text (--fail-on all): no departure is proven.
                 let policies: Vec<&str> = Policy::ALL
                     .iter()
-                    .filter(|p| report.findings.iter().any(|f| f.gated && f.policy == **p))
+                    .filter(|p| report.findings.iter().any(|f| f.gated && f.policy() == **p))
                     .map(|p| p.name())
                     .collect();
                 format!("({})", policies.join(", "))
@@ -551,7 +549,7 @@ fn finding_text(f: &Finding, out: &mut String) {
     let _ = writeln!(
         out,
         "{} [{mode}]: {}",
-        f.policy.name(),
+        f.policy().name(),
         place(&f.server, f.item.as_deref())
     );
     finding_body(f, out);
@@ -559,74 +557,95 @@ fn finding_text(f: &Finding, out: &mut String) {
 
 /// The lines of a finding below its heading, each indented by two spaces.
 fn finding_body(f: &Finding, out: &mut String) {
-    match f.policy {
-        Policy::ToolChanged => {
+    match &f.evidence {
+        Evidence::ToolChanged {
+            changes,
+            approved,
+            served,
+        } => {
             let classes: Vec<&str> = f.classes().iter().map(|c| c.name()).collect();
             if !classes.is_empty() {
                 let _ = writeln!(out, "  classes: {}", classes.join(", "));
             }
-            if f.changes.is_empty() {
+            if changes.is_empty() {
                 // A version 1 lockfile holds digests only: name both.
-                let _ = writeln!(
-                    out,
-                    "  approved: {}\n  served:   {}",
-                    pin_text(f.approved_pin.as_ref()),
-                    pin_text(f.served_pin.as_ref())
-                );
+                let _ = writeln!(out, "  approved: {approved}\n  served:   {served}");
             }
-            for c in &f.changes {
+            for c in changes {
                 change_text(c, out);
             }
         }
-        Policy::ToolAdded => {
-            let _ = writeln!(out, "  served: {}", opt_value_text(f.served.as_ref()));
+        Evidence::ToolAdded { served, .. } => {
+            let _ = writeln!(out, "  served: {}", opt_value_text(Some(served)));
         }
-        Policy::ToolRemoved => match &f.approved {
-            Some(v) => {
-                let _ = writeln!(out, "  approved: {}", value_text(v));
-            }
-            None => {
-                let _ = writeln!(out, "  approved: {}", pin_text(f.approved_pin.as_ref()));
-            }
-        },
-        Policy::ServerRenamed | Policy::ProtocolChanged => {
+        Evidence::ToolRemoved {
+            approved: Some(v), ..
+        } => {
+            let _ = writeln!(out, "  approved: {}", value_text(v));
+        }
+        Evidence::ToolRemoved {
+            approved: None,
+            approved_pin,
+        } => {
+            let _ = writeln!(out, "  approved: {approved_pin}");
+        }
+        Evidence::ServerRenamed { approved, served } => {
             let _ = writeln!(
                 out,
                 "  approved: {}\n  served:   {}",
-                opt_value_text(f.approved.as_ref()),
-                opt_value_text(f.served.as_ref())
+                text_or_absent(approved.as_deref()),
+                text_or_absent(served.as_deref())
             );
         }
-        Policy::NameCollision => {
-            if let (Some((server, item)), Some(kind)) = (&f.other, f.collision) {
-                let _ = writeln!(
-                    out,
-                    "  {} match with {}",
-                    kind.as_str(),
-                    place(server, Some(item))
-                );
-            }
+        Evidence::ProtocolChanged { approved, served } => {
+            let _ = writeln!(
+                out,
+                "  approved: {}\n  served:   {}",
+                text_or_absent(Some(approved)),
+                text_or_absent(Some(served))
+            );
         }
-        Policy::HiddenCharacters => {
+        Evidence::NameCollision {
+            other: (server, item),
+            kind,
+        } => {
+            let _ = writeln!(
+                out,
+                "  {} match with {}",
+                kind.as_str(),
+                place(server, Some(item))
+            );
+        }
+        Evidence::HiddenCharacters {
+            pointer,
+            in_name,
+            code_points,
+        } => {
             let _ = writeln!(
                 out,
                 "  {} {}: {}",
-                if f.in_name {
+                if *in_name {
                     "member name at"
                 } else {
                     "text at"
                 },
-                escape(f.pointer.as_deref().unwrap_or("")),
-                code_points_text(&f.code_points)
+                escape(pointer),
+                code_points_text(code_points)
             );
         }
-        Policy::MixedScriptName => {
+        Evidence::MixedScriptName => {
             let _ = writeln!(out, "  the name draws on more than one writing system");
         }
-        Policy::InvalidToolName => {
+        Evidence::InvalidToolName => {
             let _ = writeln!(out, "  the name is outside [A-Za-z0-9._-]{{1,128}}");
         }
     }
+}
+
+/// A server's name or protocol revision as the text report shows it: quoted and escaped, or
+/// `(absent)`.
+fn text_or_absent(text: Option<&str>) -> String {
+    text.map_or_else(|| "(absent)".to_owned(), |t| value_text(&Value::from(t)))
 }
 
 fn change_text(c: &Change, out: &mut String) {
@@ -661,10 +680,6 @@ fn reason_text(reason: &Reason) -> String {
                 .into()
         }
     }
-}
-
-fn pin_text(pin: Option<&Pin>) -> String {
-    pin.map_or_else(|| "(none)".to_owned(), ToString::to_string)
 }
 
 fn code_points_text(points: &[u32]) -> String {
@@ -919,10 +934,10 @@ fn put_pin(o: &mut Object, prefix: &str, pin: Option<&Pin>) {
 
 fn finding_json(f: &Finding) -> Value {
     let mut o = Object::new();
-    o.insert("policy", f.policy.name());
+    o.insert("policy", f.policy().name());
     o.insert("server", f.server.as_str());
     opt_str(&mut o, "item", f.item.as_deref());
-    opt_str(&mut o, "pointer", f.pointer.as_deref());
+    opt_str(&mut o, "pointer", f.pointer());
     o.insert("gated", f.gated);
     o.insert(
         "classes",
@@ -933,40 +948,67 @@ fn finding_json(f: &Finding) -> Value {
                 .collect::<Vec<_>>(),
         ),
     );
-    if f.policy == Policy::ToolChanged {
-        o.insert(
-            "changes",
-            Value::from(f.changes.iter().map(change_json).collect::<Vec<_>>()),
-        );
-    }
-    if let Some(v) = &f.approved {
-        o.insert("approved", v.clone());
-    }
-    if let Some(v) = &f.served {
-        o.insert("served", v.clone());
-    }
-    put_pin(&mut o, "approved", f.approved_pin.as_ref());
-    put_pin(&mut o, "served", f.served_pin.as_ref());
-    if let Some((server, item)) = &f.other {
-        let mut other = Object::new();
-        other.insert("server", server.as_str());
-        other.insert("item", item.as_str());
-        o.insert("other", other);
-    }
-    if let Some(kind) = f.collision {
-        o.insert("collision", kind.as_str());
-    }
-    if f.policy == Policy::HiddenCharacters {
-        o.insert("in_name", f.in_name);
-        o.insert(
-            "code_points",
-            Value::from(
-                f.code_points
-                    .iter()
-                    .map(|c| Value::from(format!("U+{c:04X}")))
-                    .collect::<Vec<_>>(),
-            ),
-        );
+    match &f.evidence {
+        Evidence::ToolChanged {
+            changes,
+            approved,
+            served,
+        } => {
+            o.insert(
+                "changes",
+                Value::from(changes.iter().map(change_json).collect::<Vec<_>>()),
+            );
+            put_pin(&mut o, "approved", Some(approved));
+            put_pin(&mut o, "served", Some(served));
+        }
+        Evidence::ToolAdded { served, served_pin } => {
+            o.insert("served", served.clone());
+            put_pin(&mut o, "served", Some(served_pin));
+        }
+        Evidence::ToolRemoved {
+            approved,
+            approved_pin,
+        } => {
+            if let Some(v) = approved {
+                o.insert("approved", v.clone());
+            }
+            put_pin(&mut o, "approved", Some(approved_pin));
+        }
+        Evidence::ServerRenamed { approved, served } => {
+            opt_str(&mut o, "approved", approved.as_deref());
+            opt_str(&mut o, "served", served.as_deref());
+        }
+        Evidence::ProtocolChanged { approved, served } => {
+            o.insert("approved", approved.as_str());
+            o.insert("served", served.as_str());
+        }
+        Evidence::NameCollision {
+            other: (server, item),
+            kind,
+        } => {
+            let mut other = Object::new();
+            other.insert("server", server.as_str());
+            other.insert("item", item.as_str());
+            o.insert("other", other);
+            o.insert("collision", kind.as_str());
+        }
+        Evidence::HiddenCharacters {
+            in_name,
+            code_points,
+            ..
+        } => {
+            o.insert("in_name", *in_name);
+            o.insert(
+                "code_points",
+                Value::from(
+                    code_points
+                        .iter()
+                        .map(|c| Value::from(format!("U+{c:04X}")))
+                        .collect::<Vec<_>>(),
+                ),
+            );
+        }
+        Evidence::MixedScriptName | Evidence::InvalidToolName => {}
     }
     Value::from(o)
 }
@@ -1167,85 +1209,147 @@ fn pin_from(f: &Fields<'_>, prefix: &str) -> Result<Option<Pin>, Error> {
         .transpose()
 }
 
-fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
-    let f = Fields::new(
-        value,
-        pointer,
-        &[
-            "policy",
-            "server",
-            "item",
-            "pointer",
-            "gated",
-            "classes",
+/// The members of a finding that hold evidence, each written by some policies only.
+const EVIDENCE_MEMBERS: [&str; 11] = [
+    "changes",
+    "approved",
+    "served",
+    "approved_digest",
+    "approved_undecidable_literals",
+    "served_digest",
+    "served_undecidable_literals",
+    "other",
+    "collision",
+    "in_name",
+    "code_points",
+];
+
+/// The evidence members `policy` writes (docs/formats.md).
+fn evidence_members(policy: Policy) -> &'static [&'static str] {
+    match policy {
+        Policy::ToolChanged => &[
             "changes",
-            "approved",
-            "served",
             "approved_digest",
             "approved_undecidable_literals",
             "served_digest",
             "served_undecidable_literals",
-            "other",
-            "collision",
-            "in_name",
-            "code_points",
         ],
-    )?;
+        Policy::ToolAdded => &["served", "served_digest", "served_undecidable_literals"],
+        Policy::ToolRemoved => &[
+            "approved",
+            "approved_digest",
+            "approved_undecidable_literals",
+        ],
+        Policy::ServerRenamed | Policy::ProtocolChanged => &["approved", "served"],
+        Policy::NameCollision => &["other", "collision"],
+        Policy::HiddenCharacters => &["in_name", "code_points"],
+        Policy::MixedScriptName | Policy::InvalidToolName => &[],
+    }
+}
+
+fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
+    let mut names = vec!["policy", "server", "item", "pointer", "gated", "classes"];
+    names.extend(EVIDENCE_MEMBERS);
+    let f = Fields::new(value, pointer, &names)?;
     let policy = string(f.required("policy")?, &f.at("policy"))?
         .parse::<Policy>()
         .map_err(|_| invalid(&f.at("policy"), "a policy name"))?;
+    // A member of another policy's evidence has no place in this finding.
+    if let Some(name) = EVIDENCE_MEMBERS
+        .into_iter()
+        .find(|n| f.optional(n).is_some() && !evidence_members(policy).contains(n))
+    {
+        return Err(Error::UnknownMember {
+            pointer: f.at(name),
+            name: name.to_owned(),
+        });
+    }
     let server = string(f.required("server")?, &f.at("server"))?;
     let item = opt_string_or_null(&f, "item")?;
     let gated = f
         .required("gated")?
         .as_bool()
         .ok_or_else(|| invalid(&f.at("gated"), "true or false"))?;
-    let mut finding = Finding::new(policy, server, item.as_deref(), gated);
-    finding.pointer = opt_string_or_null(&f, "pointer")?;
-    if let Some(changes) = f.optional("changes") {
-        let at = f.at("changes");
-        finding.changes = array(changes, &at)?
-            .iter()
-            .enumerate()
-            .map(|(i, c)| change_from(c, &element(&at, i)))
-            .collect::<Result<_, _>>()?;
-    }
-    finding.approved = f.optional("approved").cloned();
-    finding.served = f.optional("served").cloned();
-    finding.approved_pin = pin_from(&f, "approved")?;
-    finding.served_pin = pin_from(&f, "served")?;
-    if let Some(other) = f.optional("other") {
-        let o = Fields::new(other, &f.at("other"), &["server", "item"])?;
-        finding.other = Some((
-            string(o.required("server")?, &o.at("server"))?.to_owned(),
-            string(o.required("item")?, &o.at("item"))?.to_owned(),
+    let place = opt_string_or_null(&f, "pointer")?;
+    if place.is_some() != (policy == Policy::HiddenCharacters) {
+        return Err(invalid(
+            &f.at("pointer"),
+            "a pointer for hidden-characters, null for the other policies",
         ));
     }
-    if let Some(kind) = f.optional("collision") {
-        let at = f.at("collision");
-        finding.collision = Some(match string(kind, &at)? {
-            "exact" => CollisionKind::Exact,
-            "case-insensitive" => CollisionKind::CaseInsensitive,
-            "confusable" => CollisionKind::Confusable,
-            _ => return Err(invalid(&at, "exact, case-insensitive or confusable")),
-        });
-    }
-    if let Some(v) = f.optional("in_name") {
-        finding.in_name = v
-            .as_bool()
-            .ok_or_else(|| invalid(&f.at("in_name"), "true or false"))?;
-    }
-    if let Some(v) = f.optional("code_points") {
-        let at = f.at("code_points");
-        finding.code_points = strings(v, &at)?
-            .iter()
-            .map(|s| {
-                s.strip_prefix("U+")
-                    .and_then(|h| u32::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| invalid(&at, "code points written U+XXXX"))
-            })
-            .collect::<Result<_, _>>()?;
-    }
+    let pin = |prefix: &str, name: &'static str| {
+        pin_from(&f, prefix)?.ok_or_else(|| Error::MissingMember {
+            pointer: pointer.to_owned(),
+            name,
+        })
+    };
+    let evidence = match policy {
+        Policy::ToolChanged => {
+            let at = f.at("changes");
+            Evidence::ToolChanged {
+                changes: array(f.required("changes")?, &at)?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| change_from(c, &element(&at, i)))
+                    .collect::<Result<_, _>>()?,
+                approved: pin("approved", "approved_digest")?,
+                served: pin("served", "served_digest")?,
+            }
+        }
+        Policy::ToolAdded => Evidence::ToolAdded {
+            served: f.required("served")?.clone(),
+            served_pin: pin("served", "served_digest")?,
+        },
+        Policy::ToolRemoved => Evidence::ToolRemoved {
+            approved: f.optional("approved").cloned(),
+            approved_pin: pin("approved", "approved_digest")?,
+        },
+        Policy::ServerRenamed => Evidence::ServerRenamed {
+            approved: opt_string_or_null(&f, "approved")?,
+            served: opt_string_or_null(&f, "served")?,
+        },
+        Policy::ProtocolChanged => Evidence::ProtocolChanged {
+            approved: string(f.required("approved")?, &f.at("approved"))?.to_owned(),
+            served: string(f.required("served")?, &f.at("served"))?.to_owned(),
+        },
+        Policy::NameCollision => {
+            let o = Fields::new(f.required("other")?, &f.at("other"), &["server", "item"])?;
+            let at = f.at("collision");
+            Evidence::NameCollision {
+                other: (
+                    string(o.required("server")?, &o.at("server"))?.to_owned(),
+                    string(o.required("item")?, &o.at("item"))?.to_owned(),
+                ),
+                kind: match string(f.required("collision")?, &at)? {
+                    "exact" => CollisionKind::Exact,
+                    "case-insensitive" => CollisionKind::CaseInsensitive,
+                    "confusable" => CollisionKind::Confusable,
+                    _ => return Err(invalid(&at, "exact, case-insensitive or confusable")),
+                },
+            }
+        }
+        Policy::HiddenCharacters => {
+            let at = f.at("code_points");
+            Evidence::HiddenCharacters {
+                pointer: place.unwrap_or_default(),
+                in_name: f
+                    .required("in_name")?
+                    .as_bool()
+                    .ok_or_else(|| invalid(&f.at("in_name"), "true or false"))?,
+                code_points: strings(f.required("code_points")?, &at)?
+                    .iter()
+                    .map(|s| {
+                        s.strip_prefix("U+")
+                            .and_then(|h| u32::from_str_radix(h, 16).ok())
+                            .ok_or_else(|| invalid(&at, "code points written U+XXXX"))
+                    })
+                    .collect::<Result<_, _>>()?,
+            }
+        }
+        Policy::MixedScriptName => Evidence::MixedScriptName,
+        Policy::InvalidToolName => Evidence::InvalidToolName,
+    };
+    let finding = Finding::new(evidence, server, item.as_deref(), gated);
     let classes = strings(f.required("classes")?, &f.at("classes"))?;
     let names: Vec<&str> = finding.classes().iter().map(|c| c.name()).collect();
     if classes != names {
@@ -1411,21 +1515,27 @@ pub fn uri_path(path: &[u8]) -> String {
 pub fn to_sarif(report: &Report, context: &SarifContext<'_>) -> Value {
     let mut results = Vec::new();
     for f in &report.findings {
-        let index = Policy::ALL.iter().position(|p| *p == f.policy).unwrap_or(0);
+        let index = Policy::ALL
+            .iter()
+            .position(|p| *p == f.policy())
+            .unwrap_or(0);
         let mut text = String::new();
         finding_text(f, &mut text);
-        let other = f.other.as_ref();
+        let other = match &f.evidence {
+            Evidence::NameCollision { other, .. } => Some(other),
+            _ => None,
+        };
         let identity = [
-            Some(f.policy.name()),
+            Some(f.policy().name()),
             Some(f.server.as_str()),
             f.item.as_deref(),
-            f.pointer.as_deref(),
+            f.pointer(),
             other.map(|(s, _)| s.as_str()),
             other.map(|(_, i)| i.as_str()),
         ];
         results.push(sarif_result(
             context,
-            (f.policy.name(), index),
+            (f.policy().name(), index),
             if f.gated { "error" } else { "warning" },
             text.trim_end(),
             (&f.server, f.item.as_deref()),
@@ -1880,6 +1990,59 @@ mod tests {
                 ),
                 "{from}"
             );
+        }
+    }
+
+    #[test]
+    fn json_refuses_evidence_of_another_policy_or_none_at_all() {
+        let changed = HOSTILE.replace("x\\u001b", "z\\u001b");
+        let r = report(HOSTILE, &changed);
+        assert_eq!(
+            r.findings.iter().map(Finding::policy).collect::<Vec<_>>(),
+            [
+                Policy::ToolChanged,
+                Policy::HiddenCharacters,
+                Policy::HiddenCharacters,
+                Policy::InvalidToolName
+            ]
+        );
+        let text = String::from_utf8(crate::to_pretty(&to_json(&r))).unwrap();
+        assert_eq!(
+            from_json(&crate::parse(text.as_bytes()).unwrap()).unwrap(),
+            r
+        );
+        let without = |name: &str| {
+            let at = text.find(&format!("\"{name}\"")).unwrap();
+            let start = text[..at].rfind('\n').unwrap();
+            let end = at + text[at..].find('\n').unwrap();
+            format!("{}{}", &text[..start], &text[end..])
+        };
+        let forgeries = [
+            // tool-changed carrying a member of hidden-characters' evidence.
+            (
+                text.replacen("\"changes\": [", "\"in_name\": true, \"changes\": [", 1),
+                "unknown-member",
+            ),
+            // hidden-characters carrying tool-changed's.
+            (
+                text.replacen("\"code_points\"", "\"changes\"", 1),
+                "unknown-member",
+            ),
+            // evidence missing.
+            (without("served_digest"), "missing-member"),
+            (without("in_name"), "missing-member"),
+            // the pointer of hidden-characters on another policy.
+            (
+                text.replacen("\"pointer\": null", "\"pointer\": \"/description\"", 1),
+                "invalid",
+            ),
+        ];
+        for (forged, rule) in forgeries {
+            assert_ne!(forged, text);
+            match from_json(&crate::parse(forged.as_bytes()).unwrap()) {
+                Err(e) => assert_eq!(e.rule(), rule, "{e}\n{forged}"),
+                Ok(_) => panic!("read back:\n{forged}"),
+            }
         }
     }
 

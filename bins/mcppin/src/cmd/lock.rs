@@ -68,7 +68,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     } else {
         // A first lock approves everything: list only what deserves a look.
         let mut notable = shown.clone();
-        notable.findings.retain(|f| !f.policy.is_departure());
+        notable.findings.retain(|f| !f.policy().is_departure());
         stdout.write_all(report::findings_text_with(&notable, &servers).as_bytes())?;
     }
     if !args.approve.is_empty() {
@@ -120,7 +120,7 @@ fn unapproved_text(shown: &Report, next: &Lockfile, manifest: &Manifest) -> Stri
     let departures = |r: &Report| {
         r.findings
             .iter()
-            .filter(|f| f.policy.is_departure())
+            .filter(|f| f.policy().is_departure())
             .count()
     };
     let approved = departures(shown);
