@@ -51,6 +51,7 @@ use std::fmt;
 use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::lockfile::{LockedServer, Pin};
+use crate::policy::{GuardPolicy, Policy};
 use crate::value::{Kind, Object, Span, Value};
 
 /// The outcome of one check.
@@ -101,23 +102,23 @@ pub enum Reason {
     },
     /// An answer pinned for this session changed (policy `policy`, e.g. prompt-changed).
     SessionPinChanged {
-        /// The policy name for the method (`prompt-changed`, `resource-template-changed`,
+        /// The policy for the method (`prompt-changed`, `resource-template-changed`,
         /// `instructions-changed`).
-        policy: &'static str,
+        policy: GuardPolicy,
     },
 }
 
 impl Reason {
-    /// The policy name of docs/policies.md this reason belongs to (for messages and logs).
+    /// The policy this reason belongs to (its name is in messages and logs).
     #[must_use]
-    pub fn policy(&self) -> &'static str {
+    pub fn policy(&self) -> GuardPolicy {
         match self {
-            Self::ToolChanged | Self::Undecidable(_) => "tool-changed",
-            Self::ToolAdded => "tool-added",
-            Self::Quarantined => "tool-quarantined",
-            Self::DuplicateTool => "duplicate-tool",
-            Self::Malformed { .. } => "malformed-answer",
-            Self::SessionPinChanged { policy } => policy,
+            Self::ToolChanged | Self::Undecidable(_) => GuardPolicy::Surface(Policy::ToolChanged),
+            Self::ToolAdded => GuardPolicy::Surface(Policy::ToolAdded),
+            Self::Quarantined => GuardPolicy::ToolQuarantined,
+            Self::DuplicateTool => GuardPolicy::DuplicateTool,
+            Self::Malformed { .. } => GuardPolicy::MalformedAnswer,
+            Self::SessionPinChanged { policy } => *policy,
         }
     }
 }
@@ -133,7 +134,7 @@ impl fmt::Display for Reason {
             Self::Malformed { pointer } => {
                 write!(f, "malformed-answer at {}", crate::escape(pointer))
             }
-            other => f.write_str(other.policy()),
+            other => f.write_str(other.policy().name()),
         }
     }
 }
@@ -331,7 +332,7 @@ impl PageReport {
             return Some("the answer is malformed (malformed-answer)".to_owned());
         }
         // Keyed by rank then policy; the verb and the count.
-        let mut groups: BTreeMap<(usize, &'static str), (&'static str, usize)> = BTreeMap::new();
+        let mut groups: BTreeMap<(usize, GuardPolicy), (&'static str, usize)> = BTreeMap::new();
         for reason in self.tools.iter().filter_map(|t| t.decision.reason()) {
             let policy = reason.policy();
             let (rank, verb) = SUMMARY_ORDER
@@ -383,11 +384,11 @@ impl PageReport {
 
 /// The policies a page refuses tools under, in the order [`PageReport::summary`] gives them,
 /// each with the word it counts them by (any other policy follows them, counted as refused).
-const SUMMARY_ORDER: [(&str, &str); 4] = [
-    ("tool-changed", "changed"),
-    ("tool-added", "added"),
-    ("duplicate-tool", "repeated"),
-    ("malformed-answer", "malformed"),
+const SUMMARY_ORDER: [(GuardPolicy, &str); 4] = [
+    (GuardPolicy::Surface(Policy::ToolChanged), "changed"),
+    (GuardPolicy::Surface(Policy::ToolAdded), "added"),
+    (GuardPolicy::DuplicateTool, "repeated"),
+    (GuardPolicy::MalformedAnswer, "malformed"),
 ];
 
 /// A server name that moved from the approved one (server-renamed, reported).
@@ -703,12 +704,12 @@ fn without(value: &Value, names: &[&str]) -> Value {
 
 /// The policy a changed session-pinned answer to `method` falls under (docs/policies.md).
 #[must_use]
-pub fn session_policy(method: &str) -> &'static str {
+pub fn session_policy(method: &str) -> GuardPolicy {
     match method {
-        "prompts/get" | "prompts/list" => "prompt-changed",
-        "resources/templates/list" => "resource-template-changed",
-        "server/discover" | "initialize" => "instructions-changed",
-        _ => "session-pin-changed",
+        "prompts/get" | "prompts/list" => GuardPolicy::PromptChanged,
+        "resources/templates/list" => GuardPolicy::ResourceTemplateChanged,
+        "server/discover" | "initialize" => GuardPolicy::InstructionsChanged,
+        _ => GuardPolicy::SessionPinChanged,
     }
 }
 
@@ -1173,10 +1174,10 @@ mod tests {
         assert_eq!(
             denied,
             Decision::Deny(Reason::SessionPinChanged {
-                policy: "prompt-changed"
+                policy: GuardPolicy::PromptChanged
             })
         );
-        assert_eq!(denied.reason().unwrap().policy(), "prompt-changed");
+        assert_eq!(denied.reason().unwrap().policy().name(), "prompt-changed");
     }
 
     #[test]
@@ -1195,7 +1196,7 @@ mod tests {
         assert_eq!(
             gate.session_answer("prompts/get", Some(&retry), &changed),
             Decision::Deny(Reason::SessionPinChanged {
-                policy: "prompt-changed"
+                policy: GuardPolicy::PromptChanged
             })
         );
         assert_eq!(
@@ -1248,7 +1249,7 @@ mod tests {
             assert_eq!(
                 gate.session_answer("prompts/get", other_params.as_ref(), &changed),
                 Decision::Deny(Reason::SessionPinChanged {
-                    policy: "prompt-changed"
+                    policy: GuardPolicy::PromptChanged
                 }),
                 "{one:?} then {other:?}"
             );

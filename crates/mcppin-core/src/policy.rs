@@ -140,6 +140,64 @@ impl fmt::Display for Policy {
     }
 }
 
+/// A policy the guard applies on the wire (docs/guard.md): one of [`Policy`], or one only the
+/// guard has. Every policy name has one source: [`Policy::name`] for the first, this type's
+/// [`GuardPolicy::name`] for the others.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
+pub enum GuardPolicy {
+    /// A policy `mcppin verify` applies too (the guard applies tool-changed and tool-added).
+    Surface(Policy),
+    /// A call to a tool whose latest served form was refused.
+    ToolQuarantined,
+    /// A tool name appears twice in one page of the list.
+    DuplicateTool,
+    /// An answer without the shape the protocol gives it.
+    MalformedAnswer,
+    /// A session-pinned `prompts/get` or `prompts/list` answer changed.
+    PromptChanged,
+    /// A session-pinned `resources/templates/list` answer changed.
+    ResourceTemplateChanged,
+    /// A session-pinned `initialize` or `server/discover` answer changed.
+    InstructionsChanged,
+    /// A session-pinned answer to another method changed.
+    SessionPinChanged,
+}
+
+impl GuardPolicy {
+    /// The policies only the guard has.
+    pub const GUARD_ONLY: [Self; 7] = [
+        Self::ToolQuarantined,
+        Self::DuplicateTool,
+        Self::MalformedAnswer,
+        Self::PromptChanged,
+        Self::ResourceTemplateChanged,
+        Self::InstructionsChanged,
+        Self::SessionPinChanged,
+    ];
+
+    /// The policy's name (`tool-quarantined`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Surface(policy) => policy.name(),
+            Self::ToolQuarantined => "tool-quarantined",
+            Self::DuplicateTool => "duplicate-tool",
+            Self::MalformedAnswer => "malformed-answer",
+            Self::PromptChanged => "prompt-changed",
+            Self::ResourceTemplateChanged => "resource-template-changed",
+            Self::InstructionsChanged => "instructions-changed",
+            Self::SessionPinChanged => "session-pin-changed",
+        }
+    }
+}
+
+impl fmt::Display for GuardPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The text was not the name of a policy.
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
 #[error("unknown policy \"{}\"", crate::escape(.0))]
@@ -1143,6 +1201,26 @@ mod tests {
             true,
         ));
         assert_eq!((r.status(), r.exit_code()), (Status::Fail, 1));
+    }
+
+    #[test]
+    fn every_policy_name_is_given_once() {
+        let names: Vec<&str> = Policy::ALL
+            .into_iter()
+            .map(GuardPolicy::Surface)
+            .chain(GuardPolicy::GUARD_ONLY)
+            .map(GuardPolicy::name)
+            .collect();
+        let unique: BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        assert_eq!(GuardPolicy::Surface(Policy::ToolAdded).name(), "tool-added");
+        assert_eq!(GuardPolicy::ToolQuarantined.to_string(), "tool-quarantined");
+        for p in GuardPolicy::GUARD_ONLY {
+            assert!(
+                p.name().parse::<Policy>().is_err(),
+                "{p} gates no verify run"
+            );
+        }
     }
 
     #[test]

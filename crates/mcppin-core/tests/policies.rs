@@ -1,10 +1,12 @@
 //! `docs/policies.md` against [`Policy`]: one section per policy, in report order, anchored by
-//! its name (the SARIF report links each rule there), saying whether it gates by default.
+//! its name (the SARIF report links each rule there), saying whether it gates by default; and
+//! `docs/guard.md` against [`GuardPolicy`]: it names every policy only the guard has.
 
-use mcppin_core::policy::Policy;
+use mcppin_core::policy::{GuardPolicy, Policy};
 use mcppin_core::report::NOT_COMPARED;
 
 const PAGE: &str = include_str!("../../../docs/policies.md");
+const GUARD: &str = include_str!("../../../docs/guard.md");
 
 /// The sections of `page`: heading and body.
 fn sections(page: &str) -> Vec<(&str, &str)> {
@@ -66,4 +68,21 @@ fn the_check_refuses_a_page_that_drifted() {
     );
     assert_ne!(regated, PAGE);
     assert!(check(&regated).is_err());
+}
+
+/// The guard-only policies `page` does not name (in backticks).
+fn unnamed_guard_policies(page: &str) -> Vec<&'static str> {
+    GuardPolicy::GUARD_ONLY
+        .into_iter()
+        .map(GuardPolicy::name)
+        .filter(|name| !page.contains(&format!("`{name}`")))
+        .collect()
+}
+
+#[test]
+fn the_guard_page_names_every_policy_only_the_guard_has() {
+    assert_eq!(unnamed_guard_policies(GUARD), Vec::<&str>::new());
+    let dropped = GUARD.replace("`tool-quarantined`", "`quarantined`");
+    assert_ne!(dropped, GUARD);
+    assert_eq!(unnamed_guard_policies(&dropped), ["tool-quarantined"]);
 }

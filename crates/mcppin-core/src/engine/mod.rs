@@ -999,7 +999,7 @@ impl Session {
                 method: method.to_owned(),
                 name: name.clone(),
                 decision: verdict(&decision),
-                reason: decision.reason().map(Reason::policy),
+                reason: decision.reason().map(|r| r.policy().name()),
             }));
         }
         let Decision::Deny(reason) = decision else {
@@ -1156,7 +1156,7 @@ impl Session {
             approved_digest: approved.map(ToString::to_string),
             observed_digest: observed.map(ToString::to_string),
             decision: verdict(decision),
-            reason: decision.reason().map(Reason::policy),
+            reason: decision.reason().map(|r| r.policy().name()),
             shown: None,
         }));
     }
