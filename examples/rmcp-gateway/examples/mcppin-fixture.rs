@@ -1,0 +1,6 @@
+//! The fixture MCP server, built beside this package's tests (see
+//! `mcppin_fixture::locate_example`).
+
+fn main() -> std::process::ExitCode {
+    mcppin_fixture::main()
+}
