@@ -57,7 +57,7 @@ fn gateway(
     command: &[String],
 ) -> Run {
     let example = mcppin_fixture::locate_example("rmcp-gateway");
-    let out = Command::new(example)
+    let mut out = Command::new(example)
         .arg(lock)
         .args([
             server,
@@ -68,14 +68,45 @@ fn gateway(
         ])
         .args(command)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run the example");
+    // A gateway that stops closing its pipes would hang the suite: a run still going after
+    // HANG is killed and the test fails (a bound on a hang, not a measure of speed).
+    let drain = |mut from: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(out.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(out.stderr.take().expect("stderr")));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = out.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > HANG {
+            let _ = out.kill();
+            let _ = out.wait();
+            panic!(
+                "the example did not exit within {HANG:?}: killed\n--- stderr\n{}",
+                stderr.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     }
 }
+
+/// How long a run of the example may take before it counts as hung.
+const HANG: std::time::Duration = std::time::Duration::from_secs(120);
 
 #[test]
 fn the_rmcp_client_gets_the_honest_surface_then_the_refusal_of_the_delayed_rug_pull() {
