@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcppin_client::discover::{Listed, Location, Places, Platform, inspect, locations, shell_word};
+use mcppin_client::discover::{Listed, Location, Places, Platform, inspect, locations};
 use mcppin_core::escape;
+use mcppin_core::shell_word;
 
 use crate::exit::{Exit, Fail};
 

@@ -254,34 +254,6 @@ fn has_server_table(text: &str) -> bool {
         || matches!(root.get("mcp"), Some(JsonValue::Object(mcp)) if is_object(mcp.get("servers")))
 }
 
-/// A path or a server id as a shell word: as it is when it holds only characters no shell
-/// treats specially, else in single quotes (a `'` inside written `'\''`).
-///
-/// # Examples
-///
-/// ```
-/// use mcppin_client::discover::shell_word;
-///
-/// assert_eq!(shell_word("/home/me/.cursor/mcp.json"), "/home/me/.cursor/mcp.json");
-/// assert_eq!(
-///     shell_word("/Users/me/Library/Application Support/Claude/x.json"),
-///     "'/Users/me/Library/Application Support/Claude/x.json'"
-/// );
-/// assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
-/// ```
-#[must_use]
-pub fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

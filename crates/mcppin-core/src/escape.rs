@@ -117,6 +117,37 @@ impl fmt::Display for Escaped<'_> {
     }
 }
 
+/// `text` as one word for a POSIX shell, for a command a person may paste: as it is when it
+/// holds only characters no shell treats specially there (`~` and `=` only past the start,
+/// where they would expand or assign), else in single quotes (a `'` inside written `'\''`).
+///
+/// Quoting is not escaping for a terminal: give it text already passed through [`escape`] or
+/// [`escape_non_ascii`] when it came from a server.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_core::shell_word;
+///
+/// assert_eq!(shell_word("/home/me/.cursor/mcp.json"), "/home/me/.cursor/mcp.json");
+/// assert_eq!(shell_word("docs/search~1x"), "docs/search~1x");
+/// assert_eq!(shell_word("~/mcp.json"), "'~/mcp.json'");
+/// assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
+/// ```
+#[must_use]
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && !text.starts_with(['~', '='])
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./@%+,:-~=".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

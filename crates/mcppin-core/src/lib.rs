@@ -98,7 +98,7 @@ pub mod value;
 pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
 pub use digest::{Digest, DigestSyntaxError, digest};
 pub use error::{Document, EXCERPT_CHARS, Error, Excerpt, Position};
-pub use escape::{Escaped, escape, escape_non_ascii, unescape};
+pub use escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
 pub use number::Number;
 pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};
 pub use value::{Kind, Member, Object, Span, Value};

@@ -187,10 +187,10 @@ fn approval_text(approval: &Remedy, lock: &Path, manifest: &Path) -> String {
         for selection in &approval.selections {
             let label = selection.to_string();
             if label.starts_with('-') {
-                words.push(shell_word(&format!("--approve={label}")));
+                words.push(mcppin_core::shell_word(&format!("--approve={label}")));
             } else {
                 words.push("--approve".to_owned());
-                words.push(shell_word(&label));
+                words.push(mcppin_core::shell_word(&label));
             }
         }
         words.push("-o".to_owned());
@@ -218,24 +218,9 @@ fn path_word(path: &Path) -> String {
     let text = path.to_string_lossy();
     let text = mcppin_core::escape_non_ascii(&text);
     if text.starts_with('-') {
-        shell_word(&format!("./{text}"))
+        mcppin_core::shell_word(&format!("./{text}"))
     } else {
-        shell_word(&text)
-    }
-}
-
-/// `text` as one word for a POSIX shell: as it is when it holds only characters no shell
-/// treats specially there (`~` and `=` only past the start), else in single quotes (a quote inside written `'\''`).
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && !text.starts_with(['~', '='])
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./@%+,-~=".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
+        mcppin_core::shell_word(&text)
     }
 }
 
