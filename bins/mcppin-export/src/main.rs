@@ -131,15 +131,10 @@ fn parse_passes(text: &str) -> Result<NonZeroU32, String> {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args_os();
-    if args
-        .nth(1)
-        .is_some_and(|first| first == mcppin_client::TRAMPOLINE_ARG)
-    {
+    if let Some(err) = mcppin_client::trampoline(std::env::args_os()) {
         // Started by itself to become a server that dies with the export (see
-        // `capture_server`); returns only when the server could not be executed. Stderr is
-        // the server's: the export shows it.
-        let err = mcppin_client::exec_server(args);
+        // `capture_server`), and the server could not be executed. Stderr is the server's:
+        // the export shows it.
         let _ = writeln!(
             std::io::stderr().lock(),
             "{NAME}: {}",

@@ -117,14 +117,9 @@ impl Fail {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args_os();
-    if args
-        .nth(1)
-        .is_some_and(|first| first == mcppin_client::TRAMPOLINE_ARG)
-    {
-        // Started by itself to become the server (docs/guard.md, "Shutdown"); returns only
-        // when the server could not be executed. Stderr is the server's: the guard shows it.
-        let err = mcppin_client::exec_server(args);
+    if let Some(err) = mcppin_client::trampoline(std::env::args_os()) {
+        // Started by itself to become the server (docs/guard.md, "Shutdown"), and the server
+        // could not be executed. Stderr is the server's: the guard shows it.
         let _ = writeln!(
             std::io::stderr().lock(),
             "mcppin-guard: {}",

@@ -53,6 +53,7 @@ pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
     Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment, stop_group,
+    trampoline,
 };
 pub use session::{ClientInfo, MAX_PAGES, Protocol, Revision, Session, SessionOptions};
 pub use transport::{Channel, Connection, Received, Transport};

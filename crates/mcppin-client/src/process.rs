@@ -523,6 +523,19 @@ pub fn stop_group(id: u32, grace: Duration) -> Result<(), Error> {
     sweep_group(pgid, grace)
 }
 
+/// Runs this process as the trampoline when `args` (the whole command line, program name
+/// first) asks for it: becomes the server (see [`exec_server`]) and returns only the error
+/// when it could not. `None` when the command line is an ordinary one, to be parsed as usual.
+/// Every binary that starts servers with [`ServerCommand::die_with_parent`] calls it first.
+#[must_use]
+pub fn trampoline(mut args: impl Iterator<Item = OsString>) -> Option<Error> {
+    if args.nth(1).is_some_and(|first| first == TRAMPOLINE_ARG) {
+        Some(exec_server(args))
+    } else {
+        None
+    }
+}
+
 /// The trampoline of [`ServerCommand::die_with_parent`]: `args` is the command line after
 /// [`TRAMPOLINE_ARG`] (the parent's process id, the program, its arguments). Sets the
 /// parent-death signal to SIGKILL, checks that the parent is still the process that started
