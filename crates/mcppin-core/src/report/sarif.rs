@@ -21,6 +21,10 @@ pub const FINGERPRINT: &str = "mcppin/v1";
 /// The longest reason a SARIF notification carries, in characters after escaping.
 pub const MAX_REASON: usize = 2000;
 
+/// The policies page, built in: each rule's `help` carries its section, so a code-scanning
+/// alert explains the policy and what to do even where `helpUri` cannot be reached.
+const POLICIES_PAGE: &str = include_str!("../../../../docs/policies.md");
+
 /// What the SARIF report needs besides the [`Report`]: where the lockfile is and where the
 /// rules' help lives. The caller finds both; this crate reads no files.
 #[derive(Clone, Copy, Debug)]
@@ -310,11 +314,65 @@ fn sarif_rule(context: &SarifContext<'_>, id: &str, summary: &str, level: &str) 
     rule.insert("shortDescription", message(summary));
     rule.insert("fullDescription", message(summary));
     rule.insert("helpUri", format!("{}#{id}", context.help_base));
-    rule.insert("help", message(summary));
+    rule.insert("help", help(id, summary, context.help_base));
     let mut config = Object::new();
     config.insert("level", level);
     rule.insert("defaultConfiguration", config);
     Value::from(rule)
+}
+
+/// A rule's `help`: the section of the policies page that documents it, as Markdown with its
+/// relative links made absolute against `help_base` (a code-scanning viewer shows the
+/// Markdown, and has no page to resolve them against), and as plain text. The summary alone
+/// where the page has no such section.
+fn help(id: &str, summary: &str, help_base: &str) -> Object {
+    let Some(section) = policy_section(POLICIES_PAGE, id) else {
+        return message(summary);
+    };
+    let base = help_base
+        .rfind('/')
+        .map_or(help_base, |end| &help_base[..=end]);
+    let markdown = absolute_links(section, base, help_base);
+    let mut help = Object::new();
+    help.insert("text", markdown.replace('`', ""));
+    help.insert("markdown", markdown);
+    help
+}
+
+/// The body of the section headed `## id` in `page` (between its heading and the next level-2
+/// heading), trimmed.
+fn policy_section<'p>(page: &'p str, id: &str) -> Option<&'p str> {
+    let heading = format!("## {id}\n");
+    let start = if page.starts_with(&heading) {
+        heading.len()
+    } else {
+        page.find(&format!("\n{heading}"))? + 1 + heading.len()
+    };
+    let body = &page[start..];
+    let end = body.find("\n## ").unwrap_or(body.len());
+    Some(body[..end].trim())
+}
+
+/// `markdown` with each inline link target `](target)` that is relative made absolute: a
+/// fragment alone (`#x`) against `page`, anything else against the directory `base`.
+fn absolute_links(markdown: &str, base: &str, page: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(at) = rest.find("](") {
+        let (head, tail) = rest.split_at(at + 2);
+        out.push_str(head);
+        let end = tail.find(')').unwrap_or(tail.len());
+        let target = &tail[..end];
+        if target.starts_with('#') {
+            out.push_str(page);
+        } else if !target.contains("://") {
+            out.push_str(base);
+        }
+        out.push_str(target);
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A fingerprint of what a result is about (rule, server, item, pointer, ...), never of
@@ -384,6 +442,49 @@ mod tests {
             "{levels:?}"
         );
         assert!(sarif.to_string().is_ascii());
+    }
+
+    #[test]
+    fn every_rule_carries_its_section_of_the_policies_page_as_help() {
+        let approved = Manifest::parse(TWO.as_bytes()).unwrap();
+        let lock = Lockfile::approve(None, &approved, &[]).unwrap().to_bytes();
+        let sarif = sarif(&report(TWO, TWO), &lock);
+        let rules = sarif.pointer("/runs/0/tool/driver/rules").unwrap();
+        let rules = rules.as_array().unwrap();
+        assert_eq!(rules.len(), Policy::ALL.len() + 1);
+        for (i, rule) in rules.iter().enumerate() {
+            let id = str_at(rule, "/id");
+            let markdown = str_at(rule, "/help/markdown");
+            let own = policy_section(POLICIES_PAGE, id).unwrap();
+            assert!(markdown.starts_with("- Fires when:"), "{id}: {markdown}");
+            assert!(markdown.contains("What to do"), "{id}: {markdown}");
+            assert_eq!(own.lines().count(), markdown.lines().count(), "{id}");
+            assert!(!markdown.contains("## "), "{id} runs into the next section");
+            assert!(!str_at(rule, "/help/text").contains('`'), "{id}");
+            // Relative links are made absolute against the page they were written in.
+            assert!(!markdown.contains("](cli.md"), "{id}: {markdown}");
+            assert!(!markdown.contains("](#"), "{id}: {markdown}");
+            assert_eq!(i < Policy::ALL.len(), id != NOT_COMPARED);
+        }
+        let changed = str_at(&rules[0], "/help/markdown");
+        assert!(changed.contains("mcppin lock -o LOCK --approve SERVER/TOOL MANIFEST"));
+    }
+
+    #[test]
+    fn help_falls_back_to_the_summary_and_resolves_relative_links() {
+        let help = help("no-such-policy", "A summary.", HELP);
+        assert_eq!(Value::from(help).to_string(), r#"{"text":"A summary."}"#);
+        let page =
+            "# P\n\n## a\n\nSee [x](cli.md#y), [z](#b) and [w](https://w.example/).\n## b\n\nB.\n";
+        let a = policy_section(page, "a").unwrap();
+        assert_eq!(
+            absolute_links(a, "https://d.example/docs/", "https://d.example/docs/p.md"),
+            "See [x](https://d.example/docs/cli.md#y), [z](https://d.example/docs/p.md#b) \
+             and [w](https://w.example/)."
+        );
+        assert_eq!(policy_section(page, "b"), Some("B."));
+        assert_eq!(policy_section(page, "c"), None);
+        assert_eq!(policy_section("## c\nC", "c"), Some("C"));
     }
 
     #[test]
