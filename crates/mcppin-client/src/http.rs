@@ -193,7 +193,6 @@ enum Mode {
 }
 
 /// What the reader threads share with the transport.
-#[derive(Debug)]
 struct Shared {
     client: Client,
     url: Url,
@@ -335,7 +334,7 @@ impl HttpTransport {
         let response = request
             .body(body.to_vec())
             .send()
-            .map_err(|e| http_error(&format!("sending {}", out.what()), e))?;
+            .map_err(|e| send_error(&out.what(), e, shared.options.timeout))?;
         let first = !self.answered;
         self.answered = true;
         let status = response.status();
@@ -429,7 +428,7 @@ impl HttpTransport {
             .header(header::CONTENT_TYPE, "application/json")
             .body(body.to_vec())
             .send()
-            .map_err(|e| http_error(&format!("sending {}", out.what()), e))?;
+            .map_err(|e| send_error(&out.what(), e, self.shared.options.timeout))?;
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(&out.what(), &response));
@@ -514,6 +513,17 @@ impl Transport for HttpTransport {
 
     fn agreed(&mut self, revision: Revision) {
         self.revision = Some(revision);
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    /// The URL without its secret parts; header names only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("url", &redact_url(self.url.as_str()))
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("options", &self.options)
+            .finish_non_exhaustive()
     }
 }
 
@@ -770,7 +780,7 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
         .headers(shared.headers.clone())
         .header(header::ACCEPT, "text/event-stream")
         .send()
-        .map_err(|e| http_error("opening the event stream", e))?;
+        .map_err(|e| send_error("the GET of the event stream", e, shared.options.timeout))?;
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(doing, &response));
@@ -904,6 +914,19 @@ fn client(options: HttpOptions) -> Result<Client, Error> {
         .tls_backend_preconfigured(tls)
         .build()
         .map_err(|e| http_error("setting up the HTTP client", e))
+}
+
+/// The error of a request that got no answer: [`Error::Timeout`] when the wait ran out (as a
+/// stdio server that does not answer), else [`Error::Http`].
+fn send_error(method: &str, source: reqwest::Error, after: Duration) -> Error {
+    if source.is_timeout() {
+        Error::Timeout {
+            method: method.to_owned(),
+            after,
+        }
+    } else {
+        http_error(&format!("sending {method}"), source)
+    }
 }
 
 fn http_error(doing: &str, source: reqwest::Error) -> Error {

@@ -107,6 +107,20 @@ fn speaks_streamable_http_with_json_answers_and_a_session() {
     assert_eq!(names(&captured), ["add", "echo"]);
     assert!(captured.agreed);
     assert_eq!(captured.reported_name.as_deref(), Some("peer"));
+    // Neither the configuration nor the transport shows a secret in its Debug form.
+    let mut configured = server(
+        format!("{}?key={SECRET}", peer.url("/mcp")),
+        HttpKind::Detect,
+    );
+    let transport =
+        HttpTransport::connect(&configured, http_options(1024, Duration::from_secs(1))).unwrap();
+    configured
+        .headers
+        .insert("X-Other".to_owned(), SECRET.to_owned());
+    for debug in [format!("{configured:?}"), format!("{transport:?}")] {
+        assert!(!debug.contains(SECRET), "{debug}");
+        assert!(debug.contains("/mcp"), "{debug}");
+    }
     let requests = peer.requests();
     let posts: Vec<&Request> = requests.iter().filter(|r| r.method == "POST").collect();
     // initialize, initialized, tools/list twice.
@@ -282,6 +296,59 @@ fn times_out_on_a_server_that_never_answers() {
     assert!(
         matches!(err, Error::Timeout { ref method, .. } if method == "initialize"),
         "{err}"
+    );
+}
+
+#[test]
+fn times_out_on_a_server_that_never_sends_its_headers() {
+    let peer = Peer::start(|_request: &Request, _stream: &mut TcpStream| {
+        thread::sleep(Duration::from_secs(5));
+    });
+    let err = capture_over(
+        &server(peer.url("/mcp"), HttpKind::Streamable),
+        Protocol::default(),
+        DEFAULT_MAX_LINE,
+        Duration::from_millis(500),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, Error::Timeout { ref method, .. } if method == "initialize"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_https_url_speaks_tls_and_fails_against_plain_http() {
+    // The TLS set-up (rustls, ring, the system's roots) runs; the handshake with a plain
+    // HTTP peer fails as an HTTP error, without the URL's secrets.
+    let peer = Peer::start(json_server);
+    let url = format!("https://127.0.0.1:{}/mcp?key={SECRET}", peer.addr.port());
+    let err = capture_over(
+        &server(url, HttpKind::Streamable),
+        Protocol::default(),
+        DEFAULT_MAX_LINE,
+        Duration::from_secs(10),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::Http { .. }), "{err}");
+    assert!(!err.to_string().contains(SECRET), "{err}");
+    assert!(!format!("{err:?}").contains(SECRET), "{err:?}");
+}
+
+#[test]
+fn refuses_a_url_that_is_not_http() {
+    let err = HttpTransport::connect(
+        &server(
+            "ftp://example.invalid/mcp?key=abcdefgh".to_owned(),
+            HttpKind::Streamable,
+        ),
+        http_options(DEFAULT_MAX_LINE, Duration::from_secs(1)),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::BadRemote { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the url ftp://example.invalid/mcp is not an http or https URL"
     );
 }
 
