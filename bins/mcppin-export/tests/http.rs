@@ -307,3 +307,47 @@ fn a_remote_entry_with_an_undefined_variable_is_a_configuration_error() {
         .code(4)
         .stderr_has("server \"web\": environment variable NOT_SET is not set");
 }
+
+#[test]
+fn a_slow_remote_server_shows_progress_like_a_local_one() {
+    use std::io::BufRead;
+    let dir = Dir::new();
+    // The server answers only once the test has seen the progress note: no timing involved.
+    let go = dir.path().join("go");
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        while request.rpc_method() == "initialize" && !go.exists() {
+            thread::sleep(Duration::from_millis(50));
+        }
+        json_server(request, stream);
+    });
+    remote_config(&dir, &peer);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+        .args([
+            "--config",
+            "config.json",
+            "-o",
+            "m.json",
+            "--timeout",
+            "120s",
+        ])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("TOKEN", SECRET)
+        .env("KEY", QUERY_SECRET)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().expect("a progress note").unwrap();
+    assert_eq!(first, "mcppin-export: server \"web\": still starting (2 s)");
+    dir.write("go", "");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    let last = rest.last().expect("a summary line");
+    assert!(
+        last.starts_with("mcppin-export: server \"web\": 2 tools over 2025-11-25"),
+        "{rest:?}"
+    );
+}

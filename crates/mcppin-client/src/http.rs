@@ -26,8 +26,8 @@
 //! an error, and an answer that repeats one is refused ([`Error::SecretEchoed`]) rather than
 //! shown or recorded. Bodies of HTTP error answers are never shown.
 
-use std::collections::VecDeque;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -168,17 +168,22 @@ pub fn redact_url(url: &str) -> String {
 
 /// A link to a remote MCP server: a [`Transport`] over HTTP.
 ///
-/// `send` makes the POST and waits for the answer's status; the answer itself (a JSON body,
-/// or the events of a stream read by a thread) is what `receive` returns, in order.
+/// `send` hands the message to a thread that POSTs the messages one after the other, in the
+/// order sent; the answers (JSON bodies, the events of the streams, and the errors of the
+/// requests) are what `receive` returns. Waiting for an answer is thus bounded by the
+/// session's timeout alone, and a slow server is seen waiting, as over stdio.
 #[derive(Debug)]
 pub struct HttpTransport {
     shared: Arc<Shared>,
-    mode: Mode,
-    /// Answers read while sending (JSON bodies), before any from the streams.
-    ready: VecDeque<Result<Vec<u8>, Error>>,
+    jobs: SyncSender<(Vec<u8>, Outgoing)>,
     incoming: Receiver<Result<Vec<u8>, Error>>,
-    /// The revision agreed by `initialize`, for `MCP-Protocol-Version`.
-    revision: Option<Revision>,
+}
+
+/// The thread that POSTs the messages, owning what the order of messages decides.
+#[derive(Debug)]
+struct Poster {
+    shared: Arc<Shared>,
+    mode: Mode,
     /// Whether a POST was answered yet (the fallback to HTTP+SSE is decided on the first).
     answered: bool,
     get_stream: bool,
@@ -200,6 +205,10 @@ struct Shared {
     secrets: Secrets,
     options: HttpOptions,
     session_id: Mutex<Option<HeaderValue>>,
+    /// The revision agreed by `initialize`, for `MCP-Protocol-Version`.
+    revision: Mutex<Option<Revision>>,
+    /// Whether the link speaks HTTP+SSE.
+    legacy: AtomicBool,
     sender: SyncSender<Result<Vec<u8>, Error>>,
 }
 
@@ -247,6 +256,8 @@ impl HttpTransport {
             secrets: Secrets::of(server),
             options,
             session_id: Mutex::new(None),
+            revision: Mutex::new(None),
+            legacy: AtomicBool::new(false),
             sender,
         });
         let mode = match server.kind {
@@ -256,21 +267,25 @@ impl HttpTransport {
                 endpoint: open_legacy_stream(&shared)?,
             },
         };
-        Ok(Self {
-            shared,
+        let (jobs, queued) = mpsc::sync_channel(QUEUE);
+        let poster = Poster {
+            shared: Arc::clone(&shared),
             mode,
-            ready: VecDeque::new(),
-            incoming,
-            revision: None,
             answered: false,
             get_stream: false,
+        };
+        thread::spawn(move || poster.run(&queued));
+        Ok(Self {
+            shared,
+            jobs,
+            incoming,
         })
     }
 
     /// Whether the link speaks HTTP+SSE (configured, or detected on the first POST).
     #[must_use]
     pub fn is_legacy(&self) -> bool {
-        matches!(self.mode, Mode::Legacy { .. })
+        self.shared.legacy.load(Ordering::SeqCst)
     }
 
     /// Ends the session: DELETE with the `Mcp-Session-Id`, when the server gave one (a 405
@@ -289,7 +304,7 @@ impl HttpTransport {
             .delete(self.shared.url.clone())
             .headers(self.shared.headers.clone())
             .header(SESSION_ID, session);
-        if let Some(revision) = self.revision {
+        if let Some(revision) = self.shared.revision() {
             request = request.header(PROTOCOL_VERSION, revision.as_str());
         }
         let response = request
@@ -303,6 +318,32 @@ impl HttpTransport {
                 method: "DELETE (ending the session)".to_owned(),
                 status: status.as_u16(),
             })
+        }
+    }
+}
+
+impl Poster {
+    /// POSTs each message in turn; an error goes to the session as its next answer.
+    fn run(mut self, jobs: &Receiver<(Vec<u8>, Outgoing)>) {
+        while let Ok((body, out)) = jobs.recv() {
+            let posted = match self.mode {
+                Mode::Streamable { .. } => self.post_streamable(&body, &out).map(|()| {
+                    let legacy_era = out.revision != Some(Revision::V2026_07_28);
+                    let streamable = matches!(self.mode, Mode::Streamable { .. });
+                    if out.method.as_deref() == Some("notifications/initialized")
+                        && legacy_era
+                        && streamable
+                    {
+                        self.open_get_stream();
+                    }
+                }),
+                Mode::Legacy { .. } => self.post_legacy(&body, &out),
+            };
+            if let Err(err) = posted
+                && !self.shared.deliver(Err(err), &out.what())
+            {
+                return;
+            }
         }
     }
 
@@ -324,7 +365,7 @@ impl HttpTransport {
                 request = request.header("mcp-name", header_safe(name));
             }
         } else {
-            if let Some(revision) = self.revision {
+            if let Some(revision) = shared.revision() {
                 request = request.header(PROTOCOL_VERSION, revision.as_str());
             }
             if let Some(session) = shared.session() {
@@ -350,11 +391,13 @@ impl HttpTransport {
             match (error, &out.id) {
                 (Some(error), Some(id)) => {
                     let answer = answer_with_error(id, error)?;
-                    return shared.deliver_to(&mut self.ready, answer, &out.what());
+                    shared.deliver(Ok(answer), &out.what());
+                    return Ok(());
                 }
                 (None, _) if first && detect && matches!(status.as_u16(), 400 | 404 | 405) => {
                     // 2025-03-26, "Backwards Compatibility": an HTTP+SSE server.
                     let endpoint = open_legacy_stream(shared)?;
+                    shared.legacy.store(true, Ordering::SeqCst);
                     self.mode = Mode::Legacy { endpoint };
                     return self.post_legacy(body, out);
                 }
@@ -396,7 +439,8 @@ impl HttpTransport {
         match content_type(&response).as_str() {
             "application/json" => {
                 let answer = read_bounded(response, shared.options.max_message, &out.what())?;
-                shared.deliver_to(&mut self.ready, answer, &out.what())
+                shared.deliver(Ok(answer), &out.what());
+                Ok(())
             }
             "text/event-stream" => {
                 let reader = StreamReader {
@@ -404,7 +448,6 @@ impl HttpTransport {
                     method: out.what(),
                     awaited: out.id.clone(),
                     resumable: !modern,
-                    revision: self.revision,
                 };
                 thread::spawn(move || reader.run(response));
                 Ok(())
@@ -452,7 +495,7 @@ impl HttpTransport {
         }
         self.get_stream = true;
         let shared = Arc::clone(&self.shared);
-        let revision = self.revision;
+        let revision = shared.revision();
         thread::spawn(move || {
             let mut request = shared
                 .client
@@ -483,26 +526,14 @@ impl HttpTransport {
 impl Transport for HttpTransport {
     fn send(&mut self, message: &[u8]) -> Result<(), Error> {
         let out = Outgoing::parse(message);
-        match self.mode {
-            Mode::Streamable { .. } => {
-                self.post_streamable(message, &out)?;
-                let legacy_era = out.revision != Some(Revision::V2026_07_28);
-                if out.method.as_deref() == Some("notifications/initialized")
-                    && legacy_era
-                    && !self.is_legacy()
-                {
-                    self.open_get_stream();
-                }
-                Ok(())
-            }
-            Mode::Legacy { .. } => self.post_legacy(message, &out),
-        }
+        self.jobs
+            .send((message.to_vec(), out))
+            .map_err(|_| Error::Closed {
+                doing: "sending to the server (the sending thread ended)".to_owned(),
+            })
     }
 
     fn receive(&mut self, timeout: Duration) -> Result<Received, Error> {
-        if let Some(next) = self.ready.pop_front() {
-            return next.map(Received::Line);
-        }
         match self.incoming.recv_timeout(timeout) {
             Ok(next) => next.map(Received::Line),
             Err(RecvTimeoutError::Timeout) => Ok(Received::TimedOut),
@@ -512,7 +543,11 @@ impl Transport for HttpTransport {
     }
 
     fn agreed(&mut self, revision: Revision) {
-        self.revision = Some(revision);
+        *self
+            .shared
+            .revision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(revision);
     }
 }
 
@@ -535,20 +570,8 @@ impl Shared {
             .clone()
     }
 
-    /// Queues an answer read while sending, after the secret check.
-    fn deliver_to(
-        &self,
-        ready: &mut VecDeque<Result<Vec<u8>, Error>>,
-        answer: Vec<u8>,
-        method: &str,
-    ) -> Result<(), Error> {
-        if self.secrets.found_in(&answer) {
-            return Err(Error::SecretEchoed {
-                method: method.to_owned(),
-            });
-        }
-        ready.push_back(Ok(answer));
-        Ok(())
+    fn revision(&self) -> Option<Revision> {
+        *self.revision.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Passes a message from a stream to the session; `false` when the session is gone.
@@ -620,7 +643,6 @@ struct StreamReader {
     /// The id of the request the stream answers.
     awaited: Option<Value>,
     resumable: bool,
-    revision: Option<Revision>,
 }
 
 impl StreamReader {
@@ -668,7 +690,7 @@ impl StreamReader {
             if let Some(session) = self.shared.session() {
                 request = request.header(SESSION_ID, session);
             }
-            if let Some(revision) = self.revision {
+            if let Some(revision) = self.shared.revision() {
                 request = request.header(PROTOCOL_VERSION, revision.as_str());
             }
             outcome = match request.send() {
