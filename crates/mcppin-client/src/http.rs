@@ -222,6 +222,32 @@ impl HttpTransport {
     /// [`Error::BadRemote`] for a URL that is not `http` or `https` or a header that is not
     /// valid HTTP (named, its value never shown); for HTTP+SSE, the errors of opening the
     /// stream.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::collections::BTreeMap;
+    /// use std::num::NonZeroU32;
+    /// use std::time::Duration;
+    /// use mcppin_client::{ClientInfo, HttpKind, HttpOptions, HttpServer, HttpTransport,
+    ///                     Protocol, Session, SessionOptions, capture};
+    ///
+    /// let server = HttpServer {
+    ///     url: "https://mcp.example.com/mcp".to_owned(),
+    ///     kind: HttpKind::Streamable,
+    ///     headers: BTreeMap::from([("Authorization".to_owned(), "Bearer t0ken".to_owned())]),
+    /// };
+    /// let timeout = Duration::from_secs(30);
+    /// let options = HttpOptions { max_message: mcppin_client::DEFAULT_MAX_LINE, timeout };
+    /// let transport = HttpTransport::connect(&server, options)?;
+    /// let client = ClientInfo { name: "me".to_owned(), version: "1".to_owned() };
+    /// let mut session =
+    ///     Session::open(transport, &SessionOptions { protocol: Protocol::Auto, timeout, client })?;
+    /// let surface = capture(&mut session, NonZeroU32::new(2).expect("two"))?;
+    /// session.into_transport().close()?; // DELETE, when the server gave a session
+    /// # let _ = surface;
+    /// # Ok::<(), mcppin_client::Error>(())
+    /// ```
     pub fn connect(server: &HttpServer, options: HttpOptions) -> Result<Self, Error> {
         let url = Url::parse(&server.url).map_err(|e| Error::BadRemote {
             problem: format!("the url {} is not a URL: {e}", redact_url(&server.url)),
@@ -324,138 +350,53 @@ impl HttpTransport {
 
 impl Poster {
     /// POSTs each message in turn; an error goes to the session as its next answer.
+    ///
+    /// A request after the first is POSTed from a thread of its own: its answer may wait for
+    /// the client's answer to a request of the server (a `ping` on the GET stream), which the
+    /// session sends meanwhile. Notifications, responses and the first request (which
+    /// decides the session and the transport) are POSTed here, in order.
     fn run(mut self, jobs: &Receiver<(Vec<u8>, Outgoing)>) {
         while let Ok((body, out)) = jobs.recv() {
+            let what = out.what();
+            let request = out.id.is_some() && out.method.is_some();
             let posted = match self.mode {
-                Mode::Streamable { .. } => self.post_streamable(&body, &out).map(|()| {
-                    let legacy_era = out.revision != Some(Revision::V2026_07_28);
-                    let streamable = matches!(self.mode, Mode::Streamable { .. });
-                    if out.method.as_deref() == Some("notifications/initialized")
-                        && legacy_era
-                        && streamable
-                    {
-                        self.open_get_stream();
+                Mode::Streamable { .. } if request && self.answered => {
+                    let shared = Arc::clone(&self.shared);
+                    thread::spawn(move || {
+                        if let Err(err) = post_streamable(&shared, &body, &out, false) {
+                            shared.deliver(Err(err), &out.what());
+                        }
+                    });
+                    Ok(())
+                }
+                Mode::Streamable { detect } => {
+                    let first = !self.answered;
+                    self.answered = true;
+                    match post_streamable(&self.shared, &body, &out, detect && first) {
+                        Ok(Fallback::Stay) => {
+                            let legacy_era = out.revision != Some(Revision::V2026_07_28);
+                            if out.method.as_deref() == Some("notifications/initialized")
+                                && legacy_era
+                            {
+                                self.open_get_stream();
+                            }
+                            Ok(())
+                        }
+                        Ok(Fallback::Legacy(endpoint)) => {
+                            self.shared.legacy.store(true, Ordering::SeqCst);
+                            self.mode = Mode::Legacy { endpoint };
+                            self.post_legacy(&body, &out)
+                        }
+                        Err(err) => Err(err),
                     }
-                }),
+                }
                 Mode::Legacy { .. } => self.post_legacy(&body, &out),
             };
             if let Err(err) = posted
-                && !self.shared.deliver(Err(err), &out.what())
+                && !self.shared.deliver(Err(err), &what)
             {
                 return;
             }
-        }
-    }
-
-    fn post_streamable(&mut self, body: &[u8], out: &Outgoing) -> Result<(), Error> {
-        let shared = &self.shared;
-        let mut request = shared
-            .client
-            .post(shared.url.clone())
-            .headers(shared.headers.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, ACCEPT_BOTH);
-        let modern = out.revision == Some(Revision::V2026_07_28);
-        if modern {
-            request = request.header(PROTOCOL_VERSION, Revision::V2026_07_28.as_str());
-            if let Some(method) = &out.method {
-                request = request.header("mcp-method", header_safe(method));
-            }
-            if let Some(name) = &out.name {
-                request = request.header("mcp-name", header_safe(name));
-            }
-        } else {
-            if let Some(revision) = shared.revision() {
-                request = request.header(PROTOCOL_VERSION, revision.as_str());
-            }
-            if let Some(session) = shared.session() {
-                request = request.header(SESSION_ID, session);
-            }
-        }
-        let response = request
-            .body(body.to_vec())
-            .send()
-            .map_err(|e| send_error(&out.what(), e, shared.options.timeout))?;
-        let first = !self.answered;
-        self.answered = true;
-        let status = response.status();
-        if status.is_redirection() {
-            return Err(redirect(&out.what(), &response));
-        }
-        if status.is_client_error() || status.is_server_error() {
-            let detect = matches!(self.mode, Mode::Streamable { detect: true });
-            if status == StatusCode::NOT_FOUND && shared.session().is_some() && !modern {
-                return Err(Error::SessionEnded { method: out.what() });
-            }
-            let error = json_rpc_error(response, shared.options.max_message);
-            match (error, &out.id) {
-                (Some(error), Some(id)) => {
-                    let answer = answer_with_error(id, error)?;
-                    shared.deliver(Ok(answer), &out.what());
-                    return Ok(());
-                }
-                (None, _) if first && detect && matches!(status.as_u16(), 400 | 404 | 405) => {
-                    // 2025-03-26, "Backwards Compatibility": an HTTP+SSE server.
-                    let endpoint = open_legacy_stream(shared)?;
-                    shared.legacy.store(true, Ordering::SeqCst);
-                    self.mode = Mode::Legacy { endpoint };
-                    return self.post_legacy(body, out);
-                }
-                _ => {
-                    return Err(Error::HttpStatus {
-                        method: out.what(),
-                        status: status.as_u16(),
-                    });
-                }
-            }
-        }
-        if !modern
-            && let Some(session) = response.headers().get(SESSION_ID)
-            && shared.session().is_none()
-        {
-            if !session.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
-                return Err(Error::Protocol {
-                    method: out.what(),
-                    problem: "an Mcp-Session-Id that is not visible ASCII",
-                });
-            }
-            let mut session = session.clone();
-            session.set_sensitive(true);
-            *shared
-                .session_id
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(session);
-        }
-        if out.id.is_none() || out.method.is_none() {
-            // A notification or a response: 202 and no body (any body is ignored).
-            return Ok(());
-        }
-        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
-            return Err(Error::Protocol {
-                method: out.what(),
-                problem: "HTTP 202 without an answer to a request",
-            });
-        }
-        match content_type(&response).as_str() {
-            "application/json" => {
-                let answer = read_bounded(response, shared.options.max_message, &out.what())?;
-                shared.deliver(Ok(answer), &out.what());
-                Ok(())
-            }
-            "text/event-stream" => {
-                let reader = StreamReader {
-                    shared: Arc::clone(shared),
-                    method: out.what(),
-                    awaited: out.id.clone(),
-                    resumable: !modern,
-                };
-                thread::spawn(move || reader.run(response));
-                Ok(())
-            }
-            _ => Err(Error::Protocol {
-                method: out.what(),
-                problem: "an answer that is neither application/json nor text/event-stream",
-            }),
         }
     }
 
@@ -520,6 +461,126 @@ impl Poster {
             let mut decoder = SseDecoder::new(shared.options.max_message);
             let _ = pump(&shared, response, &mut decoder, "the GET stream", |_| false);
         });
+    }
+}
+
+/// What the first POST of a link without a `type` decided.
+enum Fallback {
+    /// Streamable HTTP it is.
+    Stay,
+    /// An HTTP+SSE server: its stream is open, POST to this endpoint.
+    Legacy(Url),
+}
+
+/// POSTs one message over Streamable HTTP and passes its answer on (a JSON body now, the
+/// events of a stream from a reader thread). With `detect`, an HTTP 400, 404 or 405 without a
+/// JSON-RPC error opens the HTTP+SSE stream instead (2025-03-26, "Backwards Compatibility").
+fn post_streamable(
+    shared: &Arc<Shared>,
+    body: &[u8],
+    out: &Outgoing,
+    detect: bool,
+) -> Result<Fallback, Error> {
+    let mut request = shared
+        .client
+        .post(shared.url.clone())
+        .headers(shared.headers.clone())
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, ACCEPT_BOTH);
+    let modern = out.revision == Some(Revision::V2026_07_28);
+    if modern {
+        request = request.header(PROTOCOL_VERSION, Revision::V2026_07_28.as_str());
+        if let Some(method) = &out.method {
+            request = request.header("mcp-method", header_safe(method));
+        }
+        if let Some(name) = &out.name {
+            request = request.header("mcp-name", header_safe(name));
+        }
+    } else {
+        if let Some(revision) = shared.revision() {
+            request = request.header(PROTOCOL_VERSION, revision.as_str());
+        }
+        if let Some(session) = shared.session() {
+            request = request.header(SESSION_ID, session);
+        }
+    }
+    let response = request
+        .body(body.to_vec())
+        .send()
+        .map_err(|e| send_error(&out.what(), e, shared.options.timeout))?;
+    let status = response.status();
+    if status.is_redirection() {
+        return Err(redirect(&out.what(), &response));
+    }
+    if status.is_client_error() || status.is_server_error() {
+        if status == StatusCode::NOT_FOUND && shared.session().is_some() && !modern {
+            return Err(Error::SessionEnded { method: out.what() });
+        }
+        let error = json_rpc_error(response, shared.options.max_message);
+        match (error, &out.id) {
+            (Some(error), Some(id)) => {
+                let answer = answer_with_error(id, error)?;
+                shared.deliver(Ok(answer), &out.what());
+                return Ok(Fallback::Stay);
+            }
+            (None, _) if detect && matches!(status.as_u16(), 400 | 404 | 405) => {
+                return open_legacy_stream(shared).map(Fallback::Legacy);
+            }
+            _ => {
+                return Err(Error::HttpStatus {
+                    method: out.what(),
+                    status: status.as_u16(),
+                });
+            }
+        }
+    }
+    if !modern
+        && let Some(session) = response.headers().get(SESSION_ID)
+        && shared.session().is_none()
+    {
+        if !session.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
+            return Err(Error::Protocol {
+                method: out.what(),
+                problem: "an Mcp-Session-Id that is not visible ASCII",
+            });
+        }
+        let mut session = session.clone();
+        session.set_sensitive(true);
+        *shared
+            .session_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(session);
+    }
+    if out.id.is_none() || out.method.is_none() {
+        // A notification or a response: 202 and no body (any body is ignored).
+        return Ok(Fallback::Stay);
+    }
+    if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+        return Err(Error::Protocol {
+            method: out.what(),
+            problem: "HTTP 202 without an answer to a request",
+        });
+    }
+    match content_type(&response).as_str() {
+        "application/json" => {
+            let answer = read_bounded(response, shared.options.max_message, &out.what())?;
+            shared.deliver(Ok(answer), &out.what());
+            Ok(Fallback::Stay)
+        }
+        "text/event-stream" => {
+            let reader = StreamReader {
+                shared: Arc::clone(shared),
+                method: out.what(),
+                awaited: out.id.clone(),
+                resumable: !modern,
+            };
+            thread::spawn(move || reader.run(response));
+            Ok(Fallback::Stay)
+        }
+        _ => Err(Error::Protocol {
+            method: out.what(),
+            problem: "an answer that is neither application/json nor text/event-stream",
+        }),
     }
 }
 

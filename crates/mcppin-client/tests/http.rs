@@ -156,6 +156,52 @@ fn speaks_streamable_http_with_json_answers_and_a_session() {
     assert_secret_kept(&peer, "");
 }
 
+#[test]
+fn answers_a_ping_the_server_sends_on_the_get_stream() {
+    // The server holds its answer to tools/list until the client has answered the ping it
+    // sent on the GET stream: the answer's POST must not wait behind the request's.
+    let pinged = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&pinged);
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        let body = request.json();
+        match request.method.as_str() {
+            "GET" => {
+                start_events(stream, &[]);
+                let ping = r#"{"jsonrpc":"2.0","id":"p-1","method":"ping"}"#;
+                let _ = write!(stream, "data: {ping}\n\n");
+                let _ = stream.flush();
+                thread::sleep(Duration::from_secs(3));
+            }
+            "POST" if body["id"] == "p-1" && body.get("result").is_some() => {
+                seen.fetch_add(1, Ordering::SeqCst);
+                respond(stream, "202 Accepted", &[], b"");
+            }
+            "POST" if request.rpc_method() == "tools/list" => {
+                for _ in 0..200 {
+                    if seen.load(Ordering::SeqCst) > 0 {
+                        return json_server(request, stream);
+                    }
+                    thread::sleep(Duration::from_millis(25));
+                }
+                respond(stream, "500 Internal Server Error", &[], b"");
+            }
+            _ => json_server(request, stream),
+        }
+    });
+    let transport = HttpTransport::connect(
+        &server(peer.url("/mcp"), HttpKind::Streamable),
+        http_options(DEFAULT_MAX_LINE, Duration::from_secs(10)),
+    )
+    .unwrap();
+    let mut session = Session::open(
+        transport,
+        &options(Protocol::default(), Duration::from_secs(10)),
+    )
+    .unwrap();
+    assert_eq!(session.list_tools().unwrap().len(), 2);
+    assert_eq!(pinged.load(Ordering::SeqCst), 1);
+}
+
 /// Answers each request with an event stream written a few bytes at a time, CRLF line ends,
 /// a comment and a notification before the answer.
 fn split_sse_server(request: &Request, stream: &mut TcpStream) {
