@@ -461,6 +461,19 @@ mod tests {
     }
 
     #[test]
+    fn refuses_input_and_undefined_variables_in_remote_entries() {
+        let text = r#"{"servers": {"gh": {"type": "http", "url": "https://x.invalid/${HOST}",
+            "headers": {"Authorization": "Bearer ${input:token}"}}}}"#;
+        let config = ClientConfig::parse(text).unwrap();
+        let err = http(&config, "gh")
+            .expand("gh", &env(&[("HOST", "h")]))
+            .unwrap_err();
+        assert!(matches!(err, Error::InputVariable { ref name, .. } if name == "token"));
+        let err = http(&config, "gh").expand("gh", &env(&[])).unwrap_err();
+        assert!(matches!(err, Error::UndefinedVariable { ref name, .. } if name == "HOST"));
+    }
+
+    #[test]
     fn refuses_an_unknown_remote_type_and_bad_headers() {
         let err = ClientConfig::parse(r#"{"mcpServers": {"x": {"type": "ws", "url": "u"}}}"#)
             .unwrap_err();

@@ -172,6 +172,9 @@ pub fn redact_url(url: &str) -> String {
 /// order sent; the answers (JSON bodies, the events of the streams, and the errors of the
 /// requests) are what `receive` returns. Waiting for an answer is thus bounded by the
 /// session's timeout alone, and a slow server is seen waiting, as over stdio.
+///
+/// It is blocking: call it from a thread, not from inside an async runtime (the HTTP client
+/// runs one of its own, which cannot be started or stopped from within another).
 #[derive(Debug)]
 pub struct HttpTransport {
     shared: Arc<Shared>,
