@@ -212,6 +212,9 @@ struct Shared {
     revision: Mutex<Option<Revision>>,
     /// Whether the link speaks HTTP+SSE.
     legacy: AtomicBool,
+    /// Set when the transport is dropped: reader threads stop at their next read, even on a
+    /// stream that only ever sends keep-alive comments.
+    dropped: AtomicBool,
     sender: SyncSender<Result<Vec<u8>, Error>>,
 }
 
@@ -287,6 +290,7 @@ impl HttpTransport {
             session_id: Mutex::new(None),
             revision: Mutex::new(None),
             legacy: AtomicBool::new(false),
+            dropped: AtomicBool::new(false),
             sender,
         });
         let mode = match server.kind {
@@ -587,6 +591,12 @@ fn post_streamable(
     }
 }
 
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.shared.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
 impl Transport for HttpTransport {
     fn send(&mut self, message: &[u8]) -> Result<(), Error> {
         let out = Outgoing::parse(message);
@@ -804,6 +814,9 @@ fn pump(
 ) -> Pumped {
     let mut buffer = vec![0; 16 * 1024];
     loop {
+        if shared.dropped.load(Ordering::SeqCst) {
+            return Pumped::SessionGone;
+        }
         let read = match response.read(&mut buffer) {
             Ok(0) => return Pumped::Ended(None),
             Ok(n) => n,
@@ -938,6 +951,9 @@ fn legacy_reader(
         }
     };
     loop {
+        if shared.dropped.load(Ordering::SeqCst) {
+            return;
+        }
         let read = match response.read(&mut buffer) {
             Ok(0) | Err(_) => {
                 let err = Error::Closed {

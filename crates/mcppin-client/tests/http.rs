@@ -346,6 +346,38 @@ fn times_out_on_a_server_that_never_answers() {
 }
 
 #[test]
+fn a_dropped_transport_stops_reading_a_stream_of_keep_alives() {
+    let ended = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&ended);
+    let peer = Peer::start(move |_request: &Request, stream: &mut TcpStream| {
+        start_events(stream, &[]);
+        // Comments only, for up to 20 s: the client must hang up on its own.
+        for _ in 0..400 {
+            if stream.write_all(b": keep-alive\n\n").is_err() || stream.flush().is_err() {
+                seen.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let err = capture_over(
+        &server(peer.url("/mcp"), HttpKind::Streamable),
+        Protocol::default(),
+        DEFAULT_MAX_LINE,
+        Duration::from_millis(300),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    for _ in 0..200 {
+        if ended.load(Ordering::SeqCst) > 0 {
+            return;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the stream was still read 10 s after the transport was dropped");
+}
+
+#[test]
 fn times_out_on_a_server_that_never_sends_its_headers() {
     let peer = Peer::start(|_request: &Request, _stream: &mut TcpStream| {
         thread::sleep(Duration::from_secs(5));
