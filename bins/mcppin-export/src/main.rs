@@ -48,8 +48,8 @@ const STDERR_LIMIT: usize = 64 * 1024;
 
 /// Run the MCP servers of a client configuration and write the manifest of their tool surface.
 ///
-/// Every selected server is started, read to the last page of `tools/list` as many times as
-/// `--passes` says, and stopped. The manifest says `complete: true` only when at least two
+/// Every selected server is started (a remote one, with a `url`, reached over HTTP), read to
+/// the last page of `tools/list` as many times as `--passes` says, and stopped. The manifest says `complete: true` only when at least two
 /// readings of every server agree.
 #[derive(Debug, Parser)]
 #[command(name = NAME, version, about, after_help = EXIT_CODES)]
