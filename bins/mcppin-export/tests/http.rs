@@ -197,6 +197,46 @@ fn exports_server_everything_over_http_sse() {
 }
 
 #[test]
+fn detects_http_sse_on_server_everything_when_no_type_is_given() {
+    let everything = Everything::start("sse");
+    let dir = Dir::new();
+    // Cursor's shape: a bare url. The first POST is refused as an HTTP+SSE server refuses it.
+    dir.write(
+        "config.json",
+        format!(
+            r#"{{"mcpServers": {{"docs": {{"url": {}}}}}}}"#,
+            json_string(&everything.url("/sse"))
+        ),
+    );
+    export(&dir, &["--protocol", "auto"])
+        .code(0)
+        .stderr_has("server \"docs\": ")
+        .stderr_has(" tools over 2025-11-25, 2 readings agree");
+}
+
+#[test]
+fn exports_a_2026_07_28_server_statelessly() {
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        // A modern server refuses a request whose mirrored headers disagree with its body.
+        let body = request.json();
+        let revision = &body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"];
+        if request.header("mcp-method") != body["method"].as_str()
+            || request.header("mcp-protocol-version") != revision.as_str()
+        {
+            return respond(stream, "400 Bad Request", &[], b"");
+        }
+        respond_json(stream, &[], &mcp_answer(request).unwrap());
+    });
+    let dir = Dir::new();
+    remote_config(&dir, &peer);
+    let run = export(&dir, &["--protocol", "2026-07-28"]);
+    run.code(0)
+        .stderr_has("server \"web\": 2 tools over 2026-07-28, 2 readings agree");
+    assert!(peer.requests().iter().all(|r| r.method == "POST"));
+    assert_no_secret(&dir, &run);
+}
+
+#[test]
 fn one_unreachable_remote_server_fails_the_whole_export() {
     let dir = Dir::new();
     let closed = peer::free_port();
