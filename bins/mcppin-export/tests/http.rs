@@ -342,16 +342,16 @@ fn a_remote_server_that_never_answers_times_out() {
 }
 
 #[test]
-fn a_redirect_fails_the_export_naming_the_location_without_its_query() {
+fn a_redirect_fails_the_export_naming_only_the_origin_of_the_location() {
     let peer = Peer::start(|_request: &Request, stream: &mut TcpStream| {
-        let location = format!("https://elsewhere.invalid/mcp?key={QUERY_SECRET}");
+        let location = format!("https://elsewhere.invalid/mcp/{SECRET}/sse?key={QUERY_SECRET}");
         respond(stream, "302 Found", &[("Location", &location)], b"");
     });
     let dir = Dir::new();
     remote_config(&dir, &peer);
     let run = export(&dir, &[]);
     run.code(3).stderr_has(
-        "a redirect (HTTP 302) to \"https://elsewhere.invalid/mcp\": redirects are not followed",
+        "a redirect (HTTP 302) to \"https://elsewhere.invalid\": redirects are not followed",
     );
     assert_no_secret(&dir, &run);
 }

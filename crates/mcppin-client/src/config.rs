@@ -61,10 +61,11 @@ pub struct HttpServer {
 }
 
 impl std::fmt::Debug for HttpServer {
-    /// Shows the kind and the header names only: values and the URL may hold secrets.
+    /// Shows the URL's origin, the kind and the header names only: header values and the
+    /// URL's path, query and userinfo may hold secrets.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer")
-            .field("url", &crate::http::redact_url(&self.url))
+            .field("origin", &crate::http::origin(&self.url))
             .field("kind", &self.kind)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()

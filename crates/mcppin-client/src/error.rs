@@ -204,7 +204,7 @@ pub enum Error {
         method: String,
         /// The status code.
         status: u16,
-        /// The `Location`, without query, fragment and userinfo.
+        /// The origin of the `Location` (scheme, host, port: a path may hold a key).
         location: String,
     },
     /// The server no longer knows the session (HTTP 404 to a request carrying

@@ -17,7 +17,7 @@
 //!
 //! Bounds: each message (JSON body or event data) is at most the `max_message` of
 //! [`HttpOptions`], like a stdio line; connecting and every read wait at most its `timeout`;
-//! redirects are never followed (the error names the location without its query).
+//! redirects are never followed (the error names only the origin of the location).
 //!
 //! # Security
 //!
@@ -139,8 +139,13 @@ impl Secrets {
     }
 }
 
-/// A URL as it may be shown or recorded: scheme, host, port and path, without userinfo,
-/// query or fragment. Text that is not a URL is shown as `<invalid url>`.
+/// A URL without userinfo, query or fragment: scheme, host, port and path. Text that is not a
+/// URL is `<invalid url>`.
+///
+/// # Security
+///
+/// Some services put the key in the path (`https://host/mcp/KEY/sse`): messages and `Debug`
+/// forms in this crate show [`origin`] only.
 ///
 /// # Examples
 ///
@@ -162,6 +167,26 @@ pub fn redact_url(url: &str) -> String {
             url.set_fragment(None);
             url.to_string()
         }
+        Err(_) => "<invalid url>".to_owned(),
+    }
+}
+
+/// The origin of a URL, as messages show it: scheme, host and port only
+/// (`https://api.example.com:8443`). Text that is not a URL is `<invalid url>`.
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_client::http::origin;
+///
+/// assert_eq!(origin("https://me:pw@api.example.com:8443/mcp/k3y/sse?key=s"), "https://api.example.com:8443");
+/// assert_eq!(origin("not a url"), "<invalid url>");
+/// ```
+#[must_use]
+pub fn origin(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(url) if url.has_host() => url.origin().ascii_serialization(),
+        Ok(url) => format!("{}:", url.scheme()),
         Err(_) => "<invalid url>".to_owned(),
     }
 }
@@ -256,13 +281,13 @@ impl HttpTransport {
     /// ```
     pub fn connect(server: &HttpServer, options: HttpOptions) -> Result<Self, Error> {
         let url = Url::parse(&server.url).map_err(|e| Error::BadRemote {
-            problem: format!("the url {} is not a URL: {e}", redact_url(&server.url)),
+            problem: format!("the url is not a URL: {e}"),
         })?;
         if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
             return Err(Error::BadRemote {
                 problem: format!(
                     "the url {} is not an http or https URL",
-                    redact_url(&server.url)
+                    origin(&server.url)
                 ),
             });
         }
@@ -629,7 +654,7 @@ impl std::fmt::Debug for Shared {
     /// The URL without its secret parts; header names only.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared")
-            .field("url", &redact_url(self.url.as_str()))
+            .field("origin", &origin(self.url.as_str()))
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("options", &self.options)
             .finish_non_exhaustive()
@@ -1044,7 +1069,7 @@ fn redirect(method: &str, response: &Response) -> Error {
         .get(header::LOCATION)
         .and_then(|l| l.to_str().ok())
         .map(|l| match response.url().join(l) {
-            Ok(url) => redact_url(url.as_str()),
+            Ok(url) => origin(url.as_str()),
             Err(_) => "<invalid url>".to_owned(),
         })
         .unwrap_or_else(|| "nowhere (no Location)".to_owned());
