@@ -84,7 +84,7 @@ pub(crate) fn run() -> anyhow::Result<Exit> {
                     "{title}\n  {}: {}\n  capture: {}\n",
                     plural(listed.len(), "server"),
                     names.join(", "),
-                    command(&location.path, &listed)
+                    command(&location.path)
                 ));
             }
         }
@@ -126,24 +126,12 @@ fn look(location: &Location) -> Found {
     }
 }
 
-/// The command that captures a configuration: all of it, or its stdio servers by `--server`
-/// when it also names remote ones (which an export of the whole file would refuse).
-fn command(path: &Path, listed: &[Listed]) -> String {
-    let stdio: Vec<&Listed> = listed.iter().filter(|server| !server.remote).collect();
-    if stdio.is_empty() {
-        return "none (remote servers are not captured by this version)".to_owned();
-    }
-    let mut command = format!(
-        "mcppin-export --config {}",
+/// The command that captures a configuration: all of it, remote servers included.
+fn command(path: &Path) -> String {
+    let command = format!(
+        "mcppin-export --config {} -o manifest.json",
         shell_word(&path.to_string_lossy())
     );
-    if stdio.len() < listed.len() {
-        for server in stdio {
-            command.push_str(" --server ");
-            command.push_str(&shell_word(&server.id));
-        }
-    }
-    command.push_str(" -o manifest.json");
     escape(&command).into_owned()
 }
 

@@ -16,9 +16,10 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use clap::Parser;
 use mcppin_client::{
-    CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
-    Received, Revision, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
-    StderrMode, StdioServer, Transport, capture, inherited_environment,
+    CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, HttpOptions,
+    HttpServer, HttpTransport, Inherit, Protocol, Received, Revision, Secrets, ServerCapture,
+    ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode, StdioServer, Transport,
+    capture, inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
@@ -47,8 +48,8 @@ const STDERR_LIMIT: usize = 64 * 1024;
 
 /// Run the MCP servers of a client configuration and write the manifest of their tool surface.
 ///
-/// Every selected server is started, read to the last page of `tools/list` as many times as
-/// `--passes` says, and stopped. The manifest says `complete: true` only when at least two
+/// Every selected server is started (a remote one, with a `url`, reached over HTTP), read to
+/// the last page of `tools/list` as many times as `--passes` says, and stopped. The manifest says `complete: true` only when at least two
 /// readings of every server agree.
 #[derive(Debug, Parser)]
 #[command(name = NAME, version, about, after_help = EXIT_CODES)]
@@ -177,26 +178,18 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     // found without running anything.
     let mut servers = Vec::new();
     for id in &ids {
-        match &config.servers[id.as_str()] {
+        let unreadable = |e: mcppin_client::Error| {
+            Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
+        };
+        let server = match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                let server = server.expand(id, &environment).map_err(|e| {
-                    Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
-                })?;
-                servers.push((id.as_str(), server));
+                Resolved::Stdio(server.expand(id, &environment).map_err(unreadable)?)
             }
-            ServerEntry::Remote { .. } => {
-                return Err(Fail::new(
-                    Exit::Uncaptured,
-                    format!(
-                        "server {} could not be captured: it is a remote server (url); \
-                         this version captures stdio servers only, and an export without it \
-                         would not be the surface the agent sees",
-                        quoted(id)
-                    ),
-                )
-                .into());
+            ServerEntry::Http(server) => {
+                Resolved::Http(server.expand(id, &environment).map_err(unreadable)?)
             }
-        }
+        };
+        servers.push((id.as_str(), server));
     }
 
     let running = Running::default();
@@ -216,7 +209,10 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     }
     for (id, server) in &servers {
         let started = Instant::now();
-        let captured = capture_server(cli, id, server, &running, started)?;
+        let captured = match server {
+            Resolved::Stdio(server) => capture_server(cli, id, server, &running, started)?,
+            Resolved::Http(server) => capture_remote(cli, id, server, started)?,
+        };
         let took = started.elapsed();
         let reading = Reading {
             revision: captured.protocol_version,
@@ -293,6 +289,77 @@ fn select(cli: &Cli, path: &Path, config: &ClientConfig) -> anyhow::Result<Vec<S
     Ok(ids.into_iter().collect())
 }
 
+/// A selected server with its variables expanded.
+enum Resolved {
+    Stdio(StdioServer),
+    Http(HttpServer),
+}
+
+/// The session settings of every server.
+fn session_options(cli: &Cli) -> SessionOptions {
+    SessionOptions {
+        protocol: cli.protocol,
+        timeout: cli.timeout,
+        client: ClientInfo {
+            name: NAME.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+    }
+}
+
+/// Opens a session over `transport` (with the notes of a slow start) and reads the surface.
+fn read_surface(
+    cli: &Cli,
+    id: &str,
+    transport: &mut dyn Transport,
+    started: Instant,
+) -> Result<ServerCapture, mcppin_client::Error> {
+    let watched = Starting {
+        inner: transport,
+        id,
+        started,
+        next_note: FIRST_NOTE,
+        open: false,
+        quiet: cli.quiet,
+    };
+    Session::open(watched, &session_options(cli)).and_then(|mut session| {
+        session.transport_mut().open = true;
+        capture(&mut session, cli.passes)
+    })
+}
+
+/// Captures a remote server over HTTP (docs/export.md, "Remote servers"), then ends its
+/// session; fails with exit 3. Secrets of its configuration never reach a message: the
+/// client leaves them out, and every message is redacted once more here.
+fn capture_remote(
+    cli: &Cli,
+    id: &str,
+    server: &HttpServer,
+    started: Instant,
+) -> anyhow::Result<ServerCapture> {
+    let secrets = Secrets::of(server);
+    let failed = |cause: String| -> anyhow::Error {
+        Fail::new(
+            Exit::Uncaptured,
+            secrets.redact(&format!(
+                "server {} could not be captured: {cause}",
+                quoted(id)
+            )),
+        )
+        .into()
+    };
+    let options = HttpOptions {
+        max_message: DEFAULT_MAX_LINE,
+        timeout: cli.timeout,
+    };
+    let mut transport =
+        HttpTransport::connect(server, options).map_err(|e| failed(e.to_string()))?;
+    let result = read_surface(cli, id, &mut transport, started);
+    // Ending the session is a courtesy to the server: the capture stands without it.
+    let _ = transport.close();
+    result.map_err(|e| failed(e.to_string()))
+}
+
 /// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
 /// exit 3.
 fn capture_server(
@@ -334,26 +401,7 @@ fn capture_server(
     let mut connection =
         Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
     running.add(connection.id());
-    let options = SessionOptions {
-        protocol: cli.protocol,
-        timeout: cli.timeout,
-        client: ClientInfo {
-            name: NAME.to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
-    };
-    let watched = Starting {
-        inner: &mut connection,
-        id,
-        started,
-        next_note: FIRST_NOTE,
-        open: false,
-        quiet: cli.quiet,
-    };
-    let result = Session::open(watched, &options).and_then(|mut session| {
-        session.transport_mut().open = true;
-        capture(&mut session, cli.passes)
-    });
+    let result = read_surface(cli, id, &mut connection, started);
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -419,7 +467,7 @@ const FIRST_NOTE: Duration = Duration::from_secs(2);
 /// starting when it has not answered for a while (a cold `npx` downloads its package first).
 /// The clock is read here, in the binary; the session only sees a transport.
 struct Starting<'a> {
-    inner: &'a mut Connection,
+    inner: &'a mut dyn Transport,
     id: &'a str,
     /// When the server was started.
     started: Instant,
@@ -460,6 +508,10 @@ impl Transport for Starting<'_> {
                 other => return Ok(other),
             }
         }
+    }
+
+    fn agreed(&mut self, revision: Revision) {
+        self.inner.agreed(revision);
     }
 }
 

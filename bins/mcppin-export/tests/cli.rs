@@ -624,19 +624,6 @@ fn an_output_that_cannot_be_written_exits_4_and_stops_the_server() {
 }
 
 #[test]
-fn a_remote_server_is_refused_with_a_message() {
-    let dir = Dir::new();
-    dir.write(
-        "mcp.json",
-        r#"{"servers": {"web": {"type": "http", "url": "https://example.invalid/mcp"}}}"#,
-    );
-    dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
-        .code(3)
-        .stderr_has("server \"web\" could not be captured: it is a remote server (url)");
-    assert!(!dir.exists("manifest.json"));
-}
-
-#[test]
 fn reads_vs_code_files_with_comments_and_expands_variables() {
     let dir = Dir::new();
     let pid = dir.path().join("demo.pid");

@@ -139,10 +139,10 @@ fn lists_every_client_location_found_with_its_servers() {
             "{client}: {path}\n  {ids}\n  capture: mcppin-export --config {path} -o manifest.json\n"
         ));
     }
-    // A remote server is named as such, and no command is offered for it.
+    // A remote server is named as such, and captured like the others.
     run.stdout_has(&format!(
         "Windsurf (user): {h}/.codeium/windsurf/mcp_config.json\n  1 server: \"wind\" (remote)\n  \
-         capture: none (remote servers are not captured by this version)\n"
+         capture: mcppin-export --config {h}/.codeium/windsurf/mcp_config.json -o manifest.json\n"
     ));
     run.stdout_has("9 configurations found, 10 servers\n");
     assert!(!run.stdout.contains("not found"), "{}", run.stdout);
@@ -216,7 +216,7 @@ fn ids_and_paths_are_escaped_and_the_command_is_quoted() {
 }
 
 #[test]
-fn a_configuration_with_remote_servers_gets_a_command_for_its_stdio_ones() {
+fn a_configuration_with_remote_servers_gets_a_command_for_all_of_it() {
     let dir = Dir::new();
     dir.write(
         "project/.vscode/mcp.json",
@@ -226,7 +226,7 @@ fn a_configuration_with_remote_servers_gets_a_command_for_its_stdio_ones() {
     let run = discover(&dir, &[]);
     run.code(0)
         .stdout_has("3 servers: \"docs\", \"it's\", \"web\" (remote)\n")
-        .stdout_has("/.vscode/mcp.json --server docs --server 'it'\\''s' -o manifest.json\n");
+        .stdout_has("/.vscode/mcp.json -o manifest.json\n");
 }
 
 #[test]

@@ -27,11 +27,70 @@ pub struct ClientConfig {
 pub enum ServerEntry {
     /// A server started as a process and spoken to over stdio.
     Stdio(StdioServer),
-    /// A server reached over HTTP (`url`); not captured by this build.
-    Remote {
-        /// The configured URL, after expansion of nothing (it is not used).
-        url: String,
-    },
+    /// A server reached over HTTP (`url`, or Windsurf's `serverUrl`).
+    Http(HttpServer),
+}
+
+/// How a remote server is spoken to: the configuration's `type`.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum HttpKind {
+    /// `http`, `streamable-http` or `streamableHttp`: Streamable HTTP (2025-03-26 on).
+    Streamable,
+    /// `sse`: the HTTP+SSE transport of 2024-11-05 (GET an event stream, POST to the
+    /// endpoint it names).
+    Sse,
+    /// No `type`: Streamable HTTP, falling back to HTTP+SSE when the server refuses the first
+    /// POST the way an HTTP+SSE server does (2025-03-26, "Backwards Compatibility").
+    Detect,
+}
+
+/// A remote server: its URL and the headers to send, variables not yet expanded.
+///
+/// # Security
+///
+/// Header values and the URL's query and userinfo are secrets (tokens, API keys):
+/// [`crate::http::Secrets`] collects them so that nothing shown or written repeats them.
+#[derive(Clone, Eq, PartialEq)]
+pub struct HttpServer {
+    /// `url` (or `serverUrl`).
+    pub url: String,
+    /// `type`.
+    pub kind: HttpKind,
+    /// `headers`, by name.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    /// Shows the URL's origin, the kind and the header names only: header values and the
+    /// URL's path, query and userinfo may hold secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("origin", &crate::http::origin(&self.url))
+            .field("kind", &self.kind)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl HttpServer {
+    /// The server with `${VAR}`, `${env:VAR}` and `${VAR:-default}` expanded from
+    /// `environment` in its URL and header values.
+    ///
+    /// # Errors
+    ///
+    /// As [`StdioServer::expand`].
+    pub fn expand(&self, id: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
+        let x = |text: &str| expand(id, text, environment);
+        Ok(Self {
+            url: x(&self.url)?,
+            kind: self.kind,
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), x(v)?)))
+                .collect::<Result<_, Error>>()?,
+        })
+    }
 }
 
 /// A stdio server: what to run, with variables already expanded.
@@ -121,9 +180,7 @@ fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error>
         .take_string("url")
         .or_else(|| entry.take_string("serverUrl"))
     {
-        return Ok(ServerEntry::Remote {
-            url: url.into_owned(),
-        });
+        return read_http(id, url.into_owned(), kind.as_deref(), entry);
     }
     match kind.as_deref() {
         None | Some("stdio") => {}
@@ -179,6 +236,42 @@ fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error>
         env,
         cwd,
     }))
+}
+
+fn read_http(
+    id: &str,
+    url: String,
+    kind: Option<&str>,
+    mut entry: JsonObject<'_>,
+) -> Result<ServerEntry, Error> {
+    let kind = match kind {
+        None => HttpKind::Detect,
+        Some("http" | "streamable-http" | "streamableHttp") => HttpKind::Streamable,
+        Some("sse") => HttpKind::Sse,
+        Some(other) => {
+            return Err(Error::ConfigShape {
+                server: Some(id.to_owned()),
+                problem: format!(
+                    "type {} with a url: expected \"http\", \"streamable-http\" or \"sse\"",
+                    crate::error::quoted(other)
+                ),
+            });
+        }
+    };
+    let mut headers = BTreeMap::new();
+    match entry.take("headers") {
+        None | Some(JsonValue::Null) => {}
+        Some(JsonValue::Object(table)) => {
+            for (name, value) in table {
+                let JsonValue::String(value) = value else {
+                    return Err(shape(Some(id), "a \"headers\" value is not a string"));
+                };
+                headers.insert(name, value.into_owned());
+            }
+        }
+        Some(_) => return Err(shape(Some(id), "\"headers\" is not an object")),
+    }
+    Ok(ServerEntry::Http(HttpServer { url, kind, headers }))
 }
 
 impl StdioServer {
@@ -318,17 +411,78 @@ mod tests {
         assert_eq!(stdio(&config, "files").command, "npx");
         assert_eq!(
             config.servers["remote"],
-            ServerEntry::Remote {
-                url: "https://example.invalid/mcp".to_owned()
-            }
+            ServerEntry::Http(HttpServer {
+                url: "https://example.invalid/mcp".to_owned(),
+                kind: HttpKind::Streamable,
+                headers: BTreeMap::new(),
+            })
         );
+    }
+
+    fn http(config: &ClientConfig, id: &str) -> HttpServer {
+        match &config.servers[id] {
+            ServerEntry::Http(s) => s.clone(),
+            other => panic!("{id} is {other:?}"),
+        }
     }
 
     #[test]
     fn reads_windsurf_remote_servers_as_remote() {
         let text = r#"{"mcpServers": {"r": {"serverUrl": "https://example.invalid/sse"}}}"#;
         let config = ClientConfig::parse(text).unwrap();
-        assert!(matches!(config.servers["r"], ServerEntry::Remote { .. }));
+        assert_eq!(http(&config, "r").kind, HttpKind::Detect);
+    }
+
+    #[test]
+    fn reads_each_clients_spelling_of_remote_servers() {
+        // Claude Code (.mcp.json), Cursor (no type), VS Code (servers, ${env:...}).
+        let text = r#"{
+          "mcpServers": {
+            "cc": {"type": "http", "url": "https://a.invalid/mcp",
+                   "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "legacy": {"type": "sse", "url": "https://b.invalid/sse"},
+            "streamable": {"type": "streamable-http", "url": "https://c.invalid/mcp"},
+            "cursor": {"url": "https://d.invalid/mcp", "headers": {"X-Key": "${env:KEY}"}}
+          }
+        }"#;
+        let config = ClientConfig::parse(text).unwrap();
+        let e = env(&[("TOKEN", "t0k3n-value"), ("KEY", "k3y")]);
+        let cc = http(&config, "cc").expand("cc", &e).unwrap();
+        assert_eq!(cc.kind, HttpKind::Streamable);
+        assert_eq!(cc.headers["Authorization"], "Bearer t0k3n-value");
+        assert_eq!(http(&config, "legacy").kind, HttpKind::Sse);
+        assert_eq!(http(&config, "streamable").kind, HttpKind::Streamable);
+        let cursor = http(&config, "cursor").expand("cursor", &e).unwrap();
+        assert_eq!(
+            (cursor.kind, &*cursor.headers["X-Key"]),
+            (HttpKind::Detect, "k3y")
+        );
+        // Debug output names headers, never their values.
+        assert!(!format!("{cc:?}").contains("t0k3n-value"));
+    }
+
+    #[test]
+    fn refuses_input_and_undefined_variables_in_remote_entries() {
+        let text = r#"{"servers": {"gh": {"type": "http", "url": "https://x.invalid/${HOST}",
+            "headers": {"Authorization": "Bearer ${input:token}"}}}}"#;
+        let config = ClientConfig::parse(text).unwrap();
+        let err = http(&config, "gh")
+            .expand("gh", &env(&[("HOST", "h")]))
+            .unwrap_err();
+        assert!(matches!(err, Error::InputVariable { ref name, .. } if name == "token"));
+        let err = http(&config, "gh").expand("gh", &env(&[])).unwrap_err();
+        assert!(matches!(err, Error::UndefinedVariable { ref name, .. } if name == "HOST"));
+    }
+
+    #[test]
+    fn refuses_an_unknown_remote_type_and_bad_headers() {
+        let err = ClientConfig::parse(r#"{"mcpServers": {"x": {"type": "ws", "url": "u"}}}"#)
+            .unwrap_err();
+        assert!(matches!(err, Error::ConfigShape { server: Some(ref s), .. } if s == "x"));
+        let err =
+            ClientConfig::parse(r#"{"mcpServers": {"x": {"url": "u", "headers": {"A": 1}}}}"#)
+                .unwrap_err();
+        assert!(err.to_string().contains("headers"), "{err}");
     }
 
     #[test]

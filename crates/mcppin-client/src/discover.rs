@@ -195,7 +195,7 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
 pub struct Listed {
     /// The server id (the key of its entry).
     pub id: String,
-    /// Whether it is a remote server (`url`), which this version does not capture.
+    /// Whether it is a remote server (`url`), captured over HTTP.
     pub remote: bool,
 }
 
@@ -235,7 +235,7 @@ pub fn inspect(text: &str, shared: bool) -> Result<Vec<Listed>, Error> {
         .into_iter()
         .map(|(id, entry)| Listed {
             id,
-            remote: matches!(entry, ServerEntry::Remote { .. }),
+            remote: matches!(entry, ServerEntry::Http(_)),
         })
         .collect())
 }

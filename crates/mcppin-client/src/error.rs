@@ -175,6 +175,60 @@ pub enum Error {
         /// The input id.
         name: String,
     },
+    /// An HTTP request could not be made or its answer not read (connection refused, TLS,
+    /// a broken stream). The URL is never part of the message.
+    #[error("http error while {doing}: {}", chain(.source))]
+    Http {
+        /// What was being done (`"sending tools/list"`).
+        doing: String,
+        /// What the HTTP client said, without the URL.
+        source: reqwest::Error,
+    },
+    /// The server answered with an HTTP error status and no JSON-RPC error in the body. The
+    /// body is not shown: a server may echo the request's headers in it.
+    #[error("the server answered {method} with HTTP status {status}")]
+    HttpStatus {
+        /// The JSON-RPC method of the request, or what was asked (`"the event stream"`).
+        method: String,
+        /// The status code.
+        status: u16,
+    },
+    /// The server answered with a redirect; headers are never sent to another location, and
+    /// redirects are not followed.
+    #[error(
+        "the server answered {method} with a redirect (HTTP {status}) to {}: redirects are not followed; configure the final URL",
+        quoted(.location)
+    )]
+    Redirect {
+        /// The request.
+        method: String,
+        /// The status code.
+        status: u16,
+        /// The origin of the `Location` (scheme, host, port: a path may hold a key).
+        location: String,
+    },
+    /// The server no longer knows the session (HTTP 404 to a request carrying
+    /// `Mcp-Session-Id`).
+    #[error("the server ended the session (HTTP 404 to {method})")]
+    SessionEnded {
+        /// The request.
+        method: String,
+    },
+    /// An answer from the server repeats a configured secret (a header value, the URL's query
+    /// or userinfo); it is neither shown nor recorded.
+    #[error(
+        "the server's answer to {method} repeats a configured secret (a header value or a part of the url); it is not recorded"
+    )]
+    SecretEchoed {
+        /// The request being answered.
+        method: String,
+    },
+    /// A remote server's URL or headers cannot be used.
+    #[error("{problem}")]
+    BadRemote {
+        /// What is wrong, naming the header or the URL part but never a secret value.
+        problem: String,
+    },
     /// `${VAR}` names a variable the environment does not have.
     #[error("server {}: environment variable {name} is not set", quoted(.server))]
     UndefinedVariable {
@@ -183,6 +237,21 @@ pub enum Error {
         /// The variable.
         name: String,
     },
+}
+
+/// An error and its causes, joined with `: `.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
 }
 
 /// Formats a duration for a message (`30s`, `250ms`).

@@ -10,6 +10,9 @@
 //!   after success, failure, timeout or panic.
 //! - [`log`]: a server's stderr as bounded log lines, for a caller that passes them on live.
 //! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
+//! - [`http`]: remote servers over Streamable HTTP and the HTTP+SSE transport of 2024-11-05,
+//!   as a second [`Transport`] under the same sessions; [`sse`]: the bounded event-stream
+//!   decoder it reads answers with.
 //!
 //! What this crate deliberately does not do: read the environment, print, or exit. The caller
 //! passes the environment it wants the server to inherit and renders errors itself.
@@ -39,16 +42,19 @@ pub mod config;
 pub mod discover;
 mod error;
 pub mod frame;
+pub mod http;
 pub mod log;
 pub mod process;
 pub mod session;
+pub mod sse;
 pub mod transport;
 
 pub use capture::{ServerCapture, capture};
-pub use config::{ClientConfig, ServerEntry, StdioServer};
+pub use config::{ClientConfig, HttpKind, HttpServer, ServerEntry, StdioServer};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
+pub use http::{HttpOptions, HttpTransport, Secrets, origin, redact_url};
 pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,

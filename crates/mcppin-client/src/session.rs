@@ -354,6 +354,7 @@ impl<T: Transport> Session<T> {
             }
         };
         self.revision = negotiated;
+        self.transport.agreed(negotiated);
         self.reported_name = result
             .pointer("/serverInfo/name")
             .and_then(Value::as_str)
@@ -391,6 +392,12 @@ impl<T: Transport> Session<T> {
                 })
             }
             Err(Error::ServerError { .. }) => Ok(false),
+            // Over HTTP a legacy server may refuse the probe with a bare status (2026-07-28,
+            // Streamable HTTP, "Backward Compatibility").
+            Err(Error::HttpStatus {
+                status: 400 | 404 | 405,
+                ..
+            }) => Ok(false),
             Err(Error::Timeout { .. }) => {
                 self.abandoned.insert(id);
                 Ok(false)

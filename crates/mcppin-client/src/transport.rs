@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::Error;
 use crate::frame::{LineReader, write_line};
 use crate::process::{CapturedStderr, ServerCommand, ServerProcess, Shutdown};
+use crate::session::Revision;
 
 /// What one wait for an incoming line produced.
 #[derive(Clone, Debug, Eq, PartialEq)]
@@ -39,6 +40,13 @@ pub trait Transport {
     /// A framing error of the incoming stream ([`Error::LineTooLong`],
     /// [`Error::UnterminatedLine`], [`Error::Io`]); after one, the stream is unusable.
     fn receive(&mut self, timeout: Duration) -> Result<Received, Error>;
+
+    /// Told the revision once the `initialize` handshake agreed on it, for a transport that
+    /// carries it outside the messages (the `MCP-Protocol-Version` header of Streamable
+    /// HTTP). The default does nothing; a wrapper must pass it on.
+    fn agreed(&mut self, revision: Revision) {
+        let _ = revision;
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for &mut T {
@@ -48,6 +56,10 @@ impl<T: Transport + ?Sized> Transport for &mut T {
 
     fn receive(&mut self, timeout: Duration) -> Result<Received, Error> {
         (**self).receive(timeout)
+    }
+
+    fn agreed(&mut self, revision: Revision) {
+        (**self).agreed(revision);
     }
 }
 
