@@ -79,6 +79,7 @@ pub mod admission;
 mod canon;
 pub mod diff;
 mod digest;
+mod document;
 pub mod engine;
 mod error;
 mod escape;
@@ -97,7 +98,8 @@ pub mod value;
 
 pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
 pub use digest::{Digest, DigestSyntaxError, digest};
-pub use error::{Document, EXCERPT_CHARS, Error, Excerpt, Position};
+pub use document::{Document, Error};
+pub use error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
 pub use escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
 pub use number::Number;
 pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};

@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::{IsNormalized, is_nfc_quick};
 
-use crate::error::{Error, Position};
+use crate::error::{JsonError as Error, Position};
 use crate::number::Number;
 use crate::value::{Kind, Member, Object, Span, Value, utf16_cmp};
 
