@@ -1,7 +1,7 @@
 //! The strict I-JSON reader (docs/json.md: RFC 8259 grammar, RFC 7493 restrictions).
 //!
 //! One pass over the bytes after a whole-input UTF-8 check. Every refusal is its own
-//! [`Error`] variant with the [`Position`] of the offending byte. Nesting is counted before
+//! [`JsonError`](crate::JsonError) variant with the [`Position`] of the offending byte. Nesting is counted before
 //! descending, so no input can exhaust the stack.
 //!
 //! Which error is reported: invalid UTF-8 and a byte-order mark first (the whole input is
