@@ -5,28 +5,12 @@
 //! leave a server that ignores end of input running.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
 use std::time::Duration;
 
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
+use mcppin_cli::signal::SignalStop;
 
-/// Set as soon as a signal arrived; the main thread then leaves the exit to the handler.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Whether the export was interrupted.
-pub(crate) fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
-/// Waits for the handler thread to stop the servers and exit the process.
-pub(crate) fn wait_for_exit() -> ! {
-    loop {
-        thread::park();
-    }
-}
+pub(crate) use mcppin_cli::signal::{signalled as interrupted, wait_for_exit};
 
 /// The process groups of the servers running now.
 #[derive(Clone, Debug, Default)]
@@ -55,27 +39,22 @@ impl Running {
 /// Starts a thread that, on SIGINT, SIGTERM or SIGHUP, stops every running server's group
 /// (SIGTERM, `grace`, SIGKILL) and exits with 128 + the signal number.
 pub(crate) fn install(running: &Running, grace: Duration) -> std::io::Result<()> {
-    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     let running = running.clone();
-    thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            INTERRUPTED.store(true, Ordering::SeqCst);
-            let groups: Vec<u32> = running
-                .groups
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-                .copied()
-                .collect();
-            for id in groups {
-                let _ = mcppin_client::stop_group(id, grace);
-            }
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                b"mcppin-export: interrupted; the servers were stopped and nothing was written\n",
-            );
-            std::process::exit(128 + signal);
+    let stop = move || {
+        let groups: Vec<u32> = running
+            .groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect();
+        for id in groups {
+            let _ = mcppin_client::stop_group(id, grace);
         }
-    });
+    };
+    SignalStop::register()?.on_signal(
+        stop,
+        b"mcppin-export: interrupted; the servers were stopped and nothing was written\n",
+    );
     Ok(())
 }

@@ -8,7 +8,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::num::NonZeroU32;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
@@ -565,25 +564,5 @@ fn write_manifest(output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         stdout.flush()?;
         return Ok(());
     }
-    let dir = match output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    // A manifest holds no secret: it gets the mode a plain create gives (0666 less the umask),
-    // as lockfiles and signatures do, not a temporary file's 0600. The mode is given to
-    // open(2), so the umask applies.
-    let mut temp = tempfile::Builder::new()
-        .prefix(".mcppin-export-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    temp.as_file_mut()
-        .write_all(bytes)
-        .and_then(|()| temp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", output.display()))?;
-    temp.persist(output)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", output.display()))?;
-    Ok(())
+    mcppin_cli::write_atomic(output, bytes)
 }

@@ -92,29 +92,25 @@ pub(crate) enum Exit {
     Unreadable = 4,
 }
 
-/// An error that ends the run with a given exit code.
-#[derive(Debug)]
-pub(crate) struct Fail {
-    pub(crate) exit: Exit,
-    pub(crate) message: String,
-}
+impl mcppin_cli::exit::Code for Exit {
+    const UNREADABLE: Self = Self::Unreadable;
 
-impl std::fmt::Display for Fail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+    fn code(self) -> u8 {
+        self as u8
     }
-}
 
-impl std::error::Error for Fail {}
-
-impl Fail {
-    pub(crate) fn new(exit: Exit, message: impl Into<String>) -> Self {
-        Self {
-            exit,
-            message: message.into(),
+    fn of_category(category: mcppin_core::Category) -> Self {
+        match category {
+            mcppin_core::Category::Usage => Self::Usage,
+            // The guard's 3 means the server died or misbehaved, never a
+            // document that cannot be compared.
+            _ => Self::Unreadable,
         }
     }
 }
+
+/// An error that ends the run with a given exit code.
+pub(crate) type Fail = mcppin_cli::exit::Fail<Exit>;
 
 fn main() -> ExitCode {
     if let Some(err) = mcppin_client::trampoline(std::env::args_os()) {
@@ -138,10 +134,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(exit) => ExitCode::from(exit as u8),
         Err(err) => {
-            let exit = err
-                .chain()
-                .find_map(|e| e.downcast_ref::<Fail>())
-                .map_or(Exit::Unreadable, |f| f.exit);
+            let exit: Exit = mcppin_cli::exit::code_of(&err);
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "mcppin-guard: {}",
@@ -215,9 +208,7 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(lock)
         .map_err(|e| unreadable(format!("cannot read {}: {e}", lock.display())))?;
-    let mut sig_path = lock.as_os_str().to_owned();
-    sig_path.push(".sig");
-    let sig_path = PathBuf::from(sig_path);
+    let sig_path = mcppin_cli::sig_path(lock);
     let signature = match std::fs::read(&sig_path) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -9,19 +9,17 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use mcppin_cli::signal::SignalStop;
 use mcppin_client::{DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, inherited_environment};
 use mcppin_core::engine::{self, Session};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::lockfile::LockedServer;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 use crate::feed::ServerIn;
 use crate::log::Log;
@@ -72,38 +70,7 @@ pub(crate) type Out = Arc<Mutex<BufWriter<File>>>;
 /// How often the main thread looks whether the server exited while its output stays open.
 const WATCH: Duration = Duration::from_millis(100);
 
-/// Set when a signal told the guard to stop: the signal thread then owns the exit.
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-/// Whether a signal told the guard to stop. The session may end on its own meanwhile (the
-/// stopped server closes its output); the exit is then left to the signal thread.
-pub(crate) fn signalled() -> bool {
-    SIGNALLED.load(Ordering::SeqCst)
-}
-
-/// Waits for the signal thread to stop the server and exit the process.
-pub(crate) fn wait_for_signal_exit() -> ! {
-    loop {
-        thread::park();
-    }
-}
-
-/// Starts a thread that, when the guard is told to stop (SIGINT, SIGTERM, SIGHUP: how clients
-/// stop their servers), stops the server's process group (SIGTERM, the grace period, SIGKILL)
-/// and exits with 128 + the signal number. The server runs in its own process group, and a
-/// process killed by a signal runs no destructors: without this the server would outlive the
-/// guard.
-fn stop_server_on_signal(mut signals: Signals, group: u32) {
-    thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            SIGNALLED.store(true, Ordering::SeqCst);
-            let _ = mcppin_client::stop_group(group, DEFAULT_GRACE);
-            let _ = io::stderr()
-                .write_all(b"mcppin-guard: stopped by a signal; the server was stopped\n");
-            std::process::exit(128 + signal);
-        }
-    });
-}
+pub(crate) use mcppin_cli::signal::{signalled, wait_for_exit as wait_for_signal_exit};
 
 /// Runs the session to its end and says how it ended.
 pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
@@ -119,12 +86,19 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         command = command.die_with_parent(exe);
     }
     // Registered before the server starts, so a signal arriving in between is not lost.
-    let signals =
-        Signals::new([SIGINT, SIGTERM, SIGHUP]).context("cannot install the signal handler")?;
+    let signals = SignalStop::register().context("cannot install the signal handler")?;
     let mut server = command
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
-    stop_server_on_signal(signals, server.id());
+    // On SIGINT, SIGTERM or SIGHUP (how clients stop their servers): stop the server's group
+    // (SIGTERM, the grace period, SIGKILL) and exit with 128 + the signal number.
+    let group = server.id();
+    signals.on_signal(
+        move || {
+            let _ = mcppin_client::stop_group(group, DEFAULT_GRACE);
+        },
+        b"mcppin-guard: stopped by a signal; the server was stopped\n",
+    );
     let relay = server
         .take_stderr()
         .map(|pipe| Relay::start(pipe, &config.server));

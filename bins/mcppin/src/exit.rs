@@ -23,35 +23,29 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// An error that ends the run with a given exit code; errors without one are unreadable input
-/// (4).
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub(crate) struct Fail {
-    pub(crate) exit: Exit,
-    pub(crate) message: String,
-}
+impl mcppin_cli::exit::Code for Exit {
+    const UNREADABLE: Self = Self::Unreadable;
 
-impl Fail {
-    pub(crate) fn new(exit: Exit, message: impl Into<String>) -> Self {
-        Self {
-            exit,
-            message: message.into(),
+    fn code(self) -> u8 {
+        self as u8
+    }
+
+    fn of_category(category: mcppin_core::Category) -> Self {
+        match category {
+            mcppin_core::Category::Usage => Self::Usage,
+            mcppin_core::Category::Incomparable => Self::Incomparable,
+            _ => Self::Unreadable,
         }
     }
 }
 
+/// An error that ends the run with a given exit code; errors without one are unreadable input
+/// (4).
+pub(crate) type Fail = mcppin_cli::exit::Fail<Exit>;
+
+pub(crate) use mcppin_cli::exit::is_broken_pipe;
+
 /// The exit code an error ends the run with.
 pub(crate) fn code_of(err: &anyhow::Error) -> Exit {
-    err.chain()
-        .find_map(|e| e.downcast_ref::<Fail>())
-        .map_or(Exit::Unreadable, |f| f.exit)
-}
-
-/// Whether the error is a closed stdout pipe, which ends the program quietly.
-pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    mcppin_cli::exit::code_of(err)
 }

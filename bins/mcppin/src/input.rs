@@ -30,7 +30,7 @@ pub(crate) fn name(path: &Path) -> String {
 /// rule.
 pub(crate) fn json(path: &Path) -> anyhow::Result<(Vec<u8>, mcppin_core::Value)> {
     let bytes = read(path)?;
-    let value = mcppin_core::parse(&bytes).map_err(|e| strict_error(path, &e))?;
+    let value = mcppin_core::parse(&bytes).map_err(|e| strict_error(path, &e.into()))?;
     Ok((bytes, value))
 }
 

@@ -1,11 +1,12 @@
 //! Writing output files: atomically, and for secrets, never over an existing file by accident.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::Context;
+use mcppin_cli::{temp_beside, write_temp as finish};
 
 use crate::exit::{Exit, Fail};
 
@@ -13,9 +14,7 @@ use crate::exit::{Exit, Fail};
 /// reader sees the old file or the new one, never half of one. The file gets the mode a plain
 /// create gives (0666 less the umask), not the temporary file's 0600.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let temp = temp_beside(path, 0o666)?;
-    finish(temp, bytes, path)?;
-    Ok(())
+    mcppin_cli::write_atomic(path, bytes)
 }
 
 /// Writes a secret to `path` with mode 0600. Without `force`, the file is created with
@@ -60,27 +59,4 @@ fn exists(path: &Path) -> anyhow::Error {
         ),
     )
     .into()
-}
-
-fn temp_beside(path: &Path, mode: u32) -> anyhow::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".mcppin-").suffix(".tmp");
-    // The mode is given to open(2), so the umask applies as to any new file.
-    builder.permissions(std::fs::Permissions::from_mode(mode));
-    builder
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))
-}
-
-fn finish(mut temp: tempfile::NamedTempFile, bytes: &[u8], path: &Path) -> anyhow::Result<()> {
-    let write = |file: &mut File| file.write_all(bytes).and_then(|()| file.sync_all());
-    write(temp.as_file_mut()).with_context(|| format!("cannot write {}", path.display()))?;
-    temp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }

@@ -140,10 +140,7 @@ fn parse_age(text: &str) -> Result<Duration, humantime::DurationError> {
     humantime::parse_duration(text)
 }
 
-/// `LOCK.sig` beside `LOCK`.
-pub(crate) fn sig_path(lock: &Path) -> PathBuf {
-    crate::cmd::sign::sig_path(lock)
-}
+pub(crate) use mcppin_cli::sig_path;
 
 #[cfg(test)]
 mod tests {

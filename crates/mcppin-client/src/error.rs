@@ -95,7 +95,7 @@ pub enum Error {
         /// The request being answered.
         method: String,
         /// The reading error, with its position in the line.
-        source: Box<mcppin_core::Error>,
+        source: Box<mcppin_core::JsonError>,
     },
     /// A well-formed answer that breaks the protocol (no result, a page without its list).
     #[error("protocol violation in the answer to {method}: {problem}")]

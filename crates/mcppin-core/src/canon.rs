@@ -1,6 +1,6 @@
 //! The RFC 8785 (JCS) canonical writer, and the one pretty byte form of our own files.
 
-use crate::error::Error;
+use crate::error::JsonError as Error;
 use crate::number::Number;
 use crate::value::{Kind, Value};
 

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use sha2::{Digest as _, Sha256};
 
 use crate::canon::{Sink, emit};
-use crate::error::Error;
+use crate::error::JsonError as Error;
 use crate::value::Value;
 
 /// A SHA-256 digest, written `sha256:` followed by 64 lowercase hex digits.

@@ -1,83 +1,44 @@
-//! The one error type of this crate.
+//! The errors of the JSON layer (the strict reader, the canonical writer, the digest), the
+//! [`Position`] and [`Excerpt`] their messages use, and the [`Category`] every error of this
+//! crate has.
 
 use std::fmt;
 
 use crate::escape::{Escaped, escape};
-use crate::lockfile::{Pin, Selection};
-use crate::surface::ItemKind;
 
-/// One of this project's own document formats, for messages.
-#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+/// What kind of failure an error is, for the exit-code contract of docs/cli.md: a binary picks
+/// its code with `err.category()` instead of matching variants.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[non_exhaustive]
-pub enum Document {
-    /// A manifest (docs/formats.md).
-    Manifest,
-    /// A lockfile (docs/formats.md).
-    Lockfile,
-    /// A signature envelope (`LOCK.sig`, docs/signing.md).
-    Signature,
+pub enum Category {
+    /// The request names something that is not there or is not well formed (an approval
+    /// selection): the command line is wrong, exit 2.
+    Usage,
+    /// The input reads, but something in it cannot be compared (an undecidable number
+    /// literal, a number with no canonical form): exit 3.
+    Incomparable,
+    /// The input cannot be read: it breaks a strict-reading rule or a rule of its format,
+    /// exit 4.
+    Unreadable,
 }
 
-impl fmt::Display for Document {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Manifest => "manifest",
-            Self::Lockfile => "lockfile",
-            Self::Signature => "signature",
-        })
-    }
-}
-
-/// Top-level members only a manifest has (docs/formats.md).
-const MANIFEST_ONLY: [&str; 5] = [
-    "complete",
-    "captured_at",
-    "captured_by",
-    "scope",
-    "protocol_version",
-];
-
-impl Document {
-    /// Which of this project's formats `value` is, told by the top-level members that only
-    /// one of them has: `complete`, `captured_at`, `captured_by`, `scope` or
-    /// `protocol_version` for a manifest, `approval_serial` for a lockfile, `schema` naming
-    /// `mcppin-lock-signature` for a signature. `None` when the members say nothing or
-    /// contradict each other: the reader's own errors then say what is wrong.
-    ///
-    /// Readers call it before anything else, so that a file given in the place of another
-    /// is named as such instead of failing on its first unknown member.
+impl Category {
+    /// The exit code of docs/cli.md for this category: 2, 3 or 4.
     ///
     /// # Examples
     ///
     /// ```
-    /// use mcppin_core::{Document, parse};
-    /// let lock = parse(br#"{"schema_version": 2, "approval_serial": 1, "servers": []}"#).unwrap();
-    /// assert_eq!(Document::of(&lock), Some(Document::Lockfile));
-    /// let manifest = parse(br#"{"schema_version": 2, "complete": true, "servers": []}"#).unwrap();
-    /// assert_eq!(Document::of(&manifest), Some(Document::Manifest));
-    /// assert_eq!(Document::of(&parse(b"{}").unwrap()), None);
+    /// use mcppin_core::{Category, parse};
+    /// let err = parse(b"{\"a\": 1, \"a\": 2}").unwrap_err();
+    /// assert_eq!(err.category(), Category::Unreadable);
+    /// assert_eq!(err.category().exit_code(), 4);
     /// ```
     #[must_use]
-    pub fn of(value: &crate::Value) -> Option<Self> {
-        let object = value.as_object()?;
-        if object.get("schema").and_then(crate::Value::as_str) == Some("mcppin-lock-signature") {
-            return Some(Self::Signature);
-        }
-        let manifest = MANIFEST_ONLY.iter().any(|name| object.contains(name));
-        let lockfile = object.contains("approval_serial");
-        match (manifest, lockfile) {
-            (true, false) => Some(Self::Manifest),
-            (false, true) => Some(Self::Lockfile),
-            _ => None,
-        }
-    }
-
-    /// Refuses `value` when it is recognisably another of this project's formats than
-    /// `expected` (see [`Document::of`]).
-    pub(crate) fn expect(value: &crate::Value, expected: Self) -> Result<(), Error> {
-        match Self::of(value) {
-            Some(found) if found != expected => Err(Error::WrongDocument { expected, found }),
-            _ => Ok(()),
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Usage => 2,
+            Self::Incomparable => 3,
+            Self::Unreadable => 4,
         }
     }
 }
@@ -128,8 +89,8 @@ impl fmt::Display for Position {
         )
     }
 }
-
-/// Everything that can go wrong in this crate.
+/// What the JSON layer refuses: the strict and relaxed readers (docs/json.md), the canonical
+/// writer and the digest.
 ///
 /// Reading errors carry the [`Position`] of the offending byte; each rule of docs/json.md has its
 /// own variant, so a caller (and a test) can tell exactly which rule refused the input. Text
@@ -137,7 +98,7 @@ impl fmt::Display for Position {
 /// messages show it as a short escaped [`Excerpt`].
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum JsonError {
     /// The input is not valid UTF-8 (RFC 8259 section 8.1).
     #[error("invalid UTF-8 at {at}")]
     InvalidUtf8 {
@@ -337,183 +298,9 @@ pub enum Error {
         /// The undecidable literals, as written, in document order.
         literals: Vec<String>,
     },
-    /// A member that this project's format does not define (our formats refuse unknown names;
-    /// served items are kept verbatim and never refused for theirs).
-    #[error("unknown member {} at {}", Excerpt::quoted(.name), Excerpt::quoted(.pointer))]
-    UnknownMember {
-        /// The JSON pointer of the member.
-        pointer: String,
-        /// Its name.
-        name: String,
-    },
-    /// A member the format requires is absent.
-    #[error("missing member \"{name}\" in the object at {}", Excerpt::quoted(.pointer))]
-    MissingMember {
-        /// The JSON pointer of the object that lacks it.
-        pointer: String,
-        /// The member name.
-        name: &'static str,
-    },
-    /// A member of the format has the wrong type or value.
-    #[error("expected {expected} at {}", Excerpt::quoted(.pointer))]
-    Invalid {
-        /// The JSON pointer of the value.
-        pointer: String,
-        /// What the format wants there.
-        expected: &'static str,
-    },
-    /// A `schema_version` this build does not know.
-    #[error("{document} schema_version {version} is not supported by this build")]
-    UnsupportedVersion {
-        /// Which format.
-        document: Document,
-        /// The version found.
-        version: u64,
-    },
-    /// A version 1 manifest: it makes no completeness statement (docs/formats.md).
-    #[error(
-        "manifest schema_version 1 is refused: it does not say whether the capture is complete, \
-         and completeness cannot be assumed on a capture's behalf; capture again with a current \
-         exporter"
-    )]
-    ManifestVersion1,
-    /// A manifest without the `complete` member (docs/formats.md).
-    #[error(
-        "manifest has no \"complete\" member: whether the capture saw every item cannot be \
-         assumed on its behalf, so it cannot be compared"
-    )]
-    MissingCompleteness,
-    /// A document of another of this project's formats than the one expected: a manifest
-    /// given as the lockfile, a lockfile given as the manifest (see [`Document::of`]).
-    #[error("this is a {found}, not a {expected}")]
-    WrongDocument {
-        /// The format the reader reads.
-        expected: Document,
-        /// The format the document's members show.
-        found: Document,
-    },
-    /// One server id listed twice.
-    #[error("server {} listed twice, at {}", Excerpt::quoted(.id), Excerpt::quoted(.pointer))]
-    DuplicateServer {
-        /// The JSON pointer of the second entry.
-        pointer: String,
-        /// The server id.
-        id: String,
-    },
-    /// Two items of one kind with one key in one server (for a capture: an error of the
-    /// capture, docs/formats.md).
-    #[error(
-        "{kind} {} listed twice in one server, at {}",
-        Excerpt::quoted(.name),
-        Excerpt::quoted(.pointer)
-    )]
-    DuplicateItem {
-        /// The JSON pointer of the second item.
-        pointer: String,
-        /// The kind of item.
-        kind: ItemKind,
-        /// The key they share.
-        name: String,
-    },
-    /// A manifest's `scope` and its servers disagree: a server outside the scope, or a scoped
-    /// server with no entry.
-    #[error(
-        "server {} and the capture's scope disagree, at {}",
-        Excerpt::quoted(.id),
-        Excerpt::quoted(.pointer)
-    )]
-    OutOfScope {
-        /// The JSON pointer of the server entry or of `scope`.
-        pointer: String,
-        /// The server id.
-        id: String,
-    },
-    /// A lockfile item whose recorded pin is not what its approved object gives: the file's
-    /// halves disagree, so it cannot be trusted as an approval (docs/formats.md).
-    #[error(
-        "lockfile item at {} records {} but its approved object gives {}",
-        Excerpt::quoted(.pointer),
-        PinText(.recorded),
-        PinText(.computed)
-    )]
-    PinMismatch {
-        /// The JSON pointer of the item.
-        pointer: String,
-        /// What the file records.
-        recorded: Pin,
-        /// What the approved object beside it gives.
-        computed: Pin,
-    },
-    /// A lockfile item whose approved object carries another key.
-    #[error(
-        "lockfile item {} holds an approved object named {}, at {}",
-        Excerpt::quoted(.name),
-        Excerpt::quoted(.approved),
-        Excerpt::quoted(.pointer)
-    )]
-    NameMismatch {
-        /// The JSON pointer of the approved object.
-        pointer: String,
-        /// The item's key.
-        name: String,
-        /// The key inside the approved object.
-        approved: String,
-    },
-    /// An approval selection that is neither `SERVER` nor `SERVER/ITEM`.
-    #[error("{} is not SERVER or SERVER/ITEM", Excerpt::quoted(.text))]
-    InvalidSelection {
-        /// The text given.
-        text: String,
-    },
-    /// An approval selection naming something the manifest (or, for a removal, the
-    /// lockfile) does not have.
-    #[error("nothing to approve for {}: not in the manifest", SelectionText(.selection))]
-    UnknownSelection {
-        /// The selection.
-        selection: Selection,
-    },
-    /// A version 1 lockfile item (a digest without its approved object) that must be kept
-    /// but that the manifest cannot supply: the new lockfile could not store it whole.
-    #[error(
-        "{kind} {} is approved by a version 1 lockfile without its object, and the manifest \
-         serves something else: approve it as served or lock the whole surface",
-        Excerpt::escaped(&crate::surface::label(.server, Some(.name)))
-    )]
-    Version1Item {
-        /// The server id.
-        server: String,
-        /// The kind of item.
-        kind: ItemKind,
-        /// The item key.
-        name: String,
-    },
-    /// A served item nested deeper than a lockfile can hold it: written there, it would pass
-    /// the strict reader's depth limit, and the file could not be read back (docs/formats.md,
-    /// "Depth of served items").
-    #[error(
-        "{kind} \"{}\" of server \"{}\" nests {depth} levels deep, more than the {limit} \
-         a lockfile can hold, at \"{}\"",
-        Escaped(.name),
-        Escaped(.server),
-        Escaped(.pointer)
-    )]
-    ItemTooDeep {
-        /// The server id.
-        server: String,
-        /// The JSON pointer of the item in the document it was read from or added to.
-        pointer: String,
-        /// The kind of item.
-        kind: ItemKind,
-        /// The item key.
-        name: String,
-        /// How many levels of arrays and objects the item nests, itself included.
-        depth: usize,
-        /// The most a lockfile holds ([`crate::surface::MAX_ITEM_DEPTH`]).
-        limit: usize,
-    },
 }
 
-impl Error {
+impl JsonError {
     /// Where in the input the error was found, for reading errors.
     #[must_use]
     pub fn position(&self) -> Option<Position> {
@@ -543,7 +330,7 @@ impl Error {
             | Self::DuplicateMember { at, .. }
             | Self::NfcDuplicateMember { at, .. }
             | Self::TooDeep { at, .. } => Some(*at),
-            _ => None,
+            Self::TooLarge { .. } | Self::NonFiniteNumber { .. } | Self::Undecidable { .. } => None,
         }
     }
 
@@ -580,22 +367,17 @@ impl Error {
             Self::TooLarge { .. } => "too-large",
             Self::NonFiniteNumber { .. } => "non-finite-number",
             Self::Undecidable { .. } => "undecidable",
-            Self::UnknownMember { .. } => "unknown-member",
-            Self::MissingMember { .. } => "missing-member",
-            Self::Invalid { .. } => "invalid",
-            Self::UnsupportedVersion { .. } => "unsupported-version",
-            Self::ManifestVersion1 => "manifest-version-1",
-            Self::MissingCompleteness => "missing-completeness",
-            Self::WrongDocument { .. } => "wrong-document",
-            Self::DuplicateServer { .. } => "duplicate-server",
-            Self::DuplicateItem { .. } => "duplicate-item",
-            Self::OutOfScope { .. } => "out-of-scope",
-            Self::PinMismatch { .. } => "pin-mismatch",
-            Self::NameMismatch { .. } => "name-mismatch",
-            Self::InvalidSelection { .. } => "invalid-selection",
-            Self::UnknownSelection { .. } => "unknown-selection",
-            Self::Version1Item { .. } => "version-1-item",
-            Self::ItemTooDeep { .. } => "item-too-deep",
+        }
+    }
+
+    /// Which kind of failure this is: [`Category::Incomparable`] for a number with no
+    /// canonical form and for undecidable literals, [`Category::Unreadable`] for every reading
+    /// error.
+    #[must_use]
+    pub fn category(&self) -> Category {
+        match self {
+            Self::NonFiniteNumber { .. } | Self::Undecidable { .. } => Category::Incomparable,
+            _ => Category::Unreadable,
         }
     }
 }
@@ -652,7 +434,7 @@ impl<'a> Excerpt<'a> {
     }
 
     /// Text its own type has already escaped for display: only cut short.
-    fn escaped(text: &'a str) -> Self {
+    pub(crate) fn escaped(text: &'a str) -> Self {
         Self {
             text,
             quoted: false,
@@ -698,29 +480,6 @@ impl fmt::Display for Literals<'_> {
     }
 }
 
-/// A pin in a message, its literals bounded like [`Literals`].
-struct PinText<'a>(&'a Pin);
-
-impl fmt::Display for PinText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Pin::Digest(d) => write!(f, "{d}"),
-            Pin::Undecidable(literals) => {
-                write!(f, "undecidable literals [{}]", Literals(literals))
-            }
-        }
-    }
-}
-
-/// A selection in a message: as the selection writes itself (escaped), cut short.
-struct SelectionText<'a>(&'a Selection);
-
-impl fmt::Display for SelectionText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", Excerpt::escaped(&self.0.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,7 +492,7 @@ mod tests {
         let name = "x".repeat(LONG);
         let input = format!("{{\"{name}\": 1, \"{name}\": 2}}");
         let err = crate::parse(input.as_bytes()).unwrap_err();
-        assert!(matches!(&err, Error::DuplicateMember { name: n, .. } if n.len() == LONG));
+        assert!(matches!(&err, JsonError::DuplicateMember { name: n, .. } if n.len() == LONG));
         let message = err.to_string();
         assert!(message.len() < 200, "{} bytes", message.len());
         assert_eq!(
@@ -800,92 +559,5 @@ mod tests {
             crate::digest(&value).unwrap_err().to_string(),
             "no digest: 2 undecidable number literal(s): 9007199254740993, 1e400"
         );
-        // Exactly the excerpt's length is still whole.
-        let name = "y".repeat(64);
-        let err = Error::UnknownMember {
-            pointer: String::new(),
-            name: name.clone(),
-        };
-        assert_eq!(
-            err.to_string(),
-            format!("unknown member \"{name}\" at \"\"")
-        );
-    }
-
-    #[test]
-    fn bounds_every_text_from_the_input() {
-        let long = "z".repeat(LONG);
-        let errors = [
-            Error::NfcDuplicateMember {
-                first: long.clone(),
-                second: long.clone(),
-                at: Position::default(),
-            },
-            Error::UnknownMember {
-                pointer: long.clone(),
-                name: long.clone(),
-            },
-            Error::MissingMember {
-                pointer: long.clone(),
-                name: "id",
-            },
-            Error::Invalid {
-                pointer: long.clone(),
-                expected: "a string",
-            },
-            Error::DuplicateServer {
-                pointer: long.clone(),
-                id: long.clone(),
-            },
-            Error::DuplicateItem {
-                pointer: long.clone(),
-                kind: ItemKind::Tool,
-                name: long.clone(),
-            },
-            Error::OutOfScope {
-                pointer: long.clone(),
-                id: long.clone(),
-            },
-            Error::PinMismatch {
-                pointer: long.clone(),
-                recorded: Pin::Undecidable(vec![long.clone(); 1000]),
-                computed: Pin::Digest(crate::Digest::of_bytes(b"")),
-            },
-            Error::NameMismatch {
-                pointer: long.clone(),
-                name: long.clone(),
-                approved: long.clone(),
-            },
-            Error::InvalidSelection { text: long.clone() },
-            Error::UnknownSelection {
-                selection: Selection::Item {
-                    server: long.clone(),
-                    name: long.clone(),
-                },
-            },
-            Error::Version1Item {
-                server: long.clone(),
-                kind: ItemKind::Tool,
-                name: long.clone(),
-            },
-        ];
-        for err in errors {
-            let message = err.to_string();
-            assert!(
-                message.len() < 1000,
-                "{}: {} bytes",
-                err.rule(),
-                message.len()
-            );
-            // A selection and a label are cut as they write themselves: `SERVER/ITEM`, escaped.
-            let length = match err {
-                Error::UnknownSelection { .. } | Error::Version1Item { .. } => 2 * LONG + 1,
-                _ => LONG,
-            };
-            assert!(
-                message.contains(&format!("... ({length} bytes)")),
-                "{message}"
-            );
-        }
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! - [`parse`] reads a document under every rule of I-JSON (RFC 7493) on RFC 8259: no
 //!   duplicate member names (also after NFC normalisation), no lone surrogates, no
-//!   noncharacters, at most [`MAX_DEPTH`] levels of nesting. Each refusal is its own [`Error`]
-//!   variant with a byte offset, line and column. Numbers keep their literal text; every value
+//!   noncharacters, at most [`MAX_DEPTH`] levels of nesting. Each refusal is its own
+//!   [`JsonError`] variant with a byte offset, line and column. Numbers keep their literal text; every value
 //!   keeps its byte span, so a proxy can forward the original bytes.
 //! - [`canonicalize`] writes the RFC 8785 (JCS) canonical form.
 //! - [`digest`] is SHA-256 over that form, refused for a value holding an undecidable number
@@ -48,6 +48,13 @@
 //! session in both directions: what to forward, what to answer in the server's place, when to
 //! stop, and typed events for the admission log.
 //!
+//! The modules form three layers (docs/design.md): JSON (`parse`, `value`, `canon`, `digest`,
+//! `outline`, ...), surface (`manifest`, `lockfile`, `surface`) and judgement (`diff`,
+//! `policy`, `report`, `admission`, `engine`, ...), each using only those before it. The JSON
+//! layer fails with [`JsonError`], the surface layer with [`Error`] (which holds a
+//! `JsonError` as [`Error::Json`]); both say their [`Category`], whose exit code follows
+//! docs/cli.md.
+//!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
 //!
@@ -79,6 +86,7 @@ pub mod admission;
 mod canon;
 pub mod diff;
 mod digest;
+mod document;
 pub mod engine;
 mod error;
 mod escape;
@@ -97,7 +105,8 @@ pub mod value;
 
 pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
 pub use digest::{Digest, DigestSyntaxError, digest};
-pub use error::{Document, EXCERPT_CHARS, Error, Excerpt, Position};
+pub use document::{Document, Error};
+pub use error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
 pub use escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
 pub use number::Number;
 pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::canon::to_pretty;
-use crate::error::{Document, Error};
+use crate::document::{Document, Error};
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array, take_list,

@@ -37,7 +37,7 @@
 
 use std::borrow::Cow;
 
-use crate::error::{Error, Position};
+use crate::error::{JsonError as Error, Position};
 use crate::parse::{MAX_DEPTH, Strictness, parse_with};
 use crate::value::{Kind, Span};
 

@@ -1,7 +1,7 @@
 //! The strict I-JSON reader (docs/json.md: RFC 8259 grammar, RFC 7493 restrictions).
 //!
 //! One pass over the bytes after a whole-input UTF-8 check. Every refusal is its own
-//! [`Error`] variant with the [`Position`] of the offending byte. Nesting is counted before
+//! [`JsonError`](crate::JsonError) variant with the [`Position`] of the offending byte. Nesting is counted before
 //! descending, so no input can exhaust the stack.
 //!
 //! Which error is reported: invalid UTF-8 and a byte-order mark first (the whole input is
@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::{IsNormalized, is_nfc_quick};
 
-use crate::error::{Error, Position};
+use crate::error::{JsonError as Error, Position};
 use crate::number::Number;
 use crate::value::{Kind, Member, Object, Span, Value, utf16_cmp};
 

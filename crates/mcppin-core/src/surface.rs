@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::error::Error;
+use crate::document::Error;
 use crate::parse::MAX_DEPTH;
 use crate::value::{Kind, Object, Value, escape_pointer_token};
 

@@ -5,7 +5,7 @@
 use mcppin_core::lockfile::Lockfile;
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::{ItemKind, MAX_ITEM_DEPTH};
-use mcppin_core::{Error, MAX_DEPTH, parse};
+use mcppin_core::{Error, JsonError, MAX_DEPTH, parse};
 use proptest::prelude::*;
 
 /// A tool nesting `levels` levels (itself counted), each level below it an array or an object
@@ -60,7 +60,7 @@ proptest! {
                 prop_assert!(levels > MAX_ITEM_DEPTH);
                 prop_assert_eq!((server.as_str(), name.as_str(), depth), ("s", "t", levels));
             }
-            Err(Error::TooDeep { .. }) => prop_assert!(levels + 4 > MAX_DEPTH),
+            Err(Error::Json(JsonError::TooDeep { .. })) => prop_assert!(levels + 4 > MAX_DEPTH),
             Err(other) => prop_assert!(false, "unexpected refusal: {other}"),
         }
     }

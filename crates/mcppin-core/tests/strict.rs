@@ -3,7 +3,7 @@
 
 use mcppin_core::number::Undecidable;
 use mcppin_core::{
-    Error, MAX_DEPTH, Position, Strictness, canonicalize, digest, parse, parse_with,
+    JsonError as Error, MAX_DEPTH, Position, Strictness, canonicalize, digest, parse, parse_with,
 };
 
 fn pos(offset: usize, line: usize, column: usize) -> Position {

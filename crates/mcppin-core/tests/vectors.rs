@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use mcppin_core::{Error, canonicalize, parse};
+use mcppin_core::{JsonError as Error, canonicalize, parse};
 use sha2::{Digest as _, Sha256};
 
 fn testdata(rel: &str) -> PathBuf {

@@ -143,7 +143,7 @@ impl Approval<'_> {
     /// # Ok::<(), mcppin_sign::Error>(())
     /// ```
     pub fn check(&self) -> Result<Approved, Refused> {
-        let value = mcppin_core::parse(self.lockfile).map_err(Refused::lockfile)?;
+        let value = mcppin_core::parse(self.lockfile).map_err(|e| Refused::lockfile(e.into()))?;
         let digest = (!self.keys.is_empty()).then(|| crate::verify::digest_of(&value));
         let lockfile = Lockfile::try_from(value).map_err(Refused::lockfile)?;
         let signature = match digest {

@@ -113,7 +113,7 @@ pub enum Error {
     EnvelopeJson {
         /// The strict reader's error, with its position.
         #[source]
-        source: mcppin_core::Error,
+        source: mcppin_core::JsonError,
     },
     /// The envelope is not a JSON object.
     #[error("the signature envelope is not a JSON object")]

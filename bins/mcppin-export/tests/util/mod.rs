@@ -1,101 +1,43 @@
 //! Shared helpers for the binary's integration tests: a fresh temp dir per test, the real
 //! binary with a cleared environment, the fixture server as a real process, and checks that
 //! no server process outlives the export.
-#![allow(dead_code, reason = "each test file uses a different subset")]
+#![allow(
+    dead_code,
+    unused_imports,
+    reason = "each test file uses a different subset"
+)]
 
-use std::path::{Path, PathBuf};
+use std::ops::Deref;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The outcome of one run of the binary.
-#[derive(Debug)]
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
+use mcppin_testkit::Scratch;
 
-impl Run {
-    /// Asserts the exit code, printing everything on failure.
-    #[track_caller]
-    pub fn code(&self, expected: i32) -> &Self {
-        assert_eq!(
-            self.code, expected,
-            "exit code {} (expected {expected})\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        );
-        self
-    }
-
-    /// Asserts that stdout contains `needle`.
-    #[track_caller]
-    pub fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stdout.contains(needle),
-            "stdout lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-
-    /// Asserts that stderr contains `needle`.
-    #[track_caller]
-    pub fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stderr.contains(needle),
-            "stderr lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-
-    /// Asserts that stderr does not contain `needle`.
-    #[track_caller]
-    pub fn stderr_lacks(&self, needle: &str) -> &Self {
-        assert!(
-            !self.stderr.contains(needle),
-            "stderr has {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-}
+pub use mcppin_testkit::Run;
 
 /// The fixture server binary (built as an example of this package).
 pub fn fixture() -> PathBuf {
     mcppin_fixture::locate_example("mcppin-fixture")
 }
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test ([`Scratch`]: `path`, `write`, `read`).
 pub struct Dir {
-    dir: tempfile::TempDir,
+    dir: Scratch,
+}
+
+impl Deref for Dir {
+    type Target = Scratch;
+
+    fn deref(&self) -> &Scratch {
+        &self.dir
+    }
 }
 
 impl Dir {
     pub fn new() -> Self {
         Self {
-            dir: tempfile::tempdir().expect("temp dir"),
+            dir: Scratch::new(),
         }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Writes `contents` to `name` in the directory and returns its path.
-    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.dir.path().join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&path, contents).expect("write");
-        path
-    }
-
-    pub fn read(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.dir.path().join(name)).expect("read")
     }
 
     pub fn exists(&self, name: &str) -> bool {
@@ -161,11 +103,7 @@ impl Dir {
             .stdin(Stdio::null())
             .output()
             .expect("run mcppin-export");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::from_output(&out)
     }
 }
 

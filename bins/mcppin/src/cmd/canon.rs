@@ -25,8 +25,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         let at = first_overflow(&value)
             .map(|span| format!(", at {}", Position::locate(&bytes, span.start)))
             .unwrap_or_default();
-        Fail::new(
-            Exit::Incomparable,
+        Fail::of_category(
+            e.category(),
             format!("{}: {e}{at} [{}]", input::name(&args.file), e.rule()),
         )
     })?;

@@ -20,10 +20,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let (_, value) = input::json(&args.file)?;
     let digest = mcppin_core::digest(&value).map_err(|e| {
-        Fail::new(
-            Exit::Incomparable,
-            format!("{}: {e}", input::name(&args.file)),
-        )
+        Fail::of_category(e.category(), format!("{}: {e}", input::name(&args.file)))
     })?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{digest}")?;

@@ -9,7 +9,7 @@ use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::policy::{FailOn, Options, Report, verify};
 use mcppin_core::report::ServerChanges;
 use mcppin_core::surface::ItemKind;
-use mcppin_core::{Error, escape_non_ascii, report};
+use mcppin_core::{Category, Error, escape_non_ascii, report};
 
 use crate::cmd::sign::sig_path;
 use crate::exit::{Exit, Fail};
@@ -48,10 +48,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         Manifest::try_from(manifest_value).map_err(|e| input::strict_error(&args.manifest, &e))?;
     let existing = read_existing(&args.output)?;
     let previous = existing.as_ref().map(|(_, lock)| lock);
-    let next = Lockfile::approve(previous, &manifest, &args.approve).map_err(|e| match e {
-        Error::UnknownSelection { .. } => Fail::new(Exit::Usage, format!("--approve: {e}")).into(),
-        other => anyhow::Error::new(other),
-    })?;
+    let next =
+        Lockfile::approve(previous, &manifest, &args.approve).map_err(|e| match e.category() {
+            Category::Usage => Fail::of_category(e.category(), format!("--approve: {e}")).into(),
+            _ => anyhow::Error::new(e),
+        })?;
     let bytes = next.to_bytes();
 
     let mut stdout = std::io::stdout().lock();

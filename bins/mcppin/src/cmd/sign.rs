@@ -1,6 +1,5 @@
 //! `mcppin sign`: sign a lockfile.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -157,9 +156,4 @@ pub(crate) fn lock_error(path: &Path, err: mcppin_sign::Error) -> anyhow::Error 
     Fail::new(Exit::Unreadable, message).into()
 }
 
-/// `LOCK.sig` beside `LOCK`.
-pub(crate) fn sig_path(lock: &Path) -> PathBuf {
-    let mut name = OsString::from(lock.as_os_str());
-    name.push(".sig");
-    PathBuf::from(name)
-}
+pub(crate) use mcppin_cli::sig_path;

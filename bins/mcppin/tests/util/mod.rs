@@ -1,85 +1,36 @@
-//! Shared helpers for the binary's integration tests: a fresh temp dir per test, the real
-//! binary with a cleared environment, and assertions that print exit code, stdout and stderr
-//! on failure.
-#![allow(dead_code, reason = "each test file uses a different subset")]
+//! Shared helpers for the binary's integration tests: a fresh temp dir per test and the real
+//! binary with a cleared environment (on [`mcppin_testkit`], which the three binaries' tests
+//! share).
+#![allow(
+    dead_code,
+    unused_imports,
+    reason = "each test file uses a different subset"
+)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::ops::Deref;
+use std::process::Command;
 
-/// The outcome of one run of the binary.
-#[derive(Debug)]
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
+pub use mcppin_testkit::Run;
+use mcppin_testkit::{Scratch, StdinEnd};
 
-impl Run {
-    /// Asserts the exit code, printing everything on failure.
-    #[track_caller]
-    pub fn code(&self, expected: i32) -> &Self {
-        assert_eq!(
-            self.code, expected,
-            "exit code {} (expected {expected})\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        );
-        self
-    }
-
-    /// Asserts that stdout contains `needle`.
-    #[track_caller]
-    pub fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stdout.contains(needle),
-            "stdout lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-
-    /// Asserts that stderr contains `needle`.
-    #[track_caller]
-    pub fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stderr.contains(needle),
-            "stderr lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-}
-
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test ([`Scratch`]: `path`, `write`, `read`).
 pub struct Dir {
-    dir: tempfile::TempDir,
+    dir: Scratch,
+}
+
+impl Deref for Dir {
+    type Target = Scratch;
+
+    fn deref(&self) -> &Scratch {
+        &self.dir
+    }
 }
 
 impl Dir {
     pub fn new() -> Self {
         Self {
-            dir: tempfile::tempdir().expect("temp dir"),
+            dir: Scratch::new(),
         }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Writes `contents` to `name` in the directory and returns its path.
-    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.dir.path().join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&path, contents).expect("write");
-        path
-    }
-
-    pub fn read(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.dir.path().join(name)).expect("read")
     }
 
     /// Runs `mcppin` with `args` in this directory, with a cleared environment.
@@ -89,24 +40,13 @@ impl Dir {
 
     /// Runs `mcppin` with `args` and `stdin`, in this directory, with a cleared environment.
     pub fn mcppin_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcppin");
-        let mut pipe = child.stdin.take().expect("stdin");
-        // The binary may exit before reading everything (a usage error): ignore EPIPE.
-        let _ = pipe.write_all(stdin);
-        drop(pipe);
-        let out = child.wait_with_output().expect("wait");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        mcppin_testkit::run(
+            Command::new(env!("CARGO_BIN_EXE_mcppin"))
+                .args(args)
+                .current_dir(self.path())
+                .env_clear(),
+            stdin.to_vec(),
+            StdinEnd::Closes,
+        )
     }
 }

@@ -245,7 +245,7 @@ impl std::fmt::Debug for Line<'_> {
 /// One line read under the relaxed rule.
 enum Reading<'a> {
     /// Not JSON.
-    Invalid(crate::Error),
+    Invalid(crate::JsonError),
     /// A carriage return inside the line: JSON whitespace to this reader, the end of a line to
     /// a reader with universal newlines (Python's text streams), which would read other
     /// messages out of the same bytes.

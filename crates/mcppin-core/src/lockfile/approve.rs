@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection};
-use crate::error::Error;
+use crate::document::Error;
 use crate::manifest::{Manifest, ServerSurface};
 use crate::surface::ItemKind;
 

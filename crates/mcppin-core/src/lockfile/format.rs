@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION};
 use crate::canon::to_pretty;
 use crate::digest::Digest;
-use crate::error::{Document, Error};
+use crate::document::{Document, Error};
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,

@@ -27,7 +27,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::digest::{Digest, digest};
-use crate::error::Error;
+use crate::document::Error;
 use crate::surface::{ItemKind, label, parse_label};
 use crate::value::Value;
 

@@ -4,7 +4,7 @@
 use super::{SCHEMA_VERSION, SignatureStatus, Signer, to_json};
 use crate::diff::{Change, ChangeClass};
 use crate::digest::Digest;
-use crate::error::Error;
+use crate::document::Error;
 use crate::lockfile::Pin;
 use crate::policy::{Evidence, Finding, Policy, Reason, Report, Unverified};
 use crate::scan::CollisionKind;

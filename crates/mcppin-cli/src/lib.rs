@@ -1,0 +1,17 @@
+//! What the binaries `mcppin`, `mcppin-export` and `mcppin-guard` share, written once: the
+//! exit-code contract ([`exit`]), writing a file through a temporary file and a rename
+//! ([`write_atomic`]), the signature beside a lockfile ([`sig_path`]), and stopping the
+//! servers a binary started when it is told to stop ([`signal`]).
+//!
+//! An internal crate (never published) on top of `mcppin-core` only: `mcppin` must never
+//! depend on `mcppin-client`, even through this crate. Unlike the libraries, it speaks
+//! `anyhow`, the error type of every binary's `run()`.
+#![warn(missing_docs, unreachable_pub)]
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod exit;
+mod fs;
+pub mod signal;
+
+pub use fs::{sig_path, temp_beside, write_atomic, write_temp};

@@ -1,0 +1,478 @@
+//! The surface layer's documents and errors: which of this project's formats a document is,
+//! and what their readers and the approval refuse.
+
+use std::fmt;
+
+use crate::error::{Category, Excerpt, JsonError, Literals, Position};
+use crate::escape::Escaped;
+use crate::lockfile::{Pin, Selection};
+use crate::surface::ItemKind;
+
+/// One of this project's own document formats, for messages.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+#[non_exhaustive]
+pub enum Document {
+    /// A manifest (docs/formats.md).
+    Manifest,
+    /// A lockfile (docs/formats.md).
+    Lockfile,
+    /// A signature envelope (`LOCK.sig`, docs/signing.md).
+    Signature,
+}
+
+impl fmt::Display for Document {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Manifest => "manifest",
+            Self::Lockfile => "lockfile",
+            Self::Signature => "signature",
+        })
+    }
+}
+
+/// Top-level members only a manifest has (docs/formats.md).
+const MANIFEST_ONLY: [&str; 5] = [
+    "complete",
+    "captured_at",
+    "captured_by",
+    "scope",
+    "protocol_version",
+];
+
+impl Document {
+    /// Which of this project's formats `value` is, told by the top-level members that only
+    /// one of them has: `complete`, `captured_at`, `captured_by`, `scope` or
+    /// `protocol_version` for a manifest, `approval_serial` for a lockfile, `schema` naming
+    /// `mcppin-lock-signature` for a signature. `None` when the members say nothing or
+    /// contradict each other: the reader's own errors then say what is wrong.
+    ///
+    /// Readers call it before anything else, so that a file given in the place of another
+    /// is named as such instead of failing on its first unknown member.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcppin_core::{Document, parse};
+    /// let lock = parse(br#"{"schema_version": 2, "approval_serial": 1, "servers": []}"#).unwrap();
+    /// assert_eq!(Document::of(&lock), Some(Document::Lockfile));
+    /// let manifest = parse(br#"{"schema_version": 2, "complete": true, "servers": []}"#).unwrap();
+    /// assert_eq!(Document::of(&manifest), Some(Document::Manifest));
+    /// assert_eq!(Document::of(&parse(b"{}").unwrap()), None);
+    /// ```
+    #[must_use]
+    pub fn of(value: &crate::Value) -> Option<Self> {
+        let object = value.as_object()?;
+        if object.get("schema").and_then(crate::Value::as_str) == Some("mcppin-lock-signature") {
+            return Some(Self::Signature);
+        }
+        let manifest = MANIFEST_ONLY.iter().any(|name| object.contains(name));
+        let lockfile = object.contains("approval_serial");
+        match (manifest, lockfile) {
+            (true, false) => Some(Self::Manifest),
+            (false, true) => Some(Self::Lockfile),
+            _ => None,
+        }
+    }
+
+    /// Refuses `value` when it is recognisably another of this project's formats than
+    /// `expected` (see [`Document::of`]).
+    pub(crate) fn expect(value: &crate::Value, expected: Self) -> Result<(), Error> {
+        match Self::of(value) {
+            Some(found) if found != expected => Err(Error::WrongDocument { expected, found }),
+            _ => Ok(()),
+        }
+    }
+}
+/// Everything that can go wrong reading or writing this project's own documents (manifests,
+/// lockfiles, reports) and approving a surface: the strict reader's [`JsonError`] beside the
+/// rules of each format (docs/formats.md).
+///
+/// Text that came from the input (a member name) is kept raw here: escape it before showing
+/// it. The messages show it as a short escaped [`Excerpt`].
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The document breaks a rule of the JSON layer: a strict-reading rule, a number with no
+    /// canonical form, undecidable literals where a digest is needed.
+    #[error(transparent)]
+    Json(#[from] JsonError),
+    /// A member that this project's format does not define (our formats refuse unknown names;
+    /// served items are kept verbatim and never refused for theirs).
+    #[error("unknown member {} at {}", Excerpt::quoted(.name), Excerpt::quoted(.pointer))]
+    UnknownMember {
+        /// The JSON pointer of the member.
+        pointer: String,
+        /// Its name.
+        name: String,
+    },
+    /// A member the format requires is absent.
+    #[error("missing member \"{name}\" in the object at {}", Excerpt::quoted(.pointer))]
+    MissingMember {
+        /// The JSON pointer of the object that lacks it.
+        pointer: String,
+        /// The member name.
+        name: &'static str,
+    },
+    /// A member of the format has the wrong type or value.
+    #[error("expected {expected} at {}", Excerpt::quoted(.pointer))]
+    Invalid {
+        /// The JSON pointer of the value.
+        pointer: String,
+        /// What the format wants there.
+        expected: &'static str,
+    },
+    /// A `schema_version` this build does not know.
+    #[error("{document} schema_version {version} is not supported by this build")]
+    UnsupportedVersion {
+        /// Which format.
+        document: Document,
+        /// The version found.
+        version: u64,
+    },
+    /// A version 1 manifest: it makes no completeness statement (docs/formats.md).
+    #[error(
+        "manifest schema_version 1 is refused: it does not say whether the capture is complete, \
+         and completeness cannot be assumed on a capture's behalf; capture again with a current \
+         exporter"
+    )]
+    ManifestVersion1,
+    /// A manifest without the `complete` member (docs/formats.md).
+    #[error(
+        "manifest has no \"complete\" member: whether the capture saw every item cannot be \
+         assumed on its behalf, so it cannot be compared"
+    )]
+    MissingCompleteness,
+    /// A document of another of this project's formats than the one expected: a manifest
+    /// given as the lockfile, a lockfile given as the manifest (see [`Document::of`]).
+    #[error("this is a {found}, not a {expected}")]
+    WrongDocument {
+        /// The format the reader reads.
+        expected: Document,
+        /// The format the document's members show.
+        found: Document,
+    },
+    /// One server id listed twice.
+    #[error("server {} listed twice, at {}", Excerpt::quoted(.id), Excerpt::quoted(.pointer))]
+    DuplicateServer {
+        /// The JSON pointer of the second entry.
+        pointer: String,
+        /// The server id.
+        id: String,
+    },
+    /// Two items of one kind with one key in one server (for a capture: an error of the
+    /// capture, docs/formats.md).
+    #[error(
+        "{kind} {} listed twice in one server, at {}",
+        Excerpt::quoted(.name),
+        Excerpt::quoted(.pointer)
+    )]
+    DuplicateItem {
+        /// The JSON pointer of the second item.
+        pointer: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The key they share.
+        name: String,
+    },
+    /// A manifest's `scope` and its servers disagree: a server outside the scope, or a scoped
+    /// server with no entry.
+    #[error(
+        "server {} and the capture's scope disagree, at {}",
+        Excerpt::quoted(.id),
+        Excerpt::quoted(.pointer)
+    )]
+    OutOfScope {
+        /// The JSON pointer of the server entry or of `scope`.
+        pointer: String,
+        /// The server id.
+        id: String,
+    },
+    /// A lockfile item whose recorded pin is not what its approved object gives: the file's
+    /// halves disagree, so it cannot be trusted as an approval (docs/formats.md).
+    #[error(
+        "lockfile item at {} records {} but its approved object gives {}",
+        Excerpt::quoted(.pointer),
+        PinText(.recorded),
+        PinText(.computed)
+    )]
+    PinMismatch {
+        /// The JSON pointer of the item.
+        pointer: String,
+        /// What the file records.
+        recorded: Pin,
+        /// What the approved object beside it gives.
+        computed: Pin,
+    },
+    /// A lockfile item whose approved object carries another key.
+    #[error(
+        "lockfile item {} holds an approved object named {}, at {}",
+        Excerpt::quoted(.name),
+        Excerpt::quoted(.approved),
+        Excerpt::quoted(.pointer)
+    )]
+    NameMismatch {
+        /// The JSON pointer of the approved object.
+        pointer: String,
+        /// The item's key.
+        name: String,
+        /// The key inside the approved object.
+        approved: String,
+    },
+    /// An approval selection that is neither `SERVER` nor `SERVER/ITEM`.
+    #[error("{} is not SERVER or SERVER/ITEM", Excerpt::quoted(.text))]
+    InvalidSelection {
+        /// The text given.
+        text: String,
+    },
+    /// An approval selection naming something the manifest (or, for a removal, the
+    /// lockfile) does not have.
+    #[error("nothing to approve for {}: not in the manifest", SelectionText(.selection))]
+    UnknownSelection {
+        /// The selection.
+        selection: Selection,
+    },
+    /// A version 1 lockfile item (a digest without its approved object) that must be kept
+    /// but that the manifest cannot supply: the new lockfile could not store it whole.
+    #[error(
+        "{kind} {} is approved by a version 1 lockfile without its object, and the manifest \
+         serves something else: approve it as served or lock the whole surface",
+        Excerpt::escaped(&crate::surface::label(.server, Some(.name)))
+    )]
+    Version1Item {
+        /// The server id.
+        server: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The item key.
+        name: String,
+    },
+    /// A served item nested deeper than a lockfile can hold it: written there, it would pass
+    /// the strict reader's depth limit, and the file could not be read back (docs/formats.md,
+    /// "Depth of served items").
+    #[error(
+        "{kind} \"{}\" of server \"{}\" nests {depth} levels deep, more than the {limit} \
+         a lockfile can hold, at \"{}\"",
+        Escaped(.name),
+        Escaped(.server),
+        Escaped(.pointer)
+    )]
+    ItemTooDeep {
+        /// The server id.
+        server: String,
+        /// The JSON pointer of the item in the document it was read from or added to.
+        pointer: String,
+        /// The kind of item.
+        kind: ItemKind,
+        /// The item key.
+        name: String,
+        /// How many levels of arrays and objects the item nests, itself included.
+        depth: usize,
+        /// The most a lockfile holds ([`crate::surface::MAX_ITEM_DEPTH`]).
+        limit: usize,
+    },
+}
+
+impl Error {
+    /// The JSON layer's error inside, when this is one.
+    #[must_use]
+    pub fn json(&self) -> Option<&JsonError> {
+        match self {
+            Self::Json(err) => Some(err),
+            _ => None,
+        }
+    }
+
+    /// Where in the input the error was found, for reading errors.
+    #[must_use]
+    pub fn position(&self) -> Option<Position> {
+        self.json().and_then(JsonError::position)
+    }
+
+    /// A short stable name of the rule that refused the input (`duplicate-member`,
+    /// `pin-mismatch`), for reports and machine-readable output.
+    #[must_use]
+    pub fn rule(&self) -> &'static str {
+        match self {
+            Self::Json(err) => err.rule(),
+            Self::UnknownMember { .. } => "unknown-member",
+            Self::MissingMember { .. } => "missing-member",
+            Self::Invalid { .. } => "invalid",
+            Self::UnsupportedVersion { .. } => "unsupported-version",
+            Self::ManifestVersion1 => "manifest-version-1",
+            Self::MissingCompleteness => "missing-completeness",
+            Self::WrongDocument { .. } => "wrong-document",
+            Self::DuplicateServer { .. } => "duplicate-server",
+            Self::DuplicateItem { .. } => "duplicate-item",
+            Self::OutOfScope { .. } => "out-of-scope",
+            Self::PinMismatch { .. } => "pin-mismatch",
+            Self::NameMismatch { .. } => "name-mismatch",
+            Self::InvalidSelection { .. } => "invalid-selection",
+            Self::UnknownSelection { .. } => "unknown-selection",
+            Self::Version1Item { .. } => "version-1-item",
+            Self::ItemTooDeep { .. } => "item-too-deep",
+        }
+    }
+
+    /// Which kind of failure this is: the JSON layer's category for [`Error::Json`],
+    /// [`Category::Usage`] for an approval selection that is malformed or names nothing,
+    /// [`Category::Unreadable`] for the rest.
+    #[must_use]
+    pub fn category(&self) -> Category {
+        match self {
+            Self::Json(err) => err.category(),
+            Self::InvalidSelection { .. } | Self::UnknownSelection { .. } => Category::Usage,
+            _ => Category::Unreadable,
+        }
+    }
+}
+
+/// A pin in a message, its literals bounded like [`Literals`].
+struct PinText<'a>(&'a Pin);
+
+impl fmt::Display for PinText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Pin::Digest(d) => write!(f, "{d}"),
+            Pin::Undecidable(literals) => {
+                write!(f, "undecidable literals [{}]", Literals(literals))
+            }
+        }
+    }
+}
+
+/// A selection in a message: as the selection writes itself (escaped), cut short.
+struct SelectionText<'a>(&'a Selection);
+
+impl fmt::Display for SelectionText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", Excerpt::escaped(&self.0.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LONG: usize = 1 << 20;
+
+    #[test]
+    fn each_error_has_the_category_of_its_exit_code() {
+        let read = crate::manifest::Manifest::parse(b"{\"a\": 1, \"a\": 2}").unwrap_err();
+        assert!(matches!(
+            &read,
+            Error::Json(JsonError::DuplicateMember { .. })
+        ));
+        assert_eq!(read.category(), Category::Unreadable);
+        assert_eq!(
+            (read.rule(), read.position().map(|p| p.offset)),
+            ("duplicate-member", Some(9))
+        );
+        let undecidable =
+            Error::from(crate::digest(&crate::parse(b"[9007199254740993]").unwrap()).unwrap_err());
+        assert_eq!(undecidable.category(), Category::Incomparable);
+        assert_eq!(undecidable.category().exit_code(), 3);
+        let selection = "".parse::<Selection>().unwrap_err();
+        assert!(matches!(selection, Error::InvalidSelection { .. }));
+        assert_eq!(selection.category(), Category::Usage);
+        assert_eq!(selection.category().exit_code(), 2);
+        let wrong = Error::WrongDocument {
+            expected: Document::Lockfile,
+            found: Document::Manifest,
+        };
+        assert_eq!(
+            (wrong.category(), wrong.json(), wrong.position()),
+            (Category::Unreadable, None, None)
+        );
+    }
+
+    #[test]
+    fn quotes_short_text_whole() {
+        // Exactly the excerpt's length is still whole.
+        let name = "y".repeat(64);
+        let err = Error::UnknownMember {
+            pointer: String::new(),
+            name: name.clone(),
+        };
+        assert_eq!(
+            err.to_string(),
+            format!("unknown member \"{name}\" at \"\"")
+        );
+    }
+
+    #[test]
+    fn bounds_every_text_from_the_input() {
+        let long = "z".repeat(LONG);
+        let errors = [
+            Error::Json(JsonError::NfcDuplicateMember {
+                first: long.clone(),
+                second: long.clone(),
+                at: Position::default(),
+            }),
+            Error::UnknownMember {
+                pointer: long.clone(),
+                name: long.clone(),
+            },
+            Error::MissingMember {
+                pointer: long.clone(),
+                name: "id",
+            },
+            Error::Invalid {
+                pointer: long.clone(),
+                expected: "a string",
+            },
+            Error::DuplicateServer {
+                pointer: long.clone(),
+                id: long.clone(),
+            },
+            Error::DuplicateItem {
+                pointer: long.clone(),
+                kind: ItemKind::Tool,
+                name: long.clone(),
+            },
+            Error::OutOfScope {
+                pointer: long.clone(),
+                id: long.clone(),
+            },
+            Error::PinMismatch {
+                pointer: long.clone(),
+                recorded: Pin::Undecidable(vec![long.clone(); 1000]),
+                computed: Pin::Digest(crate::Digest::of_bytes(b"")),
+            },
+            Error::NameMismatch {
+                pointer: long.clone(),
+                name: long.clone(),
+                approved: long.clone(),
+            },
+            Error::InvalidSelection { text: long.clone() },
+            Error::UnknownSelection {
+                selection: Selection::Item {
+                    server: long.clone(),
+                    name: long.clone(),
+                },
+            },
+            Error::Version1Item {
+                server: long.clone(),
+                kind: ItemKind::Tool,
+                name: long.clone(),
+            },
+        ];
+        for err in errors {
+            let message = err.to_string();
+            assert!(
+                message.len() < 1000,
+                "{}: {} bytes",
+                err.rule(),
+                message.len()
+            );
+            // A selection and a label are cut as they write themselves: `SERVER/ITEM`, escaped.
+            let length = match err {
+                Error::UnknownSelection { .. } | Error::Version1Item { .. } => 2 * LONG + 1,
+                _ => LONG,
+            };
+            assert!(
+                message.contains(&format!("... ({length} bytes)")),
+                "{message}"
+            );
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! What the integration tests of `mcppin`, `mcppin-export` and `mcppin-guard` share, written
+//! once: [`Run`] (the outcome of one run, with assertions that print exit code, stdout and
+//! stderr on failure), [`run`] (a binary run with its output drained and a bound on hangs),
+//! [`Scratch`] (a fresh directory per test) and process helpers. A dev-dependency only, never
+//! published; panics are its way to fail a test.
+#![warn(missing_docs)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a test waits for a binary to exit on its own before it kills it and fails: far
+/// above any shutdown the binaries run (grace periods included), so only a hang reaches it.
+pub const HANG: Duration = Duration::from_secs(30);
+
+/// The outcome of one run of a binary.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code, -1 when a signal ended the process.
+    pub code: i32,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The outcome of a finished [`Command::output`].
+    #[must_use]
+    pub fn from_output(out: &Output) -> Self {
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn context(&self) -> String {
+        format!("--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr)
+    }
+
+    /// Asserts the exit code, printing everything on failure.
+    #[track_caller]
+    pub fn code(&self, expected: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            expected,
+            "exit code {} (expected {expected})\n{}",
+            self.code,
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts that stdout contains `needle`.
+    #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts that stdout does not contain `needle` anywhere.
+    #[track_caller]
+    pub fn stdout_lacks(&self, needle: &str) -> &Self {
+        assert!(
+            !self.stdout.contains(needle),
+            "stdout has {needle:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts that stderr contains `needle`.
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{}",
+            self.context()
+        );
+        self
+    }
+
+    /// Asserts that stderr does not contain `needle`.
+    #[track_caller]
+    pub fn stderr_lacks(&self, needle: &str) -> &Self {
+        assert!(
+            !self.stderr.contains(needle),
+            "stderr has {needle:?}\n{}",
+            self.context()
+        );
+        self
+    }
+}
+
+impl Run {
+    /// The stdout lines, each read as JSON (a guard's or a server's messages).
+    ///
+    /// # Panics
+    ///
+    /// When a line is not JSON.
+    #[track_caller]
+    #[must_use]
+    pub fn messages(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line {l:?}: {e}")))
+            .collect()
+    }
+
+    /// Asserts stdout line by line: each line is one message, `expected[i]` says what it is.
+    #[track_caller]
+    pub fn lines(&self, expected: &[Expect]) -> &Self {
+        let messages = self.messages();
+        assert_eq!(
+            messages.len(),
+            expected.len(),
+            "stdout has {} lines, expected {}\n{}",
+            messages.len(),
+            expected.len(),
+            self.context()
+        );
+        for (i, (message, expect)) in messages.iter().zip(expected).enumerate() {
+            let ok = match expect {
+                Expect::Result(id) => message["id"] == *id && message.get("result").is_some(),
+                Expect::Refused(id) => {
+                    message["id"] == *id && message["error"]["code"] == json!(-32001)
+                }
+                Expect::Notification(method) => {
+                    message["method"] == json!(method) && message.get("id").is_none()
+                }
+            };
+            assert!(
+                ok,
+                "stdout line {} is {message}, expected {expect:?}\n{}",
+                i + 1,
+                self.context()
+            );
+        }
+        self
+    }
+}
+
+/// What one stdout line of a JSON-RPC session is, for [`Run::lines`].
+#[derive(Debug)]
+pub enum Expect {
+    /// An answer with a result to this id.
+    Result(Value),
+    /// A -32001 error answer (the guard's refusal) to this id.
+    Refused(Value),
+    /// A notification.
+    Notification(&'static str),
+}
+
+/// Whether standard input closes after the bytes written, or stays open until the process
+/// exits (then the process, not its input, ends the run).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum StdinEnd {
+    /// Closed after the bytes.
+    Closes,
+    /// Held open to the end.
+    StaysOpen,
+}
+
+/// Runs `command` with piped standard streams: writes `stdin` from another thread (a process
+/// that stops reading cannot hold the test), drains stdout and stderr from two more, and waits
+/// for the exit. A process still running after [`HANG`] is killed and the test fails: a hang
+/// is a failure, not a stuck test run.
+///
+/// # Panics
+///
+/// When the process cannot be started, or hangs.
+#[must_use]
+pub fn run(command: &mut Command, stdin: Vec<u8>, end: StdinEnd) -> Run {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let mut pipe = child.stdin.take().expect("stdin");
+    let (exited, wait_exit) = mpsc::channel::<()>();
+    let writer = thread::spawn(move || {
+        // The process may exit before reading everything (a usage error): ignore EPIPE.
+        let _ = pipe.write_all(&stdin);
+        if end == StdinEnd::StaysOpen {
+            let _ = wait_exit.recv();
+        }
+    });
+    let drain = |mut from: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > HANG {
+            drop(exited);
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = stderr.join().unwrap_or_default();
+            panic!("{command:?} did not exit within {HANG:?}: killed\n--- stderr\n{stderr}");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    drop(exited);
+    let _ = writer.join();
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+/// A fresh temporary directory for one test, removed when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scratch {
+    /// A new empty directory.
+    ///
+    /// # Panics
+    ///
+    /// When no temporary directory can be made.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// Its path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `contents` to `name` in the directory (creating the folders on the way) and
+    /// returns its path.
+    ///
+    /// # Panics
+    ///
+    /// When the file cannot be written.
+    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, contents).expect("write");
+        path
+    }
+
+    /// The bytes of `name`.
+    ///
+    /// # Panics
+    ///
+    /// When the file cannot be read.
+    #[must_use]
+    pub fn read(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.dir.path().join(name)).expect("read")
+    }
+}
+
+/// Whether process `pid` runs (a zombie has exited: it does not count).
+#[must_use]
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Waits up to [`HANG`] for the file `name` in `dir` to hold a process id, and returns it.
+///
+/// # Panics
+///
+/// When no id appears within [`HANG`].
+#[must_use]
+pub fn wait_for_pid(dir: &Path, name: &str) -> u32 {
+    let started = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(dir.join(name))
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+        {
+            return pid;
+        }
+        assert!(started.elapsed() < HANG, "no process id in {name}");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_a_process_and_drains_both_streams() {
+        let run = run(
+            Command::new("sh").args(["-c", "cat; echo err >&2; exit 3"]),
+            b"in\n".to_vec(),
+            StdinEnd::Closes,
+        );
+        run.code(3)
+            .stdout_has("in")
+            .stderr_has("err")
+            .stdout_lacks("err");
+    }
+
+    #[test]
+    #[should_panic(expected = "exit code 0 (expected 1)")]
+    fn a_wrong_code_fails_the_test() {
+        let _ = run(&mut Command::new("true"), Vec::new(), StdinEnd::Closes).code(1);
+    }
+
+    #[test]
+    fn a_scratch_directory_writes_and_reads_back() {
+        let dir = Scratch::new();
+        let path = dir.write("a/b.txt", "x");
+        assert!(path.starts_with(dir.path()));
+        assert_eq!(dir.read("a/b.txt"), b"x");
+        assert!(running(std::process::id()));
+    }
+}
