@@ -189,6 +189,14 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
+    if cli.listen.is_none() && (cli.upstream.is_some() || !cli.upstream_ca.is_empty()) {
+        return Err(Fail::new(
+            Exit::Usage,
+            "--upstream and --upstream-ca go with --listen (the HTTP guard); a stdio server \
+             command goes after --",
+        )
+        .into());
+    }
     let clock = match &cli.now {
         Some(text) => {
             let fixed = humantime::parse_rfc3339(text)
