@@ -306,6 +306,41 @@ fn a_rug_pull_is_refused_in_the_same_answer_and_the_session_ends() {
 }
 
 #[test]
+fn a_refusal_ends_the_sessions_other_streams_too() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &["--mode", "rug-pull"]);
+    let guard = guard(&lock, &server.url, &[]);
+    let session = open(&guard.url);
+    // The stream of server messages: open and quiet until the session ends (bounded by the
+    // 30 s of `send`).
+    let stream = {
+        let (url, session) = (guard.url.clone(), session.clone());
+        std::thread::spawn(move || {
+            send(
+                &url,
+                "GET",
+                &[
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", &session),
+                ],
+                "",
+            )
+        })
+    };
+    assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.messages()[0]["error"]["code"], json!(-32001));
+    let stream = stream.join().expect("the GET stream ended");
+    assert_eq!(stream.status, 200, "{stream:?}");
+    assert!(stream.body.starts_with(':'), "{stream:?}");
+}
+
+#[test]
 fn the_same_rug_pull_holds_when_the_lock_matches_it() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(true));
@@ -461,6 +496,70 @@ fn bad_requests_get_http_errors_and_nothing_is_forwarded() {
 }
 
 #[test]
+fn a_server_that_breaks_the_protocol_gets_its_session_ended() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    for sse in [false, true] {
+        let server = fixture(
+            &dir,
+            if sse {
+                &["--mode", "malformed", "--sse"][..]
+            } else {
+                &["--mode", "malformed"]
+            },
+        );
+        let guard = guard(&lock, &server.url, &[]);
+        let session = open(&guard.url);
+        let listed = post(
+            &guard.url,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        // Nothing of the line that is not JSON reaches the client.
+        assert!(!listed.body.contains(r#""tools":["#), "{listed:?}");
+        assert_eq!(listed.status, if sse { 200 } else { 502 }, "{listed:?}");
+        assert!(guard.said("not JSON"), "{}", guard.stderr());
+        assert!(
+            wait_for(&dir, "DELETE fixture-session-"),
+            "{}",
+            record(&dir)
+        );
+        let after = post(
+            &guard.url,
+            Some(&session),
+            &util::request(3, "tools/list", json!({})),
+        );
+        assert_eq!(after.status, 404, "{after:?}");
+        std::fs::remove_file(dir.path().join("record.txt")).unwrap();
+    }
+}
+
+#[test]
+fn a_server_message_over_max_message_is_never_forwarded() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    for sse in [false, true] {
+        let server = fixture(&dir, if sse { &["--sse"][..] } else { &[] });
+        // The initialize answer fits; the tools/list answer (about 1.5 kB) does not.
+        let guard = guard(&lock, &server.url, &["--max-message", "800"]);
+        let session = open(&guard.url);
+        let listed = post(
+            &guard.url,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert!(!listed.body.contains("read_text_file"), "{listed:?}");
+        assert!(guard.said("exceeds"), "{}", guard.stderr());
+        let after = post(
+            &guard.url,
+            Some(&session),
+            &util::request(3, "tools/list", json!({})),
+        );
+        assert_eq!(after.status, 404, "{after:?}");
+    }
+}
+
+#[test]
 fn stateless_requests_are_judged_against_the_lock() {
     // 2026-07-28: no session; every request carries its protocol version in _meta.
     let dir = Dir::new();
@@ -545,7 +644,23 @@ fn sigterm_stops_the_guard_with_exit_0() {
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &["--sse"]);
     let mut guard = guard(&lock, &server.url, &[]);
-    let _session = open(&guard.url);
+    let session = open(&guard.url);
+    // An open stream does not hold the guard up.
+    let stream = {
+        let url = guard.url.clone();
+        std::thread::spawn(move || {
+            send(
+                &url,
+                "GET",
+                &[
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", &session),
+                ],
+                "",
+            )
+        })
+    };
+    assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
     let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -560,6 +675,8 @@ fn sigterm_stops_the_guard_with_exit_0() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0), "{}", guard.stderr());
+    assert!(guard.said("stopped by a signal"), "{}", guard.stderr());
+    assert_eq!(stream.join().expect("the stream ended").status, 200);
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! `initialize` opens a session (`Mcp-Session-Id: fixture-session-N`), each with its own
 //! counters; requests without a session id (2026-07-28) share one stateless server. Answers are
 //! JSON, or SSE with `--sse` and whenever one request gets several messages (the delayed rug
-//! pull's answer and its `notifications/tools/list_changed`). GET is answered 405 (no stream
-//! of server messages); DELETE ends a session. `--record` gets every body received, one line
+//! pull's answer and its `notifications/tools/list_changed`). GET with a session id opens the
+//! stream of server messages, which stays open and quiet after a first comment (405 without a
+//! session id); DELETE ends a session. `--record` gets every body received, one line
 //! each, plus `DELETE <id>` and `authorization: <value>` lines, so a test can prove what
 //! reached the server and what never did.
 
@@ -15,6 +16,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
+use http_body_util::channel::Channel;
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -29,6 +32,9 @@ use crate::{Reply, Script, Server};
 
 /// The endpoint path.
 const ENDPOINT: &str = "/mcp";
+
+/// The body of an answer.
+type Out = BoxBody<Bytes, std::convert::Infallible>;
 
 /// The largest request body read.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -147,7 +153,7 @@ async fn handle(
     script: &'static Script,
     sessions: &Mutex<Sessions>,
     request: Request<Incoming>,
-) -> Response<Full<Bytes>> {
+) -> Response<Out> {
     if request.uri().path() != ENDPOINT {
         return status(StatusCode::NOT_FOUND);
     }
@@ -177,6 +183,16 @@ async fn handle(
                 Some(_) => status(StatusCode::OK),
                 None => status(StatusCode::NOT_FOUND),
             };
+        }
+        Method::GET => {
+            let Some(id) = session else {
+                return status(StatusCode::METHOD_NOT_ALLOWED);
+            };
+            record(script, &format!("GET {id}"));
+            if !lock().open.contains_key(&id) {
+                return status(StatusCode::NOT_FOUND);
+            }
+            return quiet_stream();
         }
         _ => return status(StatusCode::METHOD_NOT_ALLOWED),
     }
@@ -230,14 +246,14 @@ async fn handle(
     response
 }
 
-fn status(code: StatusCode) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::new()));
+fn status(code: StatusCode) -> Response<Out> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
     *response.status_mut() = code;
     response
 }
 
-fn json(text: String) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(text)));
+fn json(text: String) -> Response<Out> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -246,14 +262,35 @@ fn json(text: String) -> Response<Full<Bytes>> {
 }
 
 /// An SSE answer: one `message` event per message, in order.
-fn events(messages: &[String]) -> Response<Full<Bytes>> {
+fn events(messages: &[String]) -> Response<Out> {
     let mut text = String::new();
     for message in messages {
         text.push_str("event: message\ndata: ");
         text.push_str(message);
         text.push_str("\n\n");
     }
-    let mut response = Response::new(Full::new(Bytes::from(text)));
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    response
+}
+
+/// The stream of server messages: a comment, then nothing, open until the client leaves or
+/// the fixture is stopped.
+fn quiet_stream() -> Response<Out> {
+    let (mut sender, body) = Channel::<Bytes>::new(1);
+    tokio::spawn(async move {
+        if sender
+            .send_data(Bytes::from_static(b": open\n\n"))
+            .await
+            .is_ok()
+        {
+            std::future::pending::<()>().await;
+        }
+    });
+    let mut response = Response::new(body.boxed());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/event-stream"),

@@ -392,6 +392,9 @@ fn stream(
                 frame = body.frame() => frame,
                 _ = stopping.changed() => return,
                 () = tx.closed() => return,
+                // Ended by another exchange (drift refused on a POST while this GET stream
+                // waits): this stream ends too.
+                () = guarded.ended() => return,
             };
             let chunk = match frame {
                 None => return,

@@ -70,6 +70,8 @@ pub(crate) struct Guarded {
     /// The `Mcp-Session-Id` it is kept under; `None` before the server assigned one, and once
     /// the session ended.
     key: Mutex<Option<String>>,
+    /// Turns true when the session ends: its open streams end with it.
+    ended: watch::Sender<bool>,
 }
 
 impl Guarded {
@@ -79,6 +81,12 @@ impl Guarded {
 
     fn key(&self) -> MutexGuard<'_, Option<String>> {
         self.key.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Resolves once the session has ended (at once if it already has).
+    pub(crate) async fn ended(&self) {
+        let mut ended = self.ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
     }
 }
 
@@ -121,6 +129,7 @@ impl State {
             number,
             session: Mutex::new(Session::new(self.approved.clone(), self.engine)),
             key: Mutex::new(None),
+            ended: watch::Sender::new(false),
         })
     }
 
@@ -153,6 +162,7 @@ impl State {
         }
         let events = guarded.session().finish(self.now());
         self.write(guarded, events);
+        guarded.ended.send_replace(true);
         key
     }
 
