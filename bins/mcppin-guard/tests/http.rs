@@ -560,6 +560,59 @@ fn a_server_message_over_max_message_is_never_forwarded() {
 }
 
 #[test]
+fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let guard = guard(&lock, &server.url, &["--session-idle", "2s"]);
+    let idle = open(&guard.url);
+    let streaming = open(&guard.url);
+    let stream = {
+        let (url, session) = (guard.url.clone(), streaming.clone());
+        std::thread::spawn(move || {
+            send(
+                &url,
+                "GET",
+                &[
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", &session),
+                ],
+                "",
+            )
+        })
+    };
+    assert!(wait_for(&dir, "GET fixture-session-2"), "{}", record(&dir));
+    assert!(
+        guard.said("session 1: idle for longer than --session-idle"),
+        "{}",
+        guard.stderr()
+    );
+    let after = post(
+        &guard.url,
+        Some(&idle),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(after.status, 404, "{after:?}");
+    // The session with a stream open is kept, however long the stream stays quiet.
+    assert!(
+        !guard.stderr().contains("session 2: idle"),
+        "{}",
+        guard.stderr()
+    );
+    let kept = post(
+        &guard.url,
+        Some(&streaming),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(kept.status, 200, "{kept:?}");
+    assert_eq!(
+        send(&guard.url, "DELETE", &[("mcp-session-id", &streaming)], "").status,
+        200
+    );
+    assert_eq!(stream.join().expect("the stream ended").status, 200);
+}
+
+#[test]
 fn stateless_requests_are_judged_against_the_lock() {
     // 2026-07-28: no session; every request carries its protocol version in _meta.
     let dir = Dir::new();

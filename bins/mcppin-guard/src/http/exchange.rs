@@ -135,6 +135,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Err(response) => return response,
     };
     let guarded = Arc::clone(belongs.guarded());
+    guarded.touch(&state);
     let action = {
         let now = state.now();
         guarded.session().client(&line, now)
@@ -168,6 +169,7 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Err(response) => return response,
     };
     let guarded = Arc::clone(belongs.guarded());
+    guarded.touch(&state);
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.method_mut() = parts.method.clone();
     *upstream.uri_mut() = state.upstream.uri().clone();
@@ -378,7 +380,9 @@ fn stream(
 ) -> Response<Out> {
     let (tx, rx) = mpsc::channel::<Bytes>(16);
     let mut stopping = state.stopping.clone();
+    let open = guarded.stream();
     tokio::spawn(async move {
+        let _open = open;
         for answer in answers {
             let event = sse::Message::default().write(Some(&answer));
             if tx.send(Bytes::from(event)).await.is_err() {
@@ -415,6 +419,7 @@ fn stream(
                 end_session(&state, &guarded, &end, "the server broke the protocol");
                 return;
             }
+            guarded.touch(&state);
             for event in events.drain(..) {
                 let out = match event {
                     sse::Event::Comment => Bytes::from_static(sse::comment()),

@@ -17,9 +17,9 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use hyper::Uri;
@@ -57,6 +57,8 @@ pub(crate) struct Config {
     pub(crate) max_message: usize,
     pub(crate) max_sessions: usize,
     pub(crate) max_connections: usize,
+    /// How long a session may stay without a request or an open stream before it is ended.
+    pub(crate) session_idle: Duration,
     /// The guard run's id: each session's log lines carry it with the session's number.
     pub(crate) run_id: String,
 }
@@ -72,6 +74,11 @@ pub(crate) struct Guarded {
     key: Mutex<Option<String>>,
     /// Turns true when the session ends: its open streams end with it.
     ended: watch::Sender<bool>,
+    /// When it was last used (a request, or an event of one of its streams), in milliseconds
+    /// since the guard started.
+    used: AtomicU64,
+    /// Its streams open now: a session with one is never idle.
+    streams: AtomicUsize,
 }
 
 impl Guarded {
@@ -83,10 +90,31 @@ impl Guarded {
         self.key.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Marks the session used now.
+    pub(crate) fn touch(&self, state: &State) {
+        self.used.store(state.elapsed(), Ordering::Relaxed);
+    }
+
+    /// Counts a stream of the session open until the returned value is dropped.
+    pub(crate) fn stream(self: &Arc<Self>) -> OpenStream {
+        self.streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(Arc::clone(self))
+    }
+
     /// Resolves once the session has ended (at once if it already has).
     pub(crate) async fn ended(&self) {
         let mut ended = self.ended.subscribe();
         let _ = ended.wait_for(|ended| *ended).await;
+    }
+}
+
+/// A stream of a session, counted while it is open.
+#[derive(Debug)]
+pub(crate) struct OpenStream(Arc<Guarded>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -97,6 +125,8 @@ pub(crate) struct State {
     pub(crate) max_message: usize,
     pub(crate) timeout: Duration,
     max_sessions: usize,
+    session_idle: Duration,
+    started: Instant,
     approved: LockedServer,
     engine: engine::Config,
     sessions: Mutex<HashMap<String, Arc<Guarded>>>,
@@ -130,6 +160,8 @@ impl State {
             session: Mutex::new(Session::new(self.approved.clone(), self.engine)),
             key: Mutex::new(None),
             ended: watch::Sender::new(false),
+            used: AtomicU64::new(self.elapsed()),
+            streams: AtomicUsize::new(0),
         })
     }
 
@@ -164,6 +196,36 @@ impl State {
         self.write(guarded, events);
         guarded.ended.send_replace(true);
         key
+    }
+
+    /// Milliseconds since the guard started (for idle sessions; never fed to the engine).
+    fn elapsed(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Ends the sessions idle for longer than `--session-idle`: no request and no open
+    /// stream. The server is not told (the guard holds no credentials of the client's to send
+    /// a DELETE with); a client coming back gets 404 and opens a new session.
+    fn sweep(&self) {
+        let idle = u64::try_from(self.session_idle.as_millis()).unwrap_or(u64::MAX);
+        let now = self.elapsed();
+        let stale: Vec<Arc<Guarded>> = self
+            .sessions()
+            .values()
+            .filter(|g| {
+                g.streams.load(Ordering::Relaxed) == 0
+                    && now.saturating_sub(g.used.load(Ordering::Relaxed)) > idle
+            })
+            .cloned()
+            .collect();
+        for guarded in stale {
+            self.end(&guarded);
+            self.say(
+                &guarded,
+                "idle for longer than --session-idle: the session was ended; later requests \
+                 with its id get 404",
+            );
+        }
     }
 
     /// The time to feed the engine: measured when there is a log, whose completions need it.
@@ -278,6 +340,8 @@ async fn serve(
         max_message: config.max_message,
         timeout: config.timeout,
         max_sessions: config.max_sessions,
+        session_idle: config.session_idle,
+        started: Instant::now(),
         approved,
         engine,
         sessions: Mutex::new(HashMap::new()),
@@ -290,6 +354,18 @@ async fn serve(
     eprintln_guard(&format!("listening on http://{local}{path}"));
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
+    {
+        let state = Arc::clone(&state);
+        let every =
+            (config.session_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                state.sweep();
+            }
+        });
+    }
     loop {
         let permit = tokio::select! {
             permit = Arc::clone(&connections).acquire_owned() => permit,
