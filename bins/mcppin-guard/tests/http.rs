@@ -648,6 +648,29 @@ fn stateless_requests_are_judged_against_the_lock() {
 }
 
 #[test]
+fn a_stateless_call_the_server_never_answered_is_logged_as_such() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let log = dir.path().join("admission.jsonl");
+    // Nothing listens on port 1.
+    let guard = guard(&lock, "http://127.0.0.1:1/mcp", &["--log", log.to_str().unwrap()]);
+    let answer = post(&guard.url, None, &util::call(4, "read_text_file"));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let completion = lines
+        .iter()
+        .find(|l| l["event"] == "tool_completion")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(completion["outcome"], json!("no_answer"), "{completion}");
+    assert_eq!(completion["request_id"], json!(4));
+    assert!(completion["session_id"].as_str().unwrap().ends_with("-1"), "{completion}");
+}
+
+#[test]
 fn https_upstreams_are_trusted_through_upstream_ca() {
     let dir = Dir::new();
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();

@@ -268,6 +268,15 @@ async fn relay(
             }
         }
     }
+    // A session no server id keeps (a stateless request) ends with its exchange: its calls
+    // without an answer are logged then.
+    let passing = match &belongs {
+        Belongs::Fresh(_) if !guarded.is_kept() => Some(Passing {
+            state: Arc::clone(&state),
+            guarded: Arc::clone(&guarded),
+        }),
+        _ => None,
+    };
     if let Belongs::Open(_) = &belongs
         && head.status == StatusCode::NOT_FOUND
     {
@@ -287,7 +296,7 @@ async fn relay(
         );
     }
     if headers::is_media(&head.headers, "text/event-stream") {
-        return stream(state, guarded, head, body, answers, end);
+        return stream(state, guarded, head, body, answers, end, passing);
     }
     let bytes = match collect(&state, body).await {
         Ok(bytes) => bytes,
@@ -377,12 +386,14 @@ fn stream(
     mut body: Incoming,
     answers: Vec<Vec<u8>>,
     end: Ending,
+    passing: Option<Passing>,
 ) -> Response<Out> {
     let (tx, rx) = mpsc::channel::<Bytes>(16);
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
     tokio::spawn(async move {
         let _open = open;
+        let _passing = passing;
         for answer in answers {
             let event = sse::Message::default().write(Some(&answer));
             if tx.send(Bytes::from(event)).await.is_err() {
@@ -444,6 +455,20 @@ fn stream(
     *response.status_mut() = head.status;
     *response.headers_mut() = headers::pass_on(&head.headers, false);
     response
+}
+
+/// A session that ends with its exchange (no session id keeps it): ended when dropped.
+struct Passing {
+    state: Arc<State>,
+    guarded: Arc<Guarded>,
+}
+
+impl Drop for Passing {
+    fn drop(&mut self) {
+        if !self.guarded.session().is_stopped() {
+            self.state.end(&self.guarded);
+        }
+    }
 }
 
 /// What becomes of one event of a stream.
@@ -545,6 +570,10 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
 /// The server could not be reached or did not answer in time: 502 or 504, and the session
 /// goes on (the next request may reach it).
 fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> Response<Out> {
+    if !guarded.is_kept() {
+        // A stateless request: its session ends here (a call is logged without an answer).
+        state.end(guarded);
+    }
     match failure {
         Failure::Timeout => {
             state.say(
