@@ -452,6 +452,12 @@ fn bad_requests_get_http_errors_and_nothing_is_forwarded() {
             list.into(),
         ),
         (
+            "a refused call notification",
+            400,
+            vec![JSON, ACCEPT, ("mcp-session-id", s)],
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"MARK"}}"#.into(),
+        ),
+        (
             "not JSON media",
             415,
             vec![
@@ -653,7 +659,11 @@ fn a_stateless_call_the_server_never_answered_is_logged_as_such() {
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let log = dir.path().join("admission.jsonl");
     // Nothing listens on port 1.
-    let guard = guard(&lock, "http://127.0.0.1:1/mcp", &["--log", log.to_str().unwrap()]);
+    let guard = guard(
+        &lock,
+        "http://127.0.0.1:1/mcp",
+        &["--log", log.to_str().unwrap()],
+    );
     let answer = post(&guard.url, None, &util::call(4, "read_text_file"));
     assert_eq!(answer.status, 502, "{answer:?}");
     let lines: Vec<Value> = std::fs::read_to_string(&log)
@@ -667,7 +677,10 @@ fn a_stateless_call_the_server_never_answered_is_logged_as_such() {
         .unwrap_or_else(|| panic!("{lines:?}"));
     assert_eq!(completion["outcome"], json!("no_answer"), "{completion}");
     assert_eq!(completion["request_id"], json!(4));
-    assert!(completion["session_id"].as_str().unwrap().ends_with("-1"), "{completion}");
+    assert!(
+        completion["session_id"].as_str().unwrap().ends_with("-1"),
+        "{completion}"
+    );
 }
 
 #[test]

@@ -138,12 +138,30 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     guarded.touch(&state);
     let action = {
         let now = state.now();
-        guarded.session().client(&line, now)
+        let mut session = guarded.session();
+        if session.is_stopped() {
+            // Ended by another exchange since it was found.
+            return fail(
+                StatusCode::NOT_FOUND,
+                INVALID_REQUEST,
+                "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never \
+                 began)",
+            );
+        }
+        session.client(&line, now)
     };
     state.notes(&guarded, &action.notes);
     state.write(&guarded, action.events);
     let answers = action.to_client;
     let forward = match &action.to_server {
+        Forward::Nothing if answers.is_empty() => {
+            // A notification the engine refused (there is no id to answer): not accepted.
+            return fail(
+                StatusCode::BAD_REQUEST,
+                REFUSED,
+                "mcppin-guard refused the notification; nothing was forwarded",
+            );
+        }
         Forward::Nothing => return answered(answers),
         Forward::Original => bytes.clone(),
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
