@@ -658,3 +658,27 @@ pub fn locate_example(name: &str) -> PathBuf {
     };
     path
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_flags_are_read() {
+        let args = [
+            "--http",
+            "127.0.0.1:0",
+            "--sse",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+        ];
+        let script = Script::from_args(args.map(str::to_owned)).unwrap();
+        assert_eq!(script.http.as_deref(), Some("127.0.0.1:0"));
+        assert!(script.sse);
+        assert_eq!(script.tls_cert, Some(PathBuf::from("c.pem")));
+        assert_eq!(script.tls_key, Some(PathBuf::from("k.pem")));
+        assert!(Script::from_args(["--http".to_owned()]).is_err());
+    }
+}
