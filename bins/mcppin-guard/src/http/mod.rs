@@ -132,7 +132,7 @@ pub(crate) struct State {
     max_sessions: usize,
     session_idle: Duration,
     started: Instant,
-    approved: LockedServer,
+    approved: Arc<LockedServer>,
     engine: engine::Config,
     sessions: Mutex<HashMap<String, Arc<Guarded>>>,
     next: AtomicU64,
@@ -162,7 +162,7 @@ impl State {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         Arc::new(Guarded {
             number,
-            session: Mutex::new(Session::new(self.approved.clone(), self.engine)),
+            session: Mutex::new(Session::new(Arc::clone(&self.approved), self.engine)),
             key: Mutex::new(None),
             ended: watch::Sender::new(false),
             used: AtomicU64::new(self.elapsed()),
@@ -347,7 +347,7 @@ async fn serve(
         max_sessions: config.max_sessions,
         session_idle: config.session_idle,
         started: Instant::now(),
-        approved,
+        approved: Arc::new(approved),
         engine,
         sessions: Mutex::new(HashMap::new()),
         next: AtomicU64::new(0),
