@@ -525,6 +525,12 @@ fn a_batch_loses_its_refused_element_and_the_refusal_comes_back() {
         "{}",
         record(&dir)
     );
+    // A batch refused whole is answered whole, as an array, and nothing is forwarded.
+    let refused = json!([util::call(9, "MARK_a"), util::call(10, "MARK_b")]);
+    let answer = post(&guard.url, Some(&session), &refused);
+    let answers: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+    assert!(!record(&dir).contains("MARK_a"), "{}", record(&dir));
 }
 
 #[test]
