@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 20] = [
+const MODULES: [(&str, Layer); 21] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -27,6 +27,7 @@ const MODULES: [(&str, Layer); 20] = [
     ("digest", Layer::Json),
     ("fold", Layer::Json),
     ("outline", Layer::Json),
+    ("sse", Layer::Json),
     ("document", Layer::Surface),
     ("surface", Layer::Surface),
     ("manifest", Layer::Surface),
