@@ -56,7 +56,8 @@ fn replace_once(text: &str, from: &str, to: &str) -> String {
     text.replace(from, to)
 }
 
-/// nginx in the foreground with the documented configuration, listening on `front` and
+/// nginx in the foreground, one process (killing it leaves no worker behind), with the
+/// documented configuration, listening on `front` and
 /// balancing over `replicas`; every request is logged as
 /// `session id|upstream addresses tried|upstream statuses|status|method` in `routed.log`.
 fn start_nginx(dir: &Path, nginx: &Path, front: &str, replicas: [&str; 2]) -> Proc {
@@ -68,7 +69,7 @@ fn start_nginx(dir: &Path, nginx: &Path, front: &str, replicas: [&str; 2]) -> Pr
     let d = dir.display();
     let main = format!(
         "daemon off;\n\
-         worker_processes 1;\n\
+         master_process off;\n\
          pid {d}/nginx.pid;\n\
          error_log {d}/error.log info;\n\
          events {{ worker_connections 1024; }}\n\
