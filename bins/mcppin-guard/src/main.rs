@@ -92,6 +92,9 @@ struct Cli {
     /// The most sessions open at once; a new one beyond is refused with 503.
     #[arg(long, value_name = "N", default_value_t = 10_000, requires = "listen")]
     max_sessions: usize,
+    /// End a session after this long without a request or an open stream (1h, 30m).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    session_idle: Duration,
     /// The most client connections served at once; more wait to be accepted.
     #[arg(long, value_name = "N", default_value_t = 1024, requires = "listen")]
     max_connections: usize,
@@ -189,6 +192,14 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
+    if cli.listen.is_none() && (cli.upstream.is_some() || !cli.upstream_ca.is_empty()) {
+        return Err(Fail::new(
+            Exit::Usage,
+            "--upstream and --upstream-ca go with --listen (the HTTP guard); a stdio server \
+             command goes after --",
+        )
+        .into());
+    }
     let clock = match &cli.now {
         Some(text) => {
             let fixed = humantime::parse_rfc3339(text)
@@ -232,6 +243,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             max_message: cli.max_message,
             max_sessions: cli.max_sessions,
             max_connections: cli.max_connections,
+            session_idle: cli.session_idle,
             run_id: session_id,
         };
         return http::run(config, approved, log);

@@ -148,7 +148,7 @@ impl Reader {
     }
 
     fn scan(&mut self, mut bytes: &[u8], events: &mut Vec<Event>) -> Result<(), TooLong> {
-        if self.after_cr {
+        if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -303,6 +303,23 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = stream.chunks(1).collect();
         assert_eq!(read_all(&bytes, 1000).unwrap(), whole);
+    }
+
+    /// Found by the fuzz target: a first chunk ending in CR (read through the byte order mark
+    /// check) forgot the CR, so the LF of the next chunk ended a second, empty line.
+    #[test]
+    fn a_cr_ending_the_first_chunk_and_an_lf_starting_the_next_are_one_line_end() {
+        let whole = read_all(&[b"x\r\ndata: 1\n\n"], 100).unwrap();
+        assert_eq!(read_all(&[b"x\r", b"\ndata: 1\n\n"], 100).unwrap(), whole);
+        // The line ends count toward the limit the same way, however the stream is cut.
+        let stream = b"x\r\ndata: 123456\n";
+        for limit in 10..16 {
+            assert_eq!(
+                read_all(&[&stream[..2], &stream[2..]], limit).is_ok(),
+                read_all(&[stream], limit).is_ok(),
+                "limit {limit}"
+            );
+        }
     }
 
     #[test]

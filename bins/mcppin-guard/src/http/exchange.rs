@@ -135,14 +135,33 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Err(response) => return response,
     };
     let guarded = Arc::clone(belongs.guarded());
+    guarded.touch(&state);
     let action = {
         let now = state.now();
-        guarded.session().client(&line, now)
+        let mut session = guarded.session();
+        if session.is_stopped() {
+            // Ended by another exchange since it was found.
+            return fail(
+                StatusCode::NOT_FOUND,
+                INVALID_REQUEST,
+                "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never \
+                 began)",
+            );
+        }
+        session.client(&line, now)
     };
     state.notes(&guarded, &action.notes);
     state.write(&guarded, action.events);
     let answers = action.to_client;
     let forward = match &action.to_server {
+        Forward::Nothing if answers.is_empty() => {
+            // A notification the engine refused (there is no id to answer): not accepted.
+            return fail(
+                StatusCode::BAD_REQUEST,
+                REFUSED,
+                "mcppin-guard refused the notification; nothing was forwarded",
+            );
+        }
         Forward::Nothing => return answered(answers),
         Forward::Original => bytes.clone(),
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
@@ -168,6 +187,7 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Err(response) => return response,
     };
     let guarded = Arc::clone(belongs.guarded());
+    guarded.touch(&state);
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.method_mut() = parts.method.clone();
     *upstream.uri_mut() = state.upstream.uri().clone();
@@ -266,6 +286,15 @@ async fn relay(
             }
         }
     }
+    // A session no server id keeps (a stateless request) ends with its exchange: its calls
+    // without an answer are logged then.
+    let passing = match &belongs {
+        Belongs::Fresh(_) if !guarded.is_kept() => Some(Passing {
+            state: Arc::clone(&state),
+            guarded: Arc::clone(&guarded),
+        }),
+        _ => None,
+    };
     if let Belongs::Open(_) = &belongs
         && head.status == StatusCode::NOT_FOUND
     {
@@ -285,7 +314,7 @@ async fn relay(
         );
     }
     if headers::is_media(&head.headers, "text/event-stream") {
-        return stream(state, guarded, head, body, answers, end);
+        return stream(state, guarded, head, body, answers, end, passing);
     }
     let bytes = match collect(&state, body).await {
         Ok(bytes) => bytes,
@@ -375,10 +404,14 @@ fn stream(
     mut body: Incoming,
     answers: Vec<Vec<u8>>,
     end: Ending,
+    passing: Option<Passing>,
 ) -> Response<Out> {
     let (tx, rx) = mpsc::channel::<Bytes>(16);
     let mut stopping = state.stopping.clone();
+    let open = guarded.stream();
     tokio::spawn(async move {
+        let _open = open;
+        let _passing = passing;
         for answer in answers {
             let event = sse::Message::default().write(Some(&answer));
             if tx.send(Bytes::from(event)).await.is_err() {
@@ -392,6 +425,9 @@ fn stream(
                 frame = body.frame() => frame,
                 _ = stopping.changed() => return,
                 () = tx.closed() => return,
+                // Ended by another exchange (drift refused on a POST while this GET stream
+                // waits): this stream ends too.
+                () = guarded.ended() => return,
             };
             let chunk = match frame {
                 None => return,
@@ -412,6 +448,7 @@ fn stream(
                 end_session(&state, &guarded, &end, "the server broke the protocol");
                 return;
             }
+            guarded.touch(&state);
             for event in events.drain(..) {
                 let out = match event {
                     sse::Event::Comment => Bytes::from_static(sse::comment()),
@@ -436,6 +473,20 @@ fn stream(
     *response.status_mut() = head.status;
     *response.headers_mut() = headers::pass_on(&head.headers, false);
     response
+}
+
+/// A session that ends with its exchange (no session id keeps it): ended when dropped.
+struct Passing {
+    state: Arc<State>,
+    guarded: Arc<Guarded>,
+}
+
+impl Drop for Passing {
+    fn drop(&mut self) {
+        if !self.guarded.session().is_stopped() {
+            self.state.end(&self.guarded);
+        }
+    }
 }
 
 /// What becomes of one event of a stream.
@@ -537,6 +588,10 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
 /// The server could not be reached or did not answer in time: 502 or 504, and the session
 /// goes on (the next request may reach it).
 fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> Response<Out> {
+    if !guarded.is_kept() {
+        // A stateless request: its session ends here (a call is logged without an answer).
+        state.end(guarded);
+    }
     match failure {
         Failure::Timeout => {
             state.say(

@@ -17,9 +17,9 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use hyper::Uri;
@@ -57,6 +57,8 @@ pub(crate) struct Config {
     pub(crate) max_message: usize,
     pub(crate) max_sessions: usize,
     pub(crate) max_connections: usize,
+    /// How long a session may stay without a request or an open stream before it is ended.
+    pub(crate) session_idle: Duration,
     /// The guard run's id: each session's log lines carry it with the session's number.
     pub(crate) run_id: String,
 }
@@ -70,6 +72,13 @@ pub(crate) struct Guarded {
     /// The `Mcp-Session-Id` it is kept under; `None` before the server assigned one, and once
     /// the session ended.
     key: Mutex<Option<String>>,
+    /// Turns true when the session ends: its open streams end with it.
+    ended: watch::Sender<bool>,
+    /// When it was last used (a request, or an event of one of its streams), in milliseconds
+    /// since the guard started.
+    used: AtomicU64,
+    /// Its streams open now: a session with one is never idle.
+    streams: AtomicUsize,
 }
 
 impl Guarded {
@@ -80,6 +89,38 @@ impl Guarded {
     fn key(&self) -> MutexGuard<'_, Option<String>> {
         self.key.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Whether the session is kept under a session id (it has one, and has not ended).
+    pub(crate) fn is_kept(&self) -> bool {
+        self.key().is_some()
+    }
+
+    /// Marks the session used now.
+    pub(crate) fn touch(&self, state: &State) {
+        self.used.store(state.elapsed(), Ordering::Relaxed);
+    }
+
+    /// Counts a stream of the session open until the returned value is dropped.
+    pub(crate) fn stream(self: &Arc<Self>) -> OpenStream {
+        self.streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(Arc::clone(self))
+    }
+
+    /// Resolves once the session has ended (at once if it already has).
+    pub(crate) async fn ended(&self) {
+        let mut ended = self.ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
+    }
+}
+
+/// A stream of a session, counted while it is open.
+#[derive(Debug)]
+pub(crate) struct OpenStream(Arc<Guarded>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// What every exchange shares.
@@ -89,7 +130,9 @@ pub(crate) struct State {
     pub(crate) max_message: usize,
     pub(crate) timeout: Duration,
     max_sessions: usize,
-    approved: LockedServer,
+    session_idle: Duration,
+    started: Instant,
+    approved: Arc<LockedServer>,
     engine: engine::Config,
     sessions: Mutex<HashMap<String, Arc<Guarded>>>,
     next: AtomicU64,
@@ -119,8 +162,11 @@ impl State {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         Arc::new(Guarded {
             number,
-            session: Mutex::new(Session::new(self.approved.clone(), self.engine)),
+            session: Mutex::new(Session::new(Arc::clone(&self.approved), self.engine)),
             key: Mutex::new(None),
+            ended: watch::Sender::new(false),
+            used: AtomicU64::new(self.elapsed()),
+            streams: AtomicUsize::new(0),
         })
     }
 
@@ -153,7 +199,38 @@ impl State {
         }
         let events = guarded.session().finish(self.now());
         self.write(guarded, events);
+        guarded.ended.send_replace(true);
         key
+    }
+
+    /// Milliseconds since the guard started (for idle sessions; never fed to the engine).
+    fn elapsed(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Ends the sessions idle for longer than `--session-idle`: no request and no open
+    /// stream. The server is not told (the guard holds no credentials of the client's to send
+    /// a DELETE with); a client coming back gets 404 and opens a new session.
+    fn sweep(&self) {
+        let idle = u64::try_from(self.session_idle.as_millis()).unwrap_or(u64::MAX);
+        let now = self.elapsed();
+        let stale: Vec<Arc<Guarded>> = self
+            .sessions()
+            .values()
+            .filter(|g| {
+                g.streams.load(Ordering::Relaxed) == 0
+                    && now.saturating_sub(g.used.load(Ordering::Relaxed)) > idle
+            })
+            .cloned()
+            .collect();
+        for guarded in stale {
+            self.end(&guarded);
+            self.say(
+                &guarded,
+                "idle for longer than --session-idle: the session was ended; later requests \
+                 with its id get 404",
+            );
+        }
     }
 
     /// The time to feed the engine: measured when there is a log, whose completions need it.
@@ -268,7 +345,9 @@ async fn serve(
         max_message: config.max_message,
         timeout: config.timeout,
         max_sessions: config.max_sessions,
-        approved,
+        session_idle: config.session_idle,
+        started: Instant::now(),
+        approved: Arc::new(approved),
         engine,
         sessions: Mutex::new(HashMap::new()),
         next: AtomicU64::new(0),
@@ -280,6 +359,18 @@ async fn serve(
     eprintln_guard(&format!("listening on http://{local}{path}"));
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
+    {
+        let state = Arc::clone(&state);
+        let every =
+            (config.session_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                state.sweep();
+            }
+        });
+    }
     loop {
         let permit = tokio::select! {
             permit = Arc::clone(&connections).acquire_owned() => permit,

@@ -398,9 +398,11 @@ enum Element {
 }
 
 impl Session {
-    /// A session admitting against `approved` (the server's entry of an approved lockfile).
+    /// A session admitting against `approved` (the server's entry of an approved lockfile),
+    /// owned or shared: a transport running many sessions of one approval passes an
+    /// `Arc<LockedServer>`, and no session copies it.
     #[must_use]
-    pub fn new(approved: LockedServer, config: Config) -> Self {
+    pub fn new(approved: impl Into<std::sync::Arc<LockedServer>>, config: Config) -> Self {
         Self {
             gate: Gate::new(approved),
             config,
