@@ -183,6 +183,29 @@ fn by_scenario(results: &Results) -> BTreeMap<&str, (usize, usize)> {
     out
 }
 
+/// The table of docs/conformance.md: per scenario, (checks, pass direct, pass through the
+/// guard).
+fn documented_counts() -> BTreeMap<String, (usize, usize, usize)> {
+    let doc = std::fs::read_to_string(peers::root().join("docs/conformance.md"))
+        .expect("docs/conformance.md");
+    doc.lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let count = |i: usize| -> usize {
+                cells
+                    .get(i)
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or_else(|| {
+                        panic!("docs/conformance.md: no count in column {i}: {line}")
+                    })
+            };
+            let scenario = cells.get(1).map_or("", |c| c.trim_matches('`'));
+            (scenario.to_owned(), (count(3), count(4), count(5)))
+        })
+        .collect()
+}
+
 fn passes(results: &Results, scenario: &str, check: &str) -> bool {
     results
         .get(&(scenario.to_owned(), check.to_owned(), 0))
@@ -207,14 +230,36 @@ fn every_check_that_passes_direct_passes_through_the_guard() {
     );
     assert!(passes(&direct, "tools-list", "tools-list"), "{direct:#?}");
 
-    // The table of docs/conformance.md, printed for whoever updates it.
+    // The counts of docs/conformance.md's table: the page shows what this run measured.
     let after = by_scenario(&through);
+    let mut measured = BTreeMap::new();
     for (scenario, (checks, passed)) in by_scenario(&direct) {
         let (_, through_passed) = after.get(scenario).copied().unwrap_or_default();
         eprintln!(
             "{scenario}: {checks} checks, direct {passed}, through the guard {through_passed}"
         );
+        measured.insert(scenario.to_owned(), (checks, passed, through_passed));
     }
+    let documented = documented_counts();
+    let stale: Vec<String> = documented
+        .keys()
+        .chain(measured.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|scenario| documented.get(*scenario) != measured.get(*scenario))
+        .map(|scenario| {
+            format!(
+                "{scenario}: docs/conformance.md says {:?}, measured {:?}",
+                documented.get(scenario),
+                measured.get(scenario)
+            )
+        })
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "docs/conformance.md's table (checks, pass direct, pass through the guard) is stale:\n{}",
+        stale.join("\n")
+    );
     let lost = regressions(&direct, &through);
     let expected: Vec<String> = CANNOT_PASS
         .iter()
