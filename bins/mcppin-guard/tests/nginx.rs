@@ -5,13 +5,21 @@
 //! Skipped, with a message, where nginx is not installed (`.ci/run` installs it).
 
 mod peers;
+mod util;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-use peers::{Proc, everything_http, free_port, guard_http, installed, lock_everything, path_var};
-use serde_json::Value;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use peers::{
+    Proc, everything_http, free_port, guard_http, guard_http_for, installed, lock_everything,
+    path_var,
+};
+use serde_json::{Value, json};
 
 /// The addresses in the documented configuration: nginx's, then the two replicas'.
 const FRONT: &str = "127.0.0.1:8080";
@@ -252,4 +260,104 @@ fn a_drifted_surface_is_refused_through_nginx() {
             "{session}"
         );
     }
+}
+
+/// POSTs a stateless (2026-07-28) `tools/list` to `url`; returns the status and the body.
+fn stateless_list(url: &str, id: u64) -> (u16, String) {
+    let uri: hyper::Uri = url.parse().expect("a URL");
+    let authority = uri.authority().expect("an authority").as_str().to_owned();
+    let message = util::request(
+        id,
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    let request = Request::post(uri.path())
+        .header("host", &authority)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-method", "tools/list")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(Full::new(Bytes::from(message.to_string())))
+        .expect("a request");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let exchange = async {
+            let stream = tokio::net::TcpStream::connect(&authority)
+                .await
+                .expect("connect");
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                    .await
+                    .expect("handshake");
+            tokio::spawn(connection);
+            let response = sender.send_request(request).await.expect("an answer");
+            let status = response.status().as_u16();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .expect("a body")
+                .to_bytes();
+            (status, String::from_utf8_lossy(&body).into_owned())
+        };
+        tokio::time::timeout(Duration::from_secs(30), exchange)
+            .await
+            .expect("an answer within 30 s")
+    })
+}
+
+#[test]
+fn stateless_requests_through_nginx_need_no_affinity() {
+    // 2026-07-28 requests carry no session id: the documented configuration spreads them over
+    // both replicas, and each is judged and answered wherever it lands.
+    let Some(nginx) = nginx() else {
+        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx; .ci/run installs it)");
+        return;
+    };
+    let dir = util::Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let port = free_port();
+    let mut server = Proc::start(
+        dir.path(),
+        "fixture",
+        Command::new(mcppin_fixture::locate_example("mcppin-fixture")).args([
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--era",
+            "modern",
+        ]),
+    );
+    server.wait_listening(port);
+    let upstream = format!("http://127.0.0.1:{port}/mcp");
+    let (_guard_a, url_a) = guard_http_for(dir.path(), &lock, "fixture", &upstream, &[]);
+    let (_guard_b, url_b) = guard_http_for(dir.path(), &lock, "fixture", &upstream, &[]);
+    let replica = |url: &str| {
+        url.trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_owned()
+    };
+    let replicas = [replica(&url_a), replica(&url_b)];
+    let front = format!("127.0.0.1:{}", free_port());
+    let _nginx = start_nginx(dir.path(), &nginx, &front, [&replicas[0], &replicas[1]]);
+
+    for id in 1..=SESSIONS as u64 {
+        let (status, body) = stateless_list(&format!("http://{front}/mcp"), id);
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(answer["id"], id, "{answer}");
+        assert!(answer["result"]["tools"].is_array(), "{answer}");
+    }
+    let log = std::fs::read_to_string(dir.path().join("routed.log")).expect("routed.log");
+    let served: BTreeSet<&str> = log
+        .lines()
+        .filter_map(|line| line.split('|').nth(1))
+        .collect();
+    assert_eq!(
+        served,
+        replicas.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+        "both replicas answer stateless requests, none is tried twice:\n{log}"
+    );
 }

@@ -156,6 +156,18 @@ pub fn everything_http(dir: &Path) -> (Proc, String) {
 /// The guard's `--listen` proxy on a free port in front of `upstream`, holding `lock` for
 /// server `everything`; its URL ends in `/mcp`.
 pub fn guard_http(dir: &Path, lock: &Path, upstream: &str, extra: &[&str]) -> (Proc, String) {
+    guard_http_for(dir, lock, "everything", upstream, extra)
+}
+
+/// The guard's `--listen` proxy on a free port in front of `upstream`, holding `lock` for
+/// server `id`; its URL is the upstream's path on the guard's address.
+pub fn guard_http_for(
+    dir: &Path,
+    lock: &Path,
+    id: &str,
+    upstream: &str,
+    extra: &[&str],
+) -> (Proc, String) {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let mut guard = Proc::start(
@@ -164,7 +176,7 @@ pub fn guard_http(dir: &Path, lock: &Path, upstream: &str, extra: &[&str]) -> (P
         Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .args(["--lock"])
             .arg(lock)
-            .args(["--server", "everything", "--listen", &listen])
+            .args(["--server", id, "--listen", &listen])
             .args(["--upstream", upstream])
             .args(extra)
             .env_clear()
