@@ -67,7 +67,8 @@ fn replace_once(text: &str, from: &str, to: &str) -> String {
 /// nginx in the foreground, one process (killing it leaves no worker behind), with the
 /// documented configuration, listening on `front` and
 /// balancing over `replicas`; every request is logged as
-/// `session id|upstream addresses tried|upstream statuses|status|method` in `routed.log`.
+/// `session id sent|session id answered|upstream addresses tried|upstream statuses|status|method`
+/// in `routed.log`.
 fn start_nginx(dir: &Path, nginx: &Path, front: &str, replicas: [&str; 2]) -> Proc {
     let mut site = replace_once(&documented_config(), FRONT, front);
     for (documented, actual) in REPLICAS.iter().zip(replicas) {
@@ -82,7 +83,7 @@ fn start_nginx(dir: &Path, nginx: &Path, front: &str, replicas: [&str; 2]) -> Pr
          error_log {d}/error.log info;\n\
          events {{ worker_connections 1024; }}\n\
          http {{\n\
-         \x20   log_format routed '$http_mcp_session_id|$upstream_addr|$upstream_status|$status|$request_method';\n\
+         \x20   log_format routed '$http_mcp_session_id|$upstream_http_mcp_session_id|$upstream_addr|$upstream_status|$status|$request_method';\n\
          \x20   access_log {d}/routed.log routed;\n\
          \x20   client_body_temp_path {d}/body;\n\
          \x20   proxy_temp_path {d}/proxy;\n\
@@ -146,20 +147,26 @@ fn sessions(dir: &Path, url: &str, count: usize) -> Vec<Value> {
 }
 
 /// Per session id, the replica that answered each of its requests (the last address nginx
-/// tried), from `routed.log`.
-fn routes(dir: &Path) -> BTreeMap<String, Vec<String>> {
+/// tried), from `routed.log`; the `initialize` that opened the session is the request without
+/// a session id whose answer carried it.
+/// Each entry is (replica, whether the request opened the session).
+fn routes(dir: &Path) -> BTreeMap<String, Vec<(String, bool)>> {
     let log = std::fs::read_to_string(dir.join("routed.log")).expect("routed.log");
-    let mut out = BTreeMap::<String, Vec<String>>::new();
+    let mut out = BTreeMap::<String, Vec<(String, bool)>>::new();
+    let given = |id: &str| !id.is_empty() && id != "-";
     for line in log.lines() {
         let fields: Vec<&str> = line.split('|').collect();
-        let [session, tried, _, status, _] = fields[..] else {
+        let [sent, answered, tried, _, status, _] = fields[..] else {
             panic!("unexpected log line {line:?}");
         };
-        if session.is_empty() || session == "-" || !status.starts_with('2') {
+        let session = if given(sent) { sent } else { answered };
+        if !given(session) || !status.starts_with('2') {
             continue;
         }
         let last = tried.rsplit(", ").next().unwrap_or(tried).to_owned();
-        out.entry(session.to_owned()).or_default().push(last);
+        out.entry(session.to_owned())
+            .or_default()
+            .push((last, !given(sent)));
     }
     out
 }
@@ -208,17 +215,22 @@ fn whole_sessions_through_nginx_stay_on_one_replica() {
         assert!(ids.insert(id.to_owned()), "two sessions with id {id}");
     }
 
-    // nginx's own record: each session's requests all ended at one replica, and both
-    // replicas carried sessions.
+    // nginx's own record: each session's requests, its initialize first, all ended at one
+    // replica, and both replicas carried sessions.
     let routes = routes(dir);
     let mut carriers = BTreeSet::new();
     for id in &ids {
         let served = routes
             .get(id)
             .unwrap_or_else(|| panic!("no request of {id} logged"));
-        let first = &served[0];
+        assert_eq!(
+            served.iter().filter(|(_, opened)| *opened).count(),
+            1,
+            "session {id}: one initialize logged: {served:?}"
+        );
+        let first = &served[0].0;
         assert!(
-            served.iter().all(|r| r == first),
+            served.iter().all(|(r, _)| r == first),
             "session {id} answered by {served:?}"
         );
         carriers.insert(first.clone());
@@ -353,7 +365,7 @@ fn stateless_requests_through_nginx_need_no_affinity() {
     let log = std::fs::read_to_string(dir.path().join("routed.log")).expect("routed.log");
     let served: BTreeSet<&str> = log
         .lines()
-        .filter_map(|line| line.split('|').nth(1))
+        .filter_map(|line| line.split('|').nth(2))
         .collect();
     assert_eq!(
         served,
