@@ -1,6 +1,7 @@
 //! Two `mcppin-guard --listen` replicas behind nginx with the configuration of docs/guard.md
-//! ("Replicas behind nginx"), read from the page so the two cannot drift apart, in front of the
-//! reference `server-everything`; whole sessions of the MCP TypeScript SDK run through it.
+//! ("Replicas behind nginx"), read from the page so the two cannot drift apart: whole sessions
+//! of the MCP TypeScript SDK run through it to the reference `server-everything`, and stateless
+//! (2026-07-28) requests to the fixture server.
 //!
 //! Skipped, with a message, where nginx is not installed (`.ci/run` installs it).
 
