@@ -18,7 +18,7 @@ use clap::Parser;
 use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
     Received, Revision, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
-    StderrMode, StdioServer, Transport, capture, inherited_environment,
+    StderrMode, StdioServer, Transport, Variables, capture, inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
@@ -81,6 +81,16 @@ struct Cli {
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = humantime::parse_duration)]
     timeout: Duration,
 
+    /// The answer to a VS Code input prompt: `${input:ID}` in the configuration becomes
+    /// VALUE (repeatable).
+    #[arg(long = "input", value_name = "ID=VALUE", value_parser = parse_input)]
+    inputs: Vec<(String, String)>,
+
+    /// The folder `${workspaceFolder}` stands for (VS Code); by default the folder holding the
+    /// `.vscode` folder the configuration is in.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+
     /// Give servers the whole environment instead of only HOME LOGNAME PATH SHELL TERM USER
     /// LANG TMPDIR (and their configured `env`).
     #[arg(long)]
@@ -111,6 +121,14 @@ struct Cli {
     /// The wait between the steps of stopping a server, for tests.
     #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
     grace: Duration,
+}
+
+/// `ID=VALUE`; the value may hold `=`, the id may not be empty.
+fn parse_input(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((id, value)) if !id.is_empty() => Ok((id.to_owned(), value.to_owned())),
+        _ => Err("expected ID=VALUE (the id of a VS Code input, then its value)".to_owned()),
+    }
 }
 
 fn parse_protocol(text: &str) -> Result<Protocol, String> {
@@ -173,15 +191,41 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let environment: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
+    let inputs: BTreeMap<String, String> = cli.inputs.iter().cloned().collect();
+    let workspace = cli
+        .workspace
+        .clone()
+        .or_else(|| default_workspace(config_path));
+    let variables = Variables {
+        environment: &environment,
+        inputs: &inputs,
+        workspace: workspace.as_deref(),
+    };
     // Every selected entry is resolved before any server starts: a configuration error is
     // found without running anything.
     let mut servers = Vec::new();
     for id in &ids {
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                let server = server.expand(id, &environment).map_err(|e| {
+                let unreadable = |e: String| {
                     Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
-                })?;
+                };
+                let mut server = server
+                    .expand_with(id, &variables)
+                    .map_err(|e| unreadable(e.to_string()))?;
+                if let Some(file) = server.env_file.take() {
+                    let text = std::fs::read(&file)
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
+                        .map_err(|e| {
+                            unreadable(format!(
+                                "server {}: cannot read its envFile {}: {e}",
+                                quoted(id),
+                                file.display()
+                            ))
+                        })?;
+                    server.add_env_file(&text);
+                }
                 servers.push((id.as_str(), server));
             }
             ServerEntry::Remote { .. } => {
@@ -253,6 +297,16 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     }
     write_manifest(output, &manifest.to_bytes())?;
     Ok(Exit::Written)
+}
+
+/// The workspace of a configuration inside a `.vscode` folder: the folder holding it.
+fn default_workspace(config: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(config).ok()?;
+    let dir = absolute.parent()?;
+    if dir.file_name()? != ".vscode" {
+        return None;
+    }
+    dir.parent().map(Path::to_path_buf)
 }
 
 fn read_config(path: &Path) -> anyhow::Result<ClientConfig> {

@@ -730,7 +730,7 @@ fn an_unreadable_configuration_exits_4() {
 }
 
 #[test]
-fn an_input_variable_is_refused_with_a_message() {
+fn an_input_variable_without_an_answer_is_refused_naming_the_flag() {
     let dir = Dir::new();
     dir.write(
         "mcp.json",
@@ -738,8 +738,129 @@ fn an_input_variable_is_refused_with_a_message() {
     );
     dir.export(&["--config", "mcp.json", "-o", "m.json"])
         .code(4)
-        .stderr_has("server \"gh\": ${input:token} prompts the user");
+        .stderr_has("server \"gh\": ${input:token} is a value VS Code prompts for; give it with --input token=VALUE");
     assert!(!dir.exists("m.json"));
+}
+
+/// A VS Code configuration whose server prints its environment and arguments on stderr, then
+/// becomes the fixture: `-v` shows what the export expanded.
+fn vs_code_env_printer(dir: &Dir, path: &str, extra: &str) {
+    dir.write(
+        path,
+        format!(
+            "{{\"servers\": {{\"demo\": {{\"type\": \"stdio\", \"command\": \"/bin/sh\", \
+             \"args\": [\"-c\", \"env | sort >&2; echo ARG=$0 >&2; exec {}\", \"${{workspaceFolder}}/x\"], \
+             \"env\": {{\"TOKEN\": \"${{input:token}}\", \"BOTH\": \"from env\"}}{extra}}}}}}}",
+            fixture().to_string_lossy()
+        ),
+    );
+}
+
+#[test]
+fn vs_code_inputs_workspace_and_env_file_are_supplied() {
+    let dir = Dir::new();
+    vs_code_env_printer(
+        &dir,
+        "app/.vscode/mcp.json",
+        ", \"envFile\": \"${workspaceFolder}/.env\"",
+    );
+    dir.write(
+        "app/.env",
+        "# the server's settings\nexport FROM_FILE='yes'\nBOTH=from file\n",
+    );
+    let app = dir.path().join("app");
+    let run = dir.export(&[
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t=0k",
+        "-v",
+        "-o",
+        "m.json",
+    ]);
+    run.code(0)
+        .stderr_has("[demo] TOKEN=t=0k")
+        .stderr_has("[demo] FROM_FILE=yes")
+        .stderr_has("[demo] BOTH=from env")
+        .stderr_has(&format!("[demo] ARG={}/x", app.display()));
+    assert_eq!(tool_names(&manifest(&dir, "m.json"), "demo"), HONEST);
+    // --workspace names another folder.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(app.join(".env"), other.join(".env")).unwrap();
+    let run = dir.export(&[
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t",
+        "--workspace",
+        &other.to_string_lossy(),
+        "-v",
+        "-o",
+        "m.json",
+    ]);
+    run.code(0)
+        .stderr_has(&format!("[demo] ARG={}/x", other.display()));
+}
+
+#[test]
+fn a_workspace_variable_outside_a_vscode_folder_names_the_flag() {
+    let dir = Dir::new();
+    vs_code_env_printer(&dir, "mcp.json", "");
+    dir.export(&["--config", "mcp.json", "--input", "token=t", "-o", "m.json"])
+        .code(4)
+        .stderr_has("server \"demo\": ${workspaceFolder} is the folder VS Code has open; give it with --workspace DIR");
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn a_missing_env_file_exits_4_naming_it() {
+    let dir = Dir::new();
+    vs_code_env_printer(
+        &dir,
+        "app/.vscode/mcp.json",
+        ", \"envFile\": \"${workspaceFolder}/.env\"",
+    );
+    dir.export(&[
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("server \"demo\": cannot read its envFile")
+    .stderr_has("app/.env");
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn a_malformed_input_flag_is_a_usage_error() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "--input", "=x", "-o", "m.json"])
+        .code(2)
+        .stderr_has("expected ID=VALUE");
+}
+
+#[test]
+fn a_guarded_entry_is_captured_as_the_server_behind_the_guard() {
+    let dir = Dir::new();
+    let pid = dir.path().join("demo.pid");
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"demo\": {{\"command\": \"/opt/bin/mcppin-guard\", \"args\": \
+             [\"--lock\", \"mcp.lock.json\", \"--server\", \"demo\", \"--\", {}, \"--pid-file\", {}]}}}}}}",
+            json_string(&fixture().to_string_lossy()),
+            json_string(&pid.to_string_lossy())
+        ),
+    );
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(0);
+    assert_eq!(tool_names(&manifest(&dir, "m.json"), "demo"), HONEST);
+    dir.assert_gone("demo");
 }
 
 #[test]

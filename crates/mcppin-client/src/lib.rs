@@ -45,7 +45,7 @@ pub mod session;
 pub mod transport;
 
 pub use capture::{ServerCapture, capture};
-pub use config::{ClientConfig, ServerEntry, StdioServer};
+pub use config::{ClientConfig, ServerEntry, StdioServer, Variables, parse_env_file};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
