@@ -16,13 +16,14 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use clap::Parser;
 use mcppin_client::{
-    CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, Inherit, Protocol,
-    Received, Revision, ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage,
-    StderrMode, StdioServer, Transport, Variables, capture, inherited_environment,
+    CapturedStderr, ClientConfig, ClientInfo, ClientProfile, Connection, DEFAULT_MAX_LINE, Inherit,
+    Protocol, Received, Revision, ServerCapture, ServerCommand, ServerEntry, Session,
+    SessionOptions, Stage, StderrMode, StdioServer, Transport, Variables, capture,
+    inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
-use mcppin_core::{escape, escape_non_ascii};
+use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
 
 mod discover;
 mod exit;
@@ -80,6 +81,17 @@ struct Cli {
     /// How long to wait for each answer (`30s`, `500ms`, `2m`).
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = humantime::parse_duration)]
     timeout: Duration,
+
+    /// Open each session as this client does: its `clientInfo` and capabilities
+    /// (claude-desktop, claude-code, cursor, vscode). A server may serve a client declaring
+    /// sampling, roots or elicitation more tools than one declaring none (the default).
+    #[arg(long, value_name = "NAME")]
+    client: Option<ClientProfile>,
+
+    /// Declare the capabilities in FILE (a JSON object, as in `initialize`), instead of those
+    /// of the --client profile or none.
+    #[arg(long, value_name = "FILE")]
+    client_capabilities: Option<PathBuf>,
 
     /// The answer to a VS Code input prompt: `${input:ID}` in the configuration becomes
     /// VALUE (repeatable).
@@ -243,6 +255,8 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         }
     }
 
+    let (client, capabilities) = client_of(cli)?;
+
     let running = Running::default();
     interrupt::install(&running, cli.grace).context("cannot install the signal handler")?;
 
@@ -260,14 +274,21 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     }
     for (id, server) in &servers {
         let started = Instant::now();
-        let captured = capture_server(cli, id, server, &running, started)?;
+        let options = SessionOptions {
+            protocol: cli.protocol,
+            timeout: cli.timeout,
+            client: client.clone(),
+            capabilities: capabilities.clone(),
+        };
+        let captured = capture_server(cli, &options, id, server, &running, started)?;
         let took = started.elapsed();
         let reading = Reading {
             revision: captured.protocol_version,
             passes: captured.passes,
             agreed: captured.agreed,
         };
-        let surface = surface_of(id, captured)?;
+        let mut surface = surface_of(id, captured)?;
+        surface.client_capabilities = Some(Value::from(capabilities.clone()));
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),
@@ -297,6 +318,43 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     }
     write_manifest(output, &manifest.to_bytes())?;
     Ok(Exit::Written)
+}
+
+/// The `clientInfo` and capabilities sessions open with: the `--client` profile's, the
+/// capabilities of `--client-capabilities` instead of the profile's, or this exporter declaring
+/// none.
+fn client_of(cli: &Cli) -> anyhow::Result<(ClientInfo, Object)> {
+    let client = match cli.client {
+        Some(profile) => profile.client_info(),
+        None => ClientInfo {
+            name: NAME.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+    };
+    let capabilities = match &cli.client_capabilities {
+        Some(path) => {
+            let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
+            let bytes = std::fs::read(path)
+                .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
+            let value = mcppin_core::parse(&bytes)
+                .map_err(|e| unreadable(format!("{}: {e}", path.display())))?;
+            match value.into_kind() {
+                Kind::Object(object) => object,
+                _ => {
+                    return Err(unreadable(format!(
+                        "{}: the client capabilities are not a JSON object",
+                        path.display()
+                    ))
+                    .into());
+                }
+            }
+        }
+        None => cli
+            .client
+            .map(ClientProfile::capabilities)
+            .unwrap_or_default(),
+    };
+    Ok((client, capabilities))
 }
 
 /// The workspace of a configuration inside a `.vscode` folder: the folder holding it.
@@ -351,6 +409,7 @@ fn select(cli: &Cli, path: &Path, config: &ClientConfig) -> anyhow::Result<Vec<S
 /// exit 3.
 fn capture_server(
     cli: &Cli,
+    options: &SessionOptions,
     id: &str,
     server: &StdioServer,
     running: &Running,
@@ -388,14 +447,6 @@ fn capture_server(
     let mut connection =
         Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
     running.add(connection.id());
-    let options = SessionOptions {
-        protocol: cli.protocol,
-        timeout: cli.timeout,
-        client: ClientInfo {
-            name: NAME.to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
-    };
     let watched = Starting {
         inner: &mut connection,
         id,
@@ -404,7 +455,7 @@ fn capture_server(
         open: false,
         quiet: cli.quiet,
     };
-    let result = Session::open(watched, &options).and_then(|mut session| {
+    let result = Session::open(watched, options).and_then(|mut session| {
         session.transport_mut().open = true;
         capture(&mut session, cli.passes)
     });

@@ -972,3 +972,90 @@ fn the_manifest_gets_the_mode_of_any_new_file() {
         .code(0);
     assert_eq!(mode(&dir.path().join("manifest.json")), plain);
 }
+
+#[test]
+fn a_client_profile_or_capabilities_file_is_recorded_per_server() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(0);
+    let bare = manifest(&dir, "m.json");
+    assert_eq!(
+        bare.servers["demo"]
+            .client_capabilities
+            .as_ref()
+            .map(ToString::to_string),
+        Some("{}".to_owned())
+    );
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client",
+        "claude-code",
+        "-o",
+        "m.json",
+    ])
+    .code(0);
+    let code = manifest(&dir, "m.json");
+    assert_eq!(
+        code.servers["demo"]
+            .client_capabilities
+            .as_ref()
+            .map(ToString::to_string),
+        Some(r#"{"elicitation":{},"roots":{}}"#.to_owned())
+    );
+    dir.write("caps.json", r#"{"sampling": {}}"#);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client",
+        "vscode",
+        "--client-capabilities",
+        "caps.json",
+        "-o",
+        "m.json",
+    ])
+    .code(0);
+    let custom = manifest(&dir, "m.json");
+    assert_eq!(
+        custom.servers["demo"]
+            .client_capabilities
+            .as_ref()
+            .map(ToString::to_string),
+        Some(r#"{"sampling":{}}"#.to_owned())
+    );
+}
+
+#[test]
+fn a_bad_client_flag_is_refused() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "--client", "claude", "-o", "m.json"])
+        .code(2)
+        .stderr_has(
+            "no client profile \"claude\" (known: claude-desktop, claude-code, cursor, vscode)",
+        );
+    dir.write("caps.json", r#"["roots"]"#);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client-capabilities",
+        "caps.json",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("caps.json: the client capabilities are not a JSON object");
+    dir.write("dup.json", r#"{"roots": {}, "roots": {}}"#);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client-capabilities",
+        "dup.json",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("dup.json:");
+    assert!(!dir.exists("m.json"));
+}

@@ -41,6 +41,7 @@ mod error;
 pub mod frame;
 pub mod log;
 pub mod process;
+pub mod profile;
 pub mod session;
 pub mod transport;
 
@@ -55,5 +56,6 @@ pub use process::{
     Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment, stop_group,
     trampoline,
 };
+pub use profile::ClientProfile;
 pub use session::{ClientInfo, MAX_PAGES, Protocol, Revision, Session, SessionOptions};
 pub use transport::{Channel, Connection, Received, Transport};

@@ -61,6 +61,9 @@ pub struct ServerSurface {
     pub protocol_version: Option<String>,
     /// How many times the surface was read (docs/formats.md).
     pub passes: Option<u64>,
+    /// The capabilities the capturing client declared (an object, `{}` for none), when the
+    /// capture says: a server may serve another surface to a client declaring other ones.
+    pub client_capabilities: Option<Value>,
     /// The tools, kept exactly as served.
     pub tools: Items,
 }
@@ -97,7 +100,14 @@ const MANIFEST_MEMBERS: &[&str] = &[
     "scope",
     "servers",
 ];
-const SERVER_MEMBERS: &[&str] = &["id", "reported_name", "protocol_version", "passes", "tools"];
+const SERVER_MEMBERS: &[&str] = &[
+    "id",
+    "reported_name",
+    "protocol_version",
+    "passes",
+    "client_capabilities",
+    "tools",
+];
 
 impl Manifest {
     /// An empty manifest making the given completeness statement.
@@ -244,6 +254,9 @@ impl Manifest {
                 if let Some(passes) = server.passes {
                     put(&mut s, "passes", passes);
                 }
+                if let Some(capabilities) = &server.client_capabilities {
+                    put(&mut s, "client_capabilities", capabilities.clone());
+                }
                 for kind in ItemKind::ALL {
                     let items = server.items(kind).iter().map(|(_, v)| v.clone()).collect();
                     put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
@@ -300,6 +313,12 @@ fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurfac
             .optional("passes")
             .map(|v| count(v, &fields.at("passes")))
             .transpose()?,
+        client_capabilities: fields
+            .optional("client_capabilities")
+            .map(|v| {
+                crate::surface::object(v, &fields.at("client_capabilities")).map(|_| v.clone())
+            })
+            .transpose()?,
         tools: Items::new(),
     };
     for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
@@ -326,6 +345,41 @@ mod tests {
         "captured_at":"2026-08-01T09:12:00Z","captured_by":"mcppin-export/0.1.0","scope":["billing"],
         "servers":[{"id":"billing","reported_name":"stripe-mcp","protocol_version":"2025-11-25",
         "passes":2,"tools":[{"name":"z","x-unknown":[1,2]},{"name":"a","inputSchema":{"type":"object"}}]}]}"#;
+
+    #[test]
+    fn keeps_the_client_capabilities_of_a_server() {
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "client_capabilities":{"roots":{"listChanged":true},"sampling":{}},"tools":[]}]}"#;
+        let m = read(text).unwrap();
+        let caps = m.servers["a"].client_capabilities.as_ref().unwrap();
+        assert_eq!(
+            caps.to_string(),
+            r#"{"roots":{"listChanged":true},"sampling":{}}"#
+        );
+        let again = Manifest::parse(&m.to_bytes()).unwrap();
+        assert_eq!(again, m);
+        // Absent stays absent: a capture that does not say is not a capture under `{}`.
+        let bare =
+            read(r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
+                .unwrap();
+        assert_eq!(bare.servers["a"].client_capabilities, None);
+        assert!(
+            !String::from_utf8(bare.to_bytes())
+                .unwrap()
+                .contains("client_capabilities")
+        );
+    }
+
+    #[test]
+    fn refuses_client_capabilities_that_are_not_an_object() {
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "client_capabilities":["roots"],"tools":[]}]}"#;
+        let err = read(text).unwrap_err();
+        assert!(
+            matches!(err, Error::Invalid { ref pointer, .. } if pointer == "/servers/0/client_capabilities"),
+            "{err:?}"
+        );
+    }
 
     #[test]
     fn reads_every_member_and_keeps_items_verbatim() {
