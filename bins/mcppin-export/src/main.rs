@@ -222,6 +222,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                 let unreadable = |e: String| {
                     Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
                 };
+                let launch = server.launch();
                 let mut server = server
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
@@ -238,7 +239,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                         })?;
                     server.add_env_file(&text);
                 }
-                servers.push((id.as_str(), server));
+                servers.push((id.as_str(), server, launch));
             }
             ServerEntry::Remote { .. } => {
                 return Err(Fail::new(
@@ -272,7 +273,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     if !cli.servers.is_empty() {
         manifest.scope = Some(ids.iter().cloned().collect());
     }
-    for (id, server) in &servers {
+    for (id, server, launch) in &servers {
         let started = Instant::now();
         let options = SessionOptions {
             protocol: cli.protocol,
@@ -289,6 +290,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         };
         let mut surface = surface_of(id, captured)?;
         surface.client_capabilities = Some(Value::from(capabilities.clone()));
+        surface.launch = Some(launch.clone());
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),

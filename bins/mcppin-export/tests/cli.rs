@@ -783,7 +783,26 @@ fn vs_code_inputs_workspace_and_env_file_are_supplied() {
         .stderr_has("[demo] FROM_FILE=yes")
         .stderr_has("[demo] BOTH=from env")
         .stderr_has(&format!("[demo] ARG={}/x", app.display()));
-    assert_eq!(tool_names(&manifest(&dir, "m.json"), "demo"), HONEST);
+    let m = manifest(&dir, "m.json");
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    // The launch is recorded as written: placeholders stay, env values never appear.
+    let launch = m.servers["demo"]
+        .launch
+        .as_ref()
+        .unwrap()
+        .to_value()
+        .to_string();
+    assert!(launch.contains(r#""${workspaceFolder}/x""#), "{launch}");
+    assert!(launch.contains(r#""env":["BOTH","TOKEN"]"#), "{launch}");
+    assert!(
+        launch.contains(r#""env_file":"${workspaceFolder}/.env""#),
+        "{launch}"
+    );
+    let written = String::from_utf8(dir.read("m.json")).unwrap();
+    assert!(
+        !written.contains("t=0k") && !written.contains("from env"),
+        "{written}"
+    );
     // --workspace names another folder.
     let other = dir.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -859,7 +878,14 @@ fn a_guarded_entry_is_captured_as_the_server_behind_the_guard() {
     );
     dir.export(&["--config", "mcp.json", "-o", "m.json"])
         .code(0);
-    assert_eq!(tool_names(&manifest(&dir, "m.json"), "demo"), HONEST);
+    let m = manifest(&dir, "m.json");
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    // The launch identity is the server's, not the guard's.
+    let launch = m.servers["demo"].launch.as_ref().unwrap().to_value();
+    assert_eq!(
+        launch.get("command").and_then(|c| c.as_str()),
+        fixture().to_str()
+    );
     dir.assert_gone("demo");
 }
 

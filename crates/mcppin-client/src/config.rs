@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::{JsonObject, JsonValue, ParseOptions};
+use mcppin_core::launch::Launch;
 
 use crate::Error;
 
@@ -261,6 +262,23 @@ fn unguarded(id: &str, command: String, args: Vec<String>) -> Result<(String, Ve
 }
 
 impl StdioServer {
+    /// The launch identity of the entry as written (call it before [`StdioServer::expand`]:
+    /// `${TOKEN}` then stays a placeholder): command, arguments, the names of `env`, `envFile`
+    /// and `cwd`.
+    #[must_use]
+    pub fn launch(&self) -> Launch {
+        Launch::Stdio {
+            command: self.command.clone(),
+            args: self.args.clone(),
+            env: self.env.keys().cloned().collect(),
+            env_file: self
+                .env_file
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            cwd: self.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        }
+    }
+
     /// The server with `${VAR}`, `${env:VAR}` and `${VAR:-default}` expanded from
     /// `environment` in its command, arguments, environment values and working directory.
     ///
@@ -651,6 +669,19 @@ mod tests {
         assert_eq!(files.command, "npx");
         assert_eq!(files.args, ["-y", "fs", "--", "/tmp"]);
         assert_eq!(files.env, env(&[("A", "1")]));
+    }
+
+    #[test]
+    fn the_launch_keeps_placeholders_and_env_names_only() {
+        let text = r#"{"mcpServers": {"gh": {"command": "mcppin-guard",
+            "args": ["--lock", "l", "--", "npx", "-y", "gh-mcp@1.0.0", "--token", "${TOKEN}"],
+            "env": {"GH_TOKEN": "ghp_secret"}, "cwd": "/srv"}}}"#;
+        let launch = stdio(&ClientConfig::parse(text).unwrap(), "gh").launch();
+        assert_eq!(
+            launch.to_string(),
+            "npx -y gh-mcp@1.0.0 --token '${TOKEN}' (env: GH_TOKEN) (cwd: /srv)"
+        );
+        assert!(!launch.to_value().to_string().contains("ghp_secret"));
     }
 
     #[test]

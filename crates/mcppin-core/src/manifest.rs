@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::canon::to_pretty;
 use crate::error::{Document, Error};
+use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array, take_list,
@@ -64,6 +65,8 @@ pub struct ServerSurface {
     /// The capabilities the capturing client declared (an object, `{}` for none), when the
     /// capture says: a server may serve another surface to a client declaring other ones.
     pub client_capabilities: Option<Value>,
+    /// How the server is started, as the configuration writes it, when the capture says.
+    pub launch: Option<Launch>,
     /// The tools, kept exactly as served.
     pub tools: Items,
 }
@@ -106,6 +109,7 @@ const SERVER_MEMBERS: &[&str] = &[
     "protocol_version",
     "passes",
     "client_capabilities",
+    "launch",
     "tools",
 ];
 
@@ -257,6 +261,9 @@ impl Manifest {
                 if let Some(capabilities) = &server.client_capabilities {
                     put(&mut s, "client_capabilities", capabilities.clone());
                 }
+                if let Some(launch) = &server.launch {
+                    put(&mut s, "launch", launch.to_value());
+                }
                 for kind in ItemKind::ALL {
                     let items = server.items(kind).iter().map(|(_, v)| v.clone()).collect();
                     put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
@@ -319,6 +326,10 @@ fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurfac
                 crate::surface::object(v, &fields.at("client_capabilities")).map(|_| v.clone())
             })
             .transpose()?,
+        launch: fields
+            .optional("launch")
+            .map(|v| Launch::from_value(v, &fields.at("launch")))
+            .transpose()?,
         tools: Items::new(),
     };
     for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
@@ -367,6 +378,22 @@ mod tests {
             !String::from_utf8(bare.to_bytes())
                 .unwrap()
                 .contains("client_capabilities")
+        );
+    }
+
+    #[test]
+    fn keeps_the_launch_of_a_server() {
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "launch":{"command":"npx","args":["-y","pkg@1.0.0"],"env":["TOKEN"]},"tools":[]}]}"#;
+        let m = read(text).unwrap();
+        let launch = m.servers["a"].launch.as_ref().unwrap();
+        assert_eq!(launch.to_string(), "npx -y pkg@1.0.0 (env: TOKEN)");
+        assert_eq!(Manifest::parse(&m.to_bytes()).unwrap(), m);
+        let values = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "launch":{"command":"x","env":{"TOKEN":"secret"}},"tools":[]}]}"#;
+        assert!(
+            matches!(read(values), Err(Error::Invalid { ref pointer, .. })
+            if pointer == "/servers/0/launch/env")
         );
     }
 
