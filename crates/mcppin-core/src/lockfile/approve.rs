@@ -1,0 +1,396 @@
+//! The approval: the lockfile `mcppin lock` writes from a manifest, a previous lockfile and
+//! a `--approve` selection (see [`Lockfile::approve`]).
+
+use std::collections::BTreeMap;
+
+use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection};
+use crate::error::Error;
+use crate::manifest::{Manifest, ServerSurface};
+use crate::surface::ItemKind;
+
+impl Lockfile {
+    /// The lockfile that approves `manifest`, starting from `previous` (docs/cli.md, `lock`).
+    ///
+    /// With an empty `selection`, every server of the manifest is approved as captured; the
+    /// servers of `previous` outside a scoped capture's scope stay as they were. With a
+    /// selection, only the named servers or items are taken from the manifest and the rest of
+    /// `previous` stays; selecting a server or item that a complete capture covering it no
+    /// longer serves approves its withdrawal. An incomplete capture cannot prove a withdrawal,
+    /// so approved items it did not see are kept. `approval_serial` moves by one when the approved surface moved,
+    /// and starts at 1. Items carried from a version 1 lockfile regain their approved object
+    /// from the manifest when the digests agree.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownSelection`] when a selection names a server or item the manifest (and,
+    /// for a removal, the lockfile) does not have; [`Error::Version1Item`] when a version 1
+    /// item is kept but the manifest cannot supply its approved object.
+    pub fn approve(
+        previous: Option<&Self>,
+        manifest: &Manifest,
+        selection: &[Selection],
+    ) -> Result<Self, Error> {
+        let mut next = previous.cloned().unwrap_or_default();
+        next.schema_version = SCHEMA_VERSION;
+        if selection.is_empty() {
+            for (id, surface) in &manifest.servers {
+                let kept = next.servers.remove(id);
+                next.servers
+                    .insert(id.clone(), approve_server(kept, surface, manifest.complete));
+            }
+            let in_scope = |id: &str| {
+                manifest
+                    .scope
+                    .as_ref()
+                    .is_none_or(|scope| scope.contains(id))
+            };
+            // A server missing from an incomplete capture was not seen, not withdrawn.
+            next.servers.retain(|id, _| {
+                manifest.servers.contains_key(id) || !in_scope(id) || !manifest.complete
+            });
+        }
+        for choice in selection {
+            match choice {
+                Selection::Server(id) => match manifest.servers.get(id) {
+                    Some(surface) => {
+                        let kept = next.servers.remove(id);
+                        next.servers
+                            .insert(id.clone(), approve_server(kept, surface, manifest.complete));
+                    }
+                    // Approving the withdrawal of a server that a complete capture covering it
+                    // no longer serves; anything else names nothing.
+                    None if manifest.complete
+                        && manifest.scope.as_ref().is_none_or(|s| s.contains(id))
+                        && next.servers.remove(id).is_some() => {}
+                    None => {
+                        return Err(Error::UnknownSelection {
+                            selection: choice.clone(),
+                        });
+                    }
+                },
+                Selection::Item { server, name } => {
+                    approve_item(&mut next, manifest, server, name).ok_or_else(|| {
+                        Error::UnknownSelection {
+                            selection: choice.clone(),
+                        }
+                    })?;
+                }
+            }
+        }
+        recover_version1(&mut next, manifest)?;
+        next.approval_serial = match previous {
+            None => 1,
+            Some(p) if p.same_surface(&next) => p.approval_serial,
+            Some(p) => p.approval_serial.saturating_add(1),
+        };
+        Ok(next)
+    }
+}
+
+fn approve_server(
+    kept: Option<LockedServer>,
+    surface: &ServerSurface,
+    complete: bool,
+) -> LockedServer {
+    let mut server = LockedServer {
+        reported_name: surface.reported_name.clone(),
+        protocol_version: surface.protocol_version.clone(),
+        tools: BTreeMap::new(),
+    };
+    for kind in ItemKind::ALL {
+        let items = server.items_mut(kind);
+        if !complete {
+            // Unseen is not withdrawn: keep what an incomplete capture did not show.
+            if let Some(kept) = &kept {
+                items.extend(kept.items(kind).iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        for (name, item) in surface.items(kind).iter() {
+            items.insert(name.to_owned(), LockedItem::approve(item.clone()));
+        }
+    }
+    server
+}
+
+/// Approves one item by key; `None` when there is nothing of that name to approve.
+fn approve_item(next: &mut Lockfile, manifest: &Manifest, server: &str, name: &str) -> Option<()> {
+    let surface = manifest.servers.get(server)?;
+    let mut done = false;
+    for kind in ItemKind::ALL {
+        if let Some(item) = surface.items(kind).get(name) {
+            let entry = next
+                .servers
+                .entry(server.to_owned())
+                .or_insert_with(|| LockedServer {
+                    reported_name: surface.reported_name.clone(),
+                    protocol_version: surface.protocol_version.clone(),
+                    tools: BTreeMap::new(),
+                });
+            entry
+                .items_mut(kind)
+                .insert(name.to_owned(), LockedItem::approve(item.clone()));
+            done = true;
+        } else if manifest.complete {
+            // Approving the withdrawal of an item a complete capture no longer shows.
+            if let Some(entry) = next.servers.get_mut(server) {
+                done |= entry.items_mut(kind).remove(name).is_some();
+            }
+        }
+    }
+    done.then_some(())
+}
+
+fn recover_version1(next: &mut Lockfile, manifest: &Manifest) -> Result<(), Error> {
+    for (id, server) in &mut next.servers {
+        for kind in ItemKind::ALL {
+            for (name, item) in server.items_mut(kind).iter_mut() {
+                if item.approved.is_some() {
+                    continue;
+                }
+                let served = manifest
+                    .servers
+                    .get(id)
+                    .and_then(|s| s.items(kind).get(name))
+                    .filter(|v| Pin::of(v) == item.pin)
+                    .ok_or_else(|| Error::Version1Item {
+                        server: id.clone(),
+                        kind,
+                        name: name.clone(),
+                    })?;
+                item.approved = Some(served.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::digest;
+    use crate::lockfile::testing::*;
+
+    #[test]
+    fn approve_pins_every_item_and_reads_back() {
+        let lock = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        assert_eq!(lock.approval_serial, 1);
+        let docs = &lock.servers["docs"];
+        assert!(matches!(docs.tools["search_docs"].pin(), Pin::Digest(_)));
+        assert_eq!(
+            docs.tools["big"].pin(),
+            &Pin::Undecidable(vec!["9007199254740993".into()])
+        );
+        let bytes = lock.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.contains("\"undecidable_literals\": [\n"), "{text}");
+        assert!(!text.contains("\"digest\": \"sha256:") || text.contains("search_docs"));
+        assert_eq!(Lockfile::parse(&bytes).unwrap(), lock);
+    }
+
+    #[test]
+    fn relocking_an_unchanged_surface_keeps_serial_and_bytes() {
+        let m = manifest(v1());
+        let first = Lockfile::approve(None, &m, &[]).unwrap();
+        let second = Lockfile::approve(Some(&first), &m, &[]).unwrap();
+        assert_eq!(second.approval_serial, 1);
+        assert_eq!(second.to_bytes(), first.to_bytes());
+    }
+
+    #[test]
+    fn a_moved_surface_moves_the_serial_by_one() {
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let changed = manifest(&v1().replace("\"Search\"", "\"Search. Pass the email\""));
+        let second = Lockfile::approve(Some(&first), &changed, &[]).unwrap();
+        assert_eq!(second.approval_serial, 2);
+        let renamed = manifest(&v1().replace("docs-mcp", "docs-mcp2"));
+        assert_eq!(
+            Lockfile::approve(Some(&second), &renamed, &[])
+                .unwrap()
+                .approval_serial,
+            3
+        );
+    }
+
+    #[test]
+    fn approve_selection_takes_only_the_named_items() {
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let v2 = manifest(
+            &v1()
+                .replace("\"Search\"", "\"Search. Pass the email\"")
+                .replace(
+                    "{\"name\":\"delivery_insights\"}",
+                    "{\"name\":\"delivery_insights\"},{\"name\":\"get_article\"}",
+                ),
+        );
+        let sel = [Selection::Item {
+            server: "parcel".into(),
+            name: "get_article".into(),
+        }];
+        let next = Lockfile::approve(Some(&first), &v2, &sel).unwrap();
+        assert!(next.servers["parcel"].tools.contains_key("get_article"));
+        // The changed search_docs was not named: its old approval stays.
+        assert_eq!(
+            next.servers["docs"].tools["search_docs"],
+            first.servers["docs"].tools["search_docs"]
+        );
+        assert_eq!(next.approval_serial, 2);
+        let unknown = [Selection::Item {
+            server: "parcel".into(),
+            name: "nope".into(),
+        }];
+        assert_eq!(
+            Lockfile::approve(Some(&first), &v2, &unknown),
+            Err(Error::UnknownSelection {
+                selection: unknown[0].clone()
+            })
+        );
+        let whole = [Selection::Server("docs".into())];
+        let next = Lockfile::approve(Some(&first), &v2, &whole).unwrap();
+        assert_ne!(
+            next.servers["docs"].tools["search_docs"],
+            first.servers["docs"].tools["search_docs"]
+        );
+        assert!(!next.servers["parcel"].tools.contains_key("get_article"));
+    }
+
+    #[test]
+    fn approving_a_withdrawn_server_needs_a_complete_capture_covering_it() {
+        // Issue 14, item 4: `--approve SERVER` could not approve a server's withdrawal.
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let gone = r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[
+              {"name":"search_docs","description":"Search"},
+              {"name":"big","default":9007199254740993}]}]}"#;
+        let sel = [Selection::Server("parcel".into())];
+        let next = Lockfile::approve(Some(&first), &manifest(gone), &sel).unwrap();
+        assert_eq!(next.servers.keys().collect::<Vec<_>>(), ["docs"]);
+        assert_eq!(next.approval_serial, 2);
+        let refused = Err(Error::UnknownSelection {
+            selection: sel[0].clone(),
+        });
+        let incomplete = gone.replace("\"complete\":true", "\"complete\":false");
+        assert_eq!(
+            Lockfile::approve(Some(&first), &manifest(&incomplete), &sel),
+            refused
+        );
+        let scoped = gone.replace(
+            "\"complete\":true",
+            "\"complete\":true,\"scope\":[\"docs\"]",
+        );
+        assert_eq!(
+            Lockfile::approve(Some(&first), &manifest(&scoped), &sel),
+            refused
+        );
+        assert_eq!(Lockfile::approve(None, &manifest(gone), &sel), refused);
+    }
+
+    #[test]
+    fn approving_a_withdrawn_item_needs_a_complete_capture() {
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let without = v1().replace(r#"{"name":"delivery_insights"}"#, r#"{"name":"other"}"#);
+        let sel = [Selection::Item {
+            server: "parcel".into(),
+            name: "delivery_insights".into(),
+        }];
+        let next = Lockfile::approve(Some(&first), &manifest(&without), &sel).unwrap();
+        assert!(
+            !next.servers["parcel"]
+                .tools
+                .contains_key("delivery_insights")
+        );
+        assert!(!next.servers["parcel"].tools.contains_key("other"));
+        assert_eq!(next.approval_serial, 2);
+        let incomplete = without.replace("\"complete\":true", "\"complete\":false");
+        assert_ne!(incomplete, without);
+        assert_eq!(
+            Lockfile::approve(Some(&first), &manifest(&incomplete), &sel),
+            Err(Error::UnknownSelection {
+                selection: sel[0].clone()
+            })
+        );
+    }
+
+    #[test]
+    fn an_incomplete_capture_keeps_unseen_approvals() {
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let partial = manifest(
+            r#"{"schema_version":2,"complete":false,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[{"name":"search_docs","description":"Search"}]},
+            {"id":"parcel","tools":[]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &partial, &[]).unwrap();
+        assert!(next.servers["docs"].tools.contains_key("big"));
+        assert_eq!(next.approval_serial, 1);
+        let complete = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[{"name":"search_docs","description":"Search"}]},
+            {"id":"parcel","tools":[]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &complete, &[]).unwrap();
+        assert!(!next.servers["docs"].tools.contains_key("big"));
+        assert_eq!(next.approval_serial, 2);
+        // A whole server missing from an incomplete capture is unseen too, not withdrawn.
+        let without_parcel = manifest(
+            r#"{"schema_version":2,"complete":false,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[{"name":"search_docs","description":"Search"}]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &without_parcel, &[]).unwrap();
+        assert_eq!(next.servers.get("parcel"), first.servers.get("parcel"));
+        let complete_without = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[{"name":"search_docs","description":"Search"}]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &complete_without, &[]).unwrap();
+        assert!(
+            !next.servers.contains_key("parcel"),
+            "a complete capture withdraws it"
+        );
+    }
+
+    #[test]
+    fn a_scoped_capture_leaves_other_servers_alone() {
+        let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
+        let scoped = manifest(
+            r#"{"schema_version":2,"complete":true,"scope":["parcel"],"servers":[
+            {"id":"parcel","tools":[{"name":"delivery_insights"}]}]}"#,
+        );
+        let next = Lockfile::approve(Some(&first), &scoped, &[]).unwrap();
+        assert_eq!(next.to_bytes(), first.to_bytes());
+    }
+
+    #[test]
+    fn reads_version_1_and_upgrades_from_a_matching_manifest() {
+        let m = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"docs","tools":[{"name":"search_docs","description":"Search"}]}]}"#,
+        );
+        let d = digest(&m.servers["docs"].tools.get("search_docs").unwrap().clone()).unwrap();
+        let v1 = format!(
+            r#"{{"schema_version":1,"approval_serial":4,"servers":[{{"id":"docs","tools":[{{"name":"search_docs","digest":"{d}"}}]}}]}}"#
+        );
+        let old = Lockfile::parse(v1.as_bytes()).unwrap();
+        assert_eq!(old.schema_version(), 1);
+        assert_eq!(old.servers["docs"].tools["search_docs"].approved(), None);
+        // Written back in its own version, it reads the same.
+        assert_eq!(Lockfile::parse(&old.to_bytes()).unwrap(), old);
+        let upgraded = Lockfile::approve(Some(&old), &m, &[]).unwrap();
+        assert_eq!(upgraded.schema_version(), 2);
+        assert_eq!(upgraded.approval_serial, 4, "the surface did not move");
+        assert!(
+            upgraded.servers["docs"].tools["search_docs"]
+                .approved()
+                .is_some()
+        );
+        // A version 1 item the manifest cannot supply stops a partial approval.
+        let other = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"docs","tools":[{"name":"search_docs","description":"Changed"},{"name":"x"}]}]}"#,
+        );
+        let sel = [Selection::Item {
+            server: "docs".into(),
+            name: "x".into(),
+        }];
+        assert!(matches!(
+            Lockfile::approve(Some(&old), &other, &sel),
+            Err(Error::Version1Item { .. })
+        ));
+    }
+}

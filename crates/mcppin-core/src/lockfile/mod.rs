@@ -1,0 +1,342 @@
+//! The lockfile: the approved surface, each item stored whole beside its digest (docs/formats.md).
+//!
+//! Reading checks the file against itself: every digest is recomputed from the approved
+//! object beside it, so a file whose halves disagree is refused rather than trusted.
+//! Writing produces one byte form, so re-locking an unchanged surface writes identical bytes
+//! and a signature over them keeps holding.
+//!
+//! ```
+//! use mcppin_core::lockfile::{Lockfile, Selection};
+//! use mcppin_core::manifest::Manifest;
+//!
+//! let manifest = Manifest::parse(br#"{"schema_version": 2, "complete": true, "servers": [
+//!   {"id": "docs", "tools": [{"name": "search_docs", "description": "Search the docs"}]}]}"#)?;
+//! let lock = Lockfile::approve(None, &manifest, &[])?;
+//! assert_eq!(lock.approval_serial, 1);
+//! let bytes = lock.to_bytes();
+//! let again = Lockfile::approve(Some(&Lockfile::parse(&bytes)?), &manifest, &[])?;
+//! assert_eq!(again.to_bytes(), bytes, "an unchanged surface writes identical bytes");
+//! # Ok::<(), mcppin_core::Error>(())
+//! ```
+//!
+//! This file holds the types; `format` reads and writes the file (docs/formats.md) and
+//! `approve` computes the lockfile `mcppin lock` writes ([`Lockfile::approve`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::digest::{Digest, digest};
+use crate::error::Error;
+use crate::surface::{ItemKind, label, parse_label};
+use crate::value::Value;
+
+mod approve;
+mod format;
+
+/// The `schema_version` this crate writes.
+pub const SCHEMA_VERSION: u64 = 2;
+
+/// An approved surface. Holding a `Lockfile` means it passed the self-check: every pin
+/// matches the approved object beside it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Lockfile {
+    schema_version: u64,
+    /// Counts approvals: moved by one each time the approved surface moves (docs/formats.md).
+    pub approval_serial: u64,
+    /// The approved servers, by configuration id.
+    pub servers: BTreeMap<String, LockedServer>,
+}
+
+/// The approved surface of one server.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct LockedServer {
+    /// What the server called itself when approved; absent when it said nothing.
+    pub reported_name: Option<String>,
+    /// The protocol revision it was approved over.
+    pub protocol_version: Option<String>,
+    /// The approved tools, by name.
+    pub tools: BTreeMap<String, LockedItem>,
+}
+
+impl LockedServer {
+    /// The approved items of `kind`.
+    #[must_use]
+    pub fn items(&self, kind: ItemKind) -> &BTreeMap<String, LockedItem> {
+        match kind {
+            ItemKind::Tool => &self.tools,
+        }
+    }
+
+    /// The approved items of `kind`, for changing.
+    pub fn items_mut(&mut self, kind: ItemKind) -> &mut BTreeMap<String, LockedItem> {
+        match kind {
+            ItemKind::Tool => &mut self.tools,
+        }
+    }
+}
+
+/// One approved item: its pin and, from version 2 on, the whole approved object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockedItem {
+    pin: Pin,
+    approved: Option<Value>,
+}
+
+/// What an item is pinned by.
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+pub enum Pin {
+    /// The digest of the item's canonical form.
+    Digest(Digest),
+    /// The item holds number literals a float64 cannot pin down, so it has no digest (docs/json.md)
+    ///; it is compared by its canonical form only where that is decidable, which is
+    /// never: such an item is never reported as matching.
+    Undecidable(Vec<String>),
+}
+
+impl Pin {
+    /// The pin of a served item: its digest, or its undecidable literals.
+    #[must_use]
+    pub fn of(item: &Value) -> Self {
+        match digest(item) {
+            Ok(d) => Self::Digest(d),
+            Err(_) => Self::Undecidable(
+                item.undecidable_literals()
+                    .into_iter()
+                    .map(|n| n.literal().to_owned())
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The digest, when the item has one.
+    #[must_use]
+    pub fn digest(&self) -> Option<Digest> {
+        match self {
+            Self::Digest(d) => Some(*d),
+            Self::Undecidable(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Digest(d) => write!(f, "{d}"),
+            Self::Undecidable(literals) => write!(
+                f,
+                "undecidable literals [{}]",
+                crate::escape(&literals.join(", "))
+            ),
+        }
+    }
+}
+
+impl LockedItem {
+    /// Approves a served item as it is.
+    ///
+    /// [`Lockfile::approve`] takes its items from a [`Manifest`](crate::manifest::Manifest),
+    /// whose items all fit a lockfile ([`crate::surface::MAX_ITEM_DEPTH`]). An item built by
+    /// hand is not checked here: one nesting deeper can be compared, but a lockfile holding it
+    /// would be written in a form its reader refuses.
+    #[must_use]
+    pub fn approve(item: Value) -> Self {
+        Self {
+            pin: Pin::of(&item),
+            approved: Some(item),
+        }
+    }
+
+    /// The pin.
+    #[must_use]
+    pub fn pin(&self) -> &Pin {
+        &self.pin
+    }
+
+    /// The approved object; `None` only for items read from a version 1 lockfile, which
+    /// stored digests alone.
+    #[must_use]
+    pub fn approved(&self) -> Option<&Value> {
+        self.approved.as_ref()
+    }
+}
+
+/// What `mcppin lock --approve` takes from the manifest: a whole server, or one item of it.
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub enum Selection {
+    /// `SERVER`: the server's whole surface, its name and protocol revision; naming a server
+    /// that a complete capture covering it no longer serves approves its withdrawal.
+    Server(String),
+    /// `SERVER/ITEM`: one item (of any kind) with that key; approving an item the manifest
+    /// no longer has, from a complete capture, approves its removal.
+    Item {
+        /// The server id.
+        server: String,
+        /// The item key (a tool name).
+        name: String,
+    },
+}
+
+impl FromStr for Selection {
+    type Err = Error;
+
+    /// `SERVER` or `SERVER/ITEM`, each part written as [`label`] writes it (`~1` for a `/`
+    /// inside a part, `~0` for a `~`, `<U+XXXX>` escapes read back): the text a report prints
+    /// for an item selects that item. The first `/` separates the parts; a later one belongs
+    /// to the item key.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match parse_label(s) {
+            Some((server, None)) => Ok(Self::Server(server)),
+            Some((server, Some(name))) => Ok(Self::Item { server, name }),
+            None => Err(Error::InvalidSelection { text: s.to_owned() }),
+        }
+    }
+}
+
+impl fmt::Display for Selection {
+    /// The label ([`label`]), which reads back as the same selection.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Server(s) => f.write_str(&label(s, None)),
+            Self::Item { server, name } => f.write_str(&label(server, Some(name))),
+        }
+    }
+}
+
+impl Default for Lockfile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Lockfile {
+    /// An empty lockfile of the current version, serial 0.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            approval_serial: 0,
+            servers: BTreeMap::new(),
+        }
+    }
+
+    /// The `schema_version` the file was read with (new lockfiles: [`SCHEMA_VERSION`]).
+    #[must_use]
+    pub fn schema_version(&self) -> u64 {
+        self.schema_version
+    }
+
+    /// Whether two lockfiles approve the same surface: the same servers, names, protocol
+    /// revisions and items. The serial and the version of the file do not count.
+    #[must_use]
+    pub fn same_surface(&self, other: &Self) -> bool {
+        self.servers.len() == other.servers.len()
+            && self.servers.iter().all(|(id, a)| {
+                other.servers.get(id).is_some_and(|b| {
+                    a.reported_name == b.reported_name
+                        && a.protocol_version == b.protocol_version
+                        && ItemKind::ALL
+                            .iter()
+                            .all(|&k| same_items(a.items(k), b.items(k)))
+                })
+            })
+    }
+}
+
+fn same_items(a: &BTreeMap<String, LockedItem>, b: &BTreeMap<String, LockedItem>) -> bool {
+    a.len() == b.len()
+        && a.iter().all(|(name, x)| {
+            b.get(name).is_some_and(|y| {
+                x.pin == y.pin
+                    && match (&x.approved, &y.approved) {
+                        (Some(p), Some(q)) => p == q,
+                        _ => true,
+                    }
+            })
+        })
+}
+
+/// Fixtures the tests of the lockfile share.
+#[cfg(test)]
+mod testing {
+    use crate::manifest::Manifest;
+
+    pub(super) fn manifest(text: &str) -> Manifest {
+        Manifest::parse(text.as_bytes()).unwrap()
+    }
+
+    pub(super) fn v1() -> &'static str {
+        r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","reported_name":"docs-mcp","tools":[
+              {"name":"search_docs","description":"Search"},
+              {"name":"big","default":9007199254740993}]},
+            {"id":"parcel","tools":[{"name":"delivery_insights"}]}]}"#
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_text_splits_at_the_first_slash() {
+        assert_eq!("a".parse(), Ok(Selection::Server("a".into())));
+        assert_eq!(
+            "a/b/c".parse(),
+            Ok(Selection::Item {
+                server: "a".into(),
+                name: "b/c".into()
+            })
+        );
+        for bad in ["", "/x", "a/"] {
+            assert!(bad.parse::<Selection>().is_err(), "{bad}");
+        }
+    }
+
+    fn item(server: &str, name: &str) -> Selection {
+        Selection::Item {
+            server: server.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn every_server_id_and_item_name_can_be_selected() {
+        // Issue 10, item 9: server "a/b" with tool "c" and server "a" with tool "b/c" printed
+        // the same label, and a server id holding "/" could not be approved at all.
+        assert_eq!("a~1b/c".parse(), Ok(item("a/b", "c")));
+        assert_eq!("a/b~1c".parse(), Ok(item("a", "b/c")));
+        assert_eq!("a~1b".parse(), Ok(Selection::Server("a/b".into())));
+        assert_eq!("a~0b/~0~1".parse(), Ok(item("a~b", "~/")));
+        assert_eq!(
+            "ev<U+001B>il/t<U+003C>U+200B>".parse(),
+            Ok(item("ev\u{1b}il", "t<U+200B>"))
+        );
+        for bad in ["a~2", "a~", "a/b~", "<U+>", "a<U+1F>", "a<U+0041"] {
+            assert_eq!(
+                bad.parse::<Selection>(),
+                Err(Error::InvalidSelection { text: bad.into() }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_selection_prints_as_the_label_that_selects_it() {
+        for selection in [
+            item("a/b", "c"),
+            item("a", "b/c"),
+            item("~0", "~1/"),
+            item("ev\u{1b}il", "t<U+200B>\u{200B}"),
+            Selection::Server("a/b~".into()),
+        ] {
+            let label = selection.to_string();
+            assert!(label.bytes().all(|b| (0x20..0x7F).contains(&b)), "{label}");
+            assert_eq!(label.parse(), Ok(selection), "{label}");
+        }
+        assert_eq!(item("a/b", "c").to_string(), "a~1b/c");
+        assert_eq!(item("a", "b/c").to_string(), "a/b~1c");
+    }
+}
