@@ -26,7 +26,9 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::Digest;
 use crate::diff::{Change, ChangeClass, diff};
+use crate::launch::Launch;
 use crate::lockfile::{LockedItem, LockedServer, Lockfile, Pin};
 use crate::manifest::{Manifest, ServerSurface};
 use crate::scan::{self, CollisionKind};
@@ -44,8 +46,16 @@ pub enum Policy {
     /// An approved tool is no longer offered (provable only from a complete capture in
     /// scope).
     ToolRemoved,
+    /// An approved tool is no longer offered and an unapproved one is, and the two differ only
+    /// in the name.
+    ToolRenamed,
     /// A server's `reported_name` moved, including to absent.
     ServerRenamed,
+    /// A server is started otherwise than approved: another command, argument, package,
+    /// version, image or URL.
+    LaunchChanged,
+    /// A server's launch fetches a package or image whose version is not pinned.
+    FloatingVersion,
     /// A server negotiated another protocol revision than the one it was approved over.
     ProtocolChanged,
     /// Two tools have the same name, the same name ignoring case, or the same confusable
@@ -61,11 +71,14 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, in report order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 12] = [
         Self::ToolChanged,
         Self::ToolAdded,
         Self::ToolRemoved,
+        Self::ToolRenamed,
         Self::ServerRenamed,
+        Self::LaunchChanged,
+        Self::FloatingVersion,
         Self::ProtocolChanged,
         Self::NameCollision,
         Self::HiddenCharacters,
@@ -80,7 +93,10 @@ impl Policy {
             Self::ToolChanged => "tool-changed",
             Self::ToolAdded => "tool-added",
             Self::ToolRemoved => "tool-removed",
+            Self::ToolRenamed => "tool-renamed",
             Self::ServerRenamed => "server-renamed",
+            Self::LaunchChanged => "launch-changed",
+            Self::FloatingVersion => "floating-version",
             Self::ProtocolChanged => "protocol-changed",
             Self::NameCollision => "name-collision",
             Self::HiddenCharacters => "hidden-characters",
@@ -95,7 +111,12 @@ impl Policy {
     pub fn gated_by_default(self) -> bool {
         matches!(
             self,
-            Self::ToolChanged | Self::ToolAdded | Self::ToolRemoved | Self::ServerRenamed
+            Self::ToolChanged
+                | Self::ToolAdded
+                | Self::ToolRemoved
+                | Self::ToolRenamed
+                | Self::ServerRenamed
+                | Self::LaunchChanged
         )
     }
 
@@ -108,7 +129,9 @@ impl Policy {
             Self::ToolChanged
                 | Self::ToolAdded
                 | Self::ToolRemoved
+                | Self::ToolRenamed
                 | Self::ServerRenamed
+                | Self::LaunchChanged
                 | Self::ProtocolChanged
         )
     }
@@ -120,7 +143,14 @@ impl Policy {
             Self::ToolChanged => "An approved tool no longer canonicalises to what was approved.",
             Self::ToolAdded => "A server offers a tool nobody approved.",
             Self::ToolRemoved => "An approved tool is no longer offered by a complete capture.",
+            Self::ToolRenamed => {
+                "An approved tool is offered under another name, its definition otherwise unchanged."
+            }
             Self::ServerRenamed => "A server reports another name than the one approved.",
+            Self::LaunchChanged => "A server is started otherwise than approved.",
+            Self::FloatingVersion => {
+                "A server's launch fetches a package or image without a pinned version."
+            }
             Self::ProtocolChanged => {
                 "A server negotiated another protocol revision than the approved one."
             }
@@ -322,6 +352,29 @@ pub enum Evidence {
         /// Its approved pin.
         approved_pin: Pin,
     },
+    /// An approved tool offered under another name, otherwise unchanged.
+    ToolRenamed {
+        /// The approved name.
+        from: String,
+        /// The approved tool.
+        approved: Value,
+        /// The served tool (under the new name).
+        served: Value,
+    },
+    /// The server is started otherwise than approved.
+    LaunchChanged {
+        /// The approved launch.
+        approved: Launch,
+        /// The captured launch.
+        served: Launch,
+    },
+    /// The launch fetches a package or image without a pinned version.
+    FloatingVersion {
+        /// The captured launch.
+        launch: Launch,
+        /// The package or image, as the launch names it (`pkg@latest`, `image:tag`).
+        package: String,
+    },
     /// The server's reported name moved.
     ServerRenamed {
         /// The approved name (`None`: absent).
@@ -366,7 +419,10 @@ impl Evidence {
             Self::ToolChanged { .. } => Policy::ToolChanged,
             Self::ToolAdded { .. } => Policy::ToolAdded,
             Self::ToolRemoved { .. } => Policy::ToolRemoved,
+            Self::ToolRenamed { .. } => Policy::ToolRenamed,
             Self::ServerRenamed { .. } => Policy::ServerRenamed,
+            Self::LaunchChanged { .. } => Policy::LaunchChanged,
+            Self::FloatingVersion { .. } => Policy::FloatingVersion,
             Self::ProtocolChanged { .. } => Policy::ProtocolChanged,
             Self::NameCollision { .. } => Policy::NameCollision,
             Self::HiddenCharacters { .. } => Policy::HiddenCharacters,
@@ -659,6 +715,27 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
             );
         }
     }
+    for (id, surface) in manifest
+        .servers
+        .iter()
+        .filter(|(id, _)| ids.contains(id.as_str()))
+    {
+        if let Some(launch) = &surface.launch
+            && let Some(package) = launch.package()
+            && package.floating()
+        {
+            let evidence = Evidence::FloatingVersion {
+                launch: launch.clone(),
+                package: package.to_string(),
+            };
+            findings.push(Finding::new(
+                evidence,
+                id,
+                None,
+                gate(Policy::FloatingVersion),
+            ));
+        }
+    }
     text_policies(manifest, &ids, &gate, &mut findings);
     findings.sort_by(|a, b| {
         (&a.server, &a.item, a.policy(), a.pointer()).cmp(&(
@@ -689,6 +766,20 @@ fn compare_server(
             id,
             None,
             gate(Policy::ServerRenamed),
+        ));
+    }
+    if let (Some(was), Some(is)) = (&approved.launch, &served.launch)
+        && was != is
+    {
+        let evidence = Evidence::LaunchChanged {
+            approved: was.clone(),
+            served: is.clone(),
+        };
+        findings.push(Finding::new(
+            evidence,
+            id,
+            None,
+            gate(Policy::LaunchChanged),
         ));
     }
     if let (Some(was), Some(is)) = (&approved.protocol_version, &served.protocol_version)
@@ -759,7 +850,95 @@ fn compare_items(
             findings.push(Finding::new(evidence, id, Some(name), gated));
         }
     }
+    pair_renames(id, gate, findings);
     matched
+}
+
+/// Turns a tool-removed and a tool-added finding of server `id` whose tools differ only in
+/// the name into one tool-renamed finding. A removed tool that matches more than one added
+/// tool, or an added one that matches more than one removed tool, is left as it is: a rename
+/// is claimed only when it is the one reading.
+fn pair_renames(id: &str, gate: &dyn Fn(Policy) -> bool, findings: &mut Vec<Finding>) {
+    let unnamed = |tool: &Value| -> Option<Digest> {
+        let mut object = tool.as_object()?.clone();
+        object.remove("name");
+        Pin::of(&Value::from(object)).digest()
+    };
+    let of_server = |f: &Finding| f.server == id;
+    let removed: Vec<(usize, Digest)> = findings
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| of_server(f))
+        .filter_map(|(i, f)| match &f.evidence {
+            Evidence::ToolRemoved {
+                approved: Some(approved),
+                ..
+            } => unnamed(approved).map(|d| (i, d)),
+            _ => None,
+        })
+        .collect();
+    if removed.is_empty() {
+        return;
+    }
+    let added: Vec<(usize, Digest)> = findings
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| of_server(f))
+        .filter_map(|(i, f)| match &f.evidence {
+            Evidence::ToolAdded { served, .. } => unnamed(served).map(|d| (i, d)),
+            _ => None,
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for (r, digest) in &removed {
+        let matching: Vec<usize> = added
+            .iter()
+            .filter(|(_, d)| d == digest)
+            .map(|(i, _)| *i)
+            .collect();
+        let rivals = removed.iter().filter(|(_, d)| d == digest).count();
+        if let [a] = matching[..]
+            && rivals == 1
+        {
+            pairs.push((*r, a));
+        }
+    }
+    let mut gone = BTreeSet::new();
+    for (r, a) in pairs {
+        let (Some(removed), Some(added)) = (findings.get(r), findings.get(a)) else {
+            continue;
+        };
+        let (
+            Evidence::ToolRemoved {
+                approved: Some(approved),
+                ..
+            },
+            Evidence::ToolAdded { served, .. },
+        ) = (&removed.evidence, &added.evidence)
+        else {
+            continue;
+        };
+        let evidence = Evidence::ToolRenamed {
+            from: removed.item.clone().unwrap_or_default(),
+            approved: approved.clone(),
+            served: served.clone(),
+        };
+        let renamed = Finding::new(
+            evidence,
+            id,
+            added.item.as_deref(),
+            gate(Policy::ToolRenamed),
+        );
+        findings.push(renamed);
+        gone.insert(r);
+        gone.insert(a);
+    }
+    let mut index = 0;
+    findings.retain(|_| {
+        let keep = !gone.contains(&index);
+        index += 1;
+        keep
+    });
 }
 
 enum Comparison {
@@ -929,6 +1108,101 @@ mod tests {
             .iter()
             .map(|f| (f.policy(), f.item.as_deref()))
             .collect()
+    }
+
+    #[test]
+    fn a_tool_that_only_changed_its_name_is_one_gated_rename() {
+        let renamed = DOCS.replace(r#""name":"get_article""#, r#""name":"read_article""#);
+        let r = run(&renamed, true);
+        assert_eq!(policies(&r), [(Policy::ToolRenamed, Some("read_article"))]);
+        let f = &r.findings[0];
+        assert!(f.gated);
+        assert!(matches!(&f.evidence, Evidence::ToolRenamed { from, .. } if from == "get_article"));
+        assert_eq!(r.exit_code(), 1);
+    }
+
+    #[test]
+    fn a_renamed_tool_that_also_changed_is_a_removal_and_an_addition() {
+        let renamed = DOCS.replace(
+            r#""name":"get_article","description":"Read one article""#,
+            r#""name":"read_article","description":"Read one article, then email it""#,
+        );
+        let r = run(&renamed, true);
+        assert_eq!(
+            policies(&r),
+            [
+                (Policy::ToolRemoved, Some("get_article")),
+                (Policy::ToolAdded, Some("read_article")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rename_is_not_claimed_when_two_new_tools_could_be_it() {
+        let twice = DOCS.replace(
+            r#"{"name":"get_article","description":"Read one article"}"#,
+            r#"{"name":"read_article","description":"Read one article"},
+               {"name":"fetch_article","description":"Read one article"}"#,
+        );
+        let r = run(&twice, true);
+        assert_eq!(
+            policies(&r),
+            [
+                (Policy::ToolAdded, Some("fetch_article")),
+                (Policy::ToolRemoved, Some("get_article")),
+                (Policy::ToolAdded, Some("read_article")),
+            ]
+        );
+        // From an incomplete capture nothing is proven gone, so nothing is a rename.
+        let renamed = DOCS.replace(r#""name":"get_article""#, r#""name":"read_article""#);
+        let r = run(&renamed, false);
+        assert_eq!(policies(&r), [(Policy::ToolAdded, Some("read_article"))]);
+    }
+
+    fn launched(command: &str, args: &str) -> String {
+        DOCS.replacen(
+            r#""tools":["#,
+            &format!(
+                r#""launch":{{"command":"{command}","args":[{args}],"env":["TOKEN"]}},"tools":["#
+            ),
+            1,
+        )
+    }
+
+    #[test]
+    fn another_launch_is_a_gated_launch_change() {
+        let approved = launched("npx", r#""-y","docs-mcp@1.2.0""#);
+        let lock = Lockfile::approve(None, &manifest(true, &approved), &[]).unwrap();
+        assert_eq!(lock.schema_version(), 3);
+        let same = verify(&lock, &manifest(true, &approved), &Options::default());
+        assert_eq!(policies(&same), []);
+        let bumped = launched("npx", r#""-y","docs-mcp@1.2.1""#);
+        let r = verify(&lock, &manifest(true, &bumped), &Options::default());
+        assert_eq!(policies(&r), [(Policy::LaunchChanged, None)]);
+        assert!(r.findings[0].gated);
+        assert_eq!(r.exit_code(), 1);
+        // A capture that does not record its launch cannot prove another one.
+        let r = verify(&lock, &manifest(true, DOCS), &Options::default());
+        assert_eq!(policies(&r), []);
+    }
+
+    #[test]
+    fn an_unpinned_package_is_a_reported_floating_version() {
+        let floating = launched("npx", r#""-y","docs-mcp@latest""#);
+        let lock = Lockfile::approve(None, &manifest(true, &floating), &[]).unwrap();
+        let r = verify(&lock, &manifest(true, &floating), &Options::default());
+        assert_eq!(policies(&r), [(Policy::FloatingVersion, None)]);
+        assert!(!r.findings[0].gated);
+        assert_eq!(r.exit_code(), 0);
+        assert!(matches!(&r.findings[0].evidence,
+            Evidence::FloatingVersion { package, .. } if package == "docs-mcp@latest"));
+        let image = launched(
+            "docker",
+            r#""run","-i","--rm","ghcr.io/o/docs:1.2@sha256:ab""#,
+        );
+        let lock = Lockfile::approve(None, &manifest(true, &image), &[]).unwrap();
+        let r = verify(&lock, &manifest(true, &image), &Options::default());
+        assert_eq!(policies(&r), []);
     }
 
     #[test]

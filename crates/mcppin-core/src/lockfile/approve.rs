@@ -95,6 +95,8 @@ fn approve_server(
     let mut server = LockedServer {
         reported_name: surface.reported_name.clone(),
         protocol_version: surface.protocol_version.clone(),
+        launch: surface.launch.clone(),
+        client_capabilities: surface.client_capabilities.clone(),
         tools: BTreeMap::new(),
     };
     for kind in ItemKind::ALL {
@@ -124,6 +126,8 @@ fn approve_item(next: &mut Lockfile, manifest: &Manifest, server: &str, name: &s
                 .or_insert_with(|| LockedServer {
                     reported_name: surface.reported_name.clone(),
                     protocol_version: surface.protocol_version.clone(),
+                    launch: surface.launch.clone(),
+                    client_capabilities: surface.client_capabilities.clone(),
                     tools: BTreeMap::new(),
                 });
             entry
@@ -373,7 +377,7 @@ mod tests {
         // Written back in its own version, it reads the same.
         assert_eq!(Lockfile::parse(&old.to_bytes()).unwrap(), old);
         let upgraded = Lockfile::approve(Some(&old), &m, &[]).unwrap();
-        assert_eq!(upgraded.schema_version(), 2);
+        assert_eq!(upgraded.schema_version(), SCHEMA_VERSION);
         assert_eq!(upgraded.approval_serial, 4, "the surface did not move");
         assert!(
             upgraded.servers["docs"].tools["search_docs"]

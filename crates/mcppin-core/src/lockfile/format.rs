@@ -7,6 +7,7 @@ use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION};
 use crate::canon::to_pretty;
 use crate::digest::Digest;
 use crate::error::{Document, Error};
+use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,
@@ -16,6 +17,15 @@ use crate::value::{Kind, Object, Value};
 
 const LOCK_MEMBERS: &[&str] = &["schema_version", "approval_serial", "servers"];
 const SERVER_MEMBERS: &[&str] = &["id", "reported_name", "protocol_version", "tools"];
+/// Version 3 adds how the server is started and the client capabilities of the capture.
+const SERVER_MEMBERS_V3: &[&str] = &[
+    "id",
+    "reported_name",
+    "protocol_version",
+    "launch",
+    "client_capabilities",
+    "tools",
+];
 const ITEM_MEMBERS_V1: &[&str] = &["name", "digest"];
 const ITEM_MEMBERS_V2: &[&str] = &["name", "digest", "undecidable_literals", "approved"];
 
@@ -29,12 +39,12 @@ impl Lockfile {
         Self::read(parse(bytes)?)
     }
 
-    /// Reads a lockfile (version 1 or 2) from a value already read strictly.
+    /// Reads a lockfile (version 1, 2 or 3) from a value already read strictly.
     ///
     /// # Errors
     ///
     /// - [`Error::WrongDocument`] for a manifest or a signature (see [`Document::of`]);
-    /// - [`Error::UnsupportedVersion`] for a version other than 1 and 2;
+    /// - [`Error::UnsupportedVersion`] for a version other than 1, 2 and 3;
     /// - [`Error::PinMismatch`] when a recorded digest (or list of undecidable literals) is
     ///   not what the approved object beside it gives, [`Error::NameMismatch`] when the
     ///   approved object names another item;
@@ -104,6 +114,14 @@ impl Lockfile {
                     "protocol_version",
                     server.protocol_version.as_deref(),
                 );
+                if self.schema_version >= 3 {
+                    if let Some(launch) = &server.launch {
+                        put(&mut s, "launch", launch.to_value());
+                    }
+                    if let Some(capabilities) = &server.client_capabilities {
+                        put(&mut s, "client_capabilities", capabilities.clone());
+                    }
+                }
                 for kind in ItemKind::ALL {
                     let items = server
                         .items(kind)
@@ -173,11 +191,24 @@ fn read_server(
 ) -> Result<(String, LockedServer), Error> {
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
-    let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
+    let known = if version >= 3 {
+        SERVER_MEMBERS_V3
+    } else {
+        SERVER_MEMBERS
+    };
+    let fields = Fields::new(value, pointer, known)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
     let mut server = LockedServer {
         reported_name: fields.optional_string("reported_name")?,
         protocol_version: fields.optional_string("protocol_version")?,
+        launch: fields
+            .optional("launch")
+            .map(|v| Launch::from_value(v, &fields.at("launch")))
+            .transpose()?,
+        client_capabilities: fields
+            .optional("client_capabilities")
+            .map(|v| object(v, &fields.at("client_capabilities")).map(|_| v.clone()))
+            .transpose()?,
         tools: BTreeMap::new(),
     };
     for (kind, mut entries) in ItemKind::ALL.into_iter().zip(lists) {
@@ -406,10 +437,10 @@ mod tests {
             })
         );
         assert_eq!(
-            Lockfile::parse(br#"{"schema_version":3,"approval_serial":1,"servers":[]}"#),
+            Lockfile::parse(br#"{"schema_version":4,"approval_serial":1,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Lockfile,
-                version: 3
+                version: 4
             })
         );
         assert!(matches!(

@@ -154,6 +154,23 @@ fn finding_json(f: &Finding) -> Value {
             }
             put_pin(&mut o, "approved", Some(approved_pin));
         }
+        Evidence::ToolRenamed {
+            from,
+            approved,
+            served,
+        } => {
+            o.insert("from", from.as_str());
+            o.insert("approved", approved.clone());
+            o.insert("served", served.clone());
+        }
+        Evidence::LaunchChanged { approved, served } => {
+            o.insert("approved", approved.to_value());
+            o.insert("served", served.to_value());
+        }
+        Evidence::FloatingVersion { launch, package } => {
+            o.insert("launch", launch.to_value());
+            o.insert("package", package.as_str());
+        }
         Evidence::ServerRenamed { approved, served } => {
             opt_str(&mut o, "approved", approved.as_deref());
             opt_str(&mut o, "served", served.as_deref());

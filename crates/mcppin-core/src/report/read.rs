@@ -5,6 +5,7 @@ use super::{SCHEMA_VERSION, SignatureStatus, Signer, to_json};
 use crate::diff::{Change, ChangeClass};
 use crate::digest::Digest;
 use crate::error::Error;
+use crate::launch::Launch;
 use crate::lockfile::Pin;
 use crate::policy::{Evidence, Finding, Policy, Reason, Report, Unverified};
 use crate::scan::CollisionKind;
@@ -168,8 +169,11 @@ fn pin_from(f: &Fields<'_>, prefix: &str) -> Result<Option<Pin>, Error> {
 }
 
 /// The members of a finding that hold evidence, each written by some policies only.
-const EVIDENCE_MEMBERS: [&str; 11] = [
+const EVIDENCE_MEMBERS: [&str; 14] = [
     "changes",
+    "from",
+    "launch",
+    "package",
     "approved",
     "served",
     "approved_digest",
@@ -198,7 +202,11 @@ fn evidence_members(policy: Policy) -> &'static [&'static str] {
             "approved_digest",
             "approved_undecidable_literals",
         ],
-        Policy::ServerRenamed | Policy::ProtocolChanged => &["approved", "served"],
+        Policy::ToolRenamed => &["from", "approved", "served"],
+        Policy::ServerRenamed | Policy::ProtocolChanged | Policy::LaunchChanged => {
+            &["approved", "served"]
+        }
+        Policy::FloatingVersion => &["launch", "package"],
         Policy::NameCollision => &["other", "collision"],
         Policy::HiddenCharacters => &["in_name", "code_points"],
         Policy::MixedScriptName | Policy::InvalidToolName => &[],
@@ -261,6 +269,19 @@ fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
         Policy::ToolRemoved => Evidence::ToolRemoved {
             approved: f.optional("approved").cloned(),
             approved_pin: pin("approved", "approved_digest")?,
+        },
+        Policy::ToolRenamed => Evidence::ToolRenamed {
+            from: string(f.required("from")?, &f.at("from"))?.to_owned(),
+            approved: f.required("approved")?.clone(),
+            served: f.required("served")?.clone(),
+        },
+        Policy::LaunchChanged => Evidence::LaunchChanged {
+            approved: Launch::from_value(f.required("approved")?, &f.at("approved"))?,
+            served: Launch::from_value(f.required("served")?, &f.at("served"))?,
+        },
+        Policy::FloatingVersion => Evidence::FloatingVersion {
+            launch: Launch::from_value(f.required("launch")?, &f.at("launch"))?,
+            package: string(f.required("package")?, &f.at("package"))?.to_owned(),
         },
         Policy::ServerRenamed => Evidence::ServerRenamed {
             approved: opt_string_or_null(&f, "approved")?,

@@ -517,6 +517,31 @@ fn finding_body(f: &Finding, out: &mut String) {
         } => {
             let _ = writeln!(out, "  approved: {approved_pin}");
         }
+        Evidence::ToolRenamed { from, served, .. } => {
+            let _ = writeln!(
+                out,
+                "  approved as: {}\n  served as:   {}\n  otherwise unchanged: {}",
+                text_or_absent(Some(from)),
+                text_or_absent(f.item.as_deref()),
+                value_text(served)
+            );
+        }
+        Evidence::LaunchChanged { approved, served } => {
+            let _ = writeln!(
+                out,
+                "  approved: {}\n  served:   {}",
+                escape(&approved.to_string()),
+                escape(&served.to_string())
+            );
+        }
+        Evidence::FloatingVersion { launch, package } => {
+            let _ = writeln!(
+                out,
+                "  package: {} (no pinned version or digest)\n  launch:  {}",
+                escape(package),
+                escape(&launch.to_string())
+            );
+        }
         Evidence::ServerRenamed { approved, served } => {
             let _ = writeln!(
                 out,
@@ -771,7 +796,7 @@ mod tests {
         assert!(!text.contains("PASS"), "{text}");
         assert!(
             text.ends_with(
-                "\n2 findings reported, none gating (--fail-on none); 0 approved items matched\n"
+                "\n1 finding reported, none gating (--fail-on none); 0 approved items matched\n"
             ),
             "{text}"
         );
