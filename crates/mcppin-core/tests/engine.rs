@@ -354,3 +354,71 @@ fn the_undecidable_note_quotes_long_literals_as_short_excerpts() {
     let notes = notes_of(get, &answer("9007199254740993"));
     assert!(notes[0].contains("(9007199254740993)"), "{notes:?}");
 }
+
+/// Feeds an `initialize` declaring `declared` and a `tools/list` answer serving `tools`, to a
+/// session approved under `approved` capabilities; returns the last server action's hint and
+/// notes.
+fn capabilities_hint(
+    approved_under: Option<&str>,
+    declared: &str,
+    tools: &[&str],
+) -> (Option<mcppin_core::engine::CapabilitiesHint>, Vec<String>) {
+    let mut server = approved();
+    server.client_capabilities = approved_under.map(|c| parse(c.as_bytes()).unwrap());
+    let mut session = Session::new(server, Config::default());
+    let now = Duration::ZERO;
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{declared},"clientInfo":{{"name":"c","version":"1"}}}}}}"#
+    );
+    session.client_line(init.as_bytes(), now);
+    session.server_line(
+        br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fixture","version":"1"}}}"#,
+        now,
+    );
+    let [request, answer] = list(1, tools);
+    session.client_line(&request.as_bytes()[2..], now);
+    let action = session.server_line(&answer.as_bytes()[2..], now);
+    (action.capabilities, action.notes)
+}
+
+#[test]
+fn a_departure_under_other_client_capabilities_says_so() {
+    let (hint, notes) = capabilities_hint(
+        Some("{}"),
+        r#"{"roots":{"listChanged":true}}"#,
+        &[SUMMARIZE, SEARCH, r#"{"name":"get_roots"}"#],
+    );
+    let hint = hint.expect("a hint");
+    assert_eq!(
+        hint.declared.to_string(),
+        r#"{"roots":{"listChanged":true}}"#
+    );
+    assert_eq!(hint.approved.to_string(), "{}");
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            r#"the client declared the capabilities {"roots":{"listChanged":true}}, but the lock was captured under {}"#
+        )),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn no_capabilities_hint_without_a_departure_or_a_difference() {
+    // The same capabilities: a departure is the server's.
+    let (hint, notes) = capabilities_hint(
+        Some(r#"{"roots":{}}"#),
+        r#"{"roots":{}}"#,
+        &[SUMMARIZE, SEARCH, r#"{"name":"get_roots"}"#],
+    );
+    assert_eq!(hint, None);
+    assert!(
+        notes.iter().all(|n| !n.contains("capabilities")),
+        "{notes:?}"
+    );
+    // Other capabilities, but the surface holds.
+    let (hint, _) = capabilities_hint(Some("{}"), r#"{"sampling":{}}"#, &[SUMMARIZE, SEARCH]);
+    assert_eq!(hint, None);
+    // A lock that does not record the capabilities cannot say.
+    let (hint, _) = capabilities_hint(None, r#"{"sampling":{}}"#, &[SUMMARIZE, SEARCH, SEARCH]);
+    assert_eq!(hint, None);
+}

@@ -185,8 +185,22 @@ pub struct ServerAction {
     pub events: Vec<Event>,
     /// Set when the session stops after `to_client` is written.
     pub stop: Option<Stop>,
+    /// Set when the surface departed and the live client declared other capabilities than
+    /// the capture the lock was approved from: the departure may be the server serving this
+    /// client another surface, not a change of the server (docs/guard.md).
+    pub capabilities: Option<CapabilitiesHint>,
     /// Strict readings of the judged answers, freed with the action.
     spent: Vec<Value>,
+}
+
+/// The capabilities behind a departure: what the live client declared in `initialize`, and
+/// what the client of the approved capture declared (the lockfile's `client_capabilities`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapabilitiesHint {
+    /// The live client's `capabilities` (`{}` when it sent none).
+    pub declared: Value,
+    /// The capabilities the approved surface was captured under.
+    pub approved: Value,
 }
 
 /// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
@@ -304,6 +318,8 @@ pub struct Session {
     stopped: bool,
     /// The latest served digest of each tool the lock knows, for call decisions in the log.
     observed: HashMap<String, Pin>,
+    /// The capabilities the client declared in `initialize`, once it was answered.
+    declared: Option<Value>,
 }
 
 /// How a new request's id stands to the outstanding ones, as a JavaScript client reads ids.
@@ -349,6 +365,7 @@ impl Session {
             aliases: HashSet::new(),
             stopped: false,
             observed: HashMap::new(),
+            declared: None,
         }
     }
 
@@ -658,6 +675,16 @@ impl Session {
             if self.config.events {
                 pending.tool = Some(tool.into_owned());
             }
+        } else if pending.method == "initialize" {
+            // What the client declares decides what some servers serve: kept to explain a
+            // departure (docs/guard.md). Absent reads as none declared.
+            self.declared = Some(
+                params
+                    .first
+                    .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok())
+                    .and_then(|p| p.get("capabilities").cloned())
+                    .unwrap_or_else(|| Value::from(crate::value::Object::new())),
+            );
         } else if pending.method == "tools/list" || SESSION_PINNED.contains(&&*pending.method) {
             // Kept whole: the answer is judged against these params.
             pending.params = params
@@ -1110,6 +1137,21 @@ impl Session {
                     .notes
                     .push(format!("  and {} more changes", tool.unlisted_changes()));
             }
+        }
+        if let (Some(declared), Some(approved)) =
+            (&self.declared, &self.gate.server().client_capabilities)
+            && declared != approved
+        {
+            action.notes.push(format!(
+                "the client declared the capabilities {}, but the lock was captured under {}: \
+                 a server may serve another surface to a client declaring other capabilities",
+                crate::report::value_text(declared),
+                crate::report::value_text(approved)
+            ));
+            action.capabilities = Some(CapabilitiesHint {
+                declared: declared.clone(),
+                approved: approved.clone(),
+            });
         }
         // Counts and policies only: the names and the diff went to stderr (docs/guard.md).
         let summary = report.summary().unwrap_or_default();
