@@ -597,17 +597,28 @@ fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface
     surface.reported_name = captured.reported_name;
     surface.protocol_version = Some(captured.protocol_version.as_str().to_owned());
     surface.passes = Some(u64::from(captured.passes));
-    for (i, tool) in captured.tools.into_iter().enumerate() {
-        // Names were checked unique by the session; this is the manifest's own guard.
-        surface
-            .tools
-            .insert(id, ItemKind::Tool, tool, &format!("/tools/{i}"))
-            .map_err(|e| {
-                Fail::new(
-                    Exit::Uncaptured,
-                    format!("server {} could not be captured: {e}", quoted(id)),
-                )
-            })?;
+    surface.widened = true;
+    surface.instructions = captured.instructions;
+    let kinds = [
+        (ItemKind::Tool, captured.tools),
+        (ItemKind::Prompt, captured.prompts),
+        (ItemKind::ResourceTemplate, captured.resource_templates),
+    ];
+    for (kind, items) in kinds {
+        for (i, item) in items.into_iter().enumerate() {
+            // Tool names were checked unique by the session; this is the manifest's own guard,
+            // and the only one for prompts and templates.
+            let pointer = format!("/{}/{i}", kind.list_member());
+            surface
+                .items_mut(kind)
+                .insert(id, kind, item, &pointer)
+                .map_err(|e| {
+                    Fail::new(
+                        Exit::Uncaptured,
+                        format!("server {} could not be captured: {e}", quoted(id)),
+                    )
+                })?;
+        }
     }
     Ok(surface)
 }

@@ -452,7 +452,7 @@ fn verbose_shows_the_stderr_of_servers_that_succeed() {
     run.code(0)
         .stderr_has("[demo] <U+001B>[2J")
         .stderr_has("[demo] fixture: ready")
-        .stderr_has("server \"demo\": 4 tools over 2025-11-25, 2 readings agree");
+        .stderr_has("server \"demo\": 4 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree");
     assert!(!run.stderr.contains('\u{1b}'));
     // Without -v, a successful server's stderr is not shown.
     let quiet = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
@@ -468,7 +468,7 @@ fn assert_summary(stderr: &str, ids: &[&str]) {
     for (line, id) in lines.iter().zip(ids) {
         let rest = line
             .strip_prefix(&format!(
-                "mcppin-export: server {id}: 4 tools over 2025-11-25, 2 readings agree, "
+                "mcppin-export: server {id}: 4 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree, "
             ))
             .unwrap_or_else(|| panic!("not a summary of {id}: {line:?}\n{stderr}"));
         let seconds = rest
@@ -565,7 +565,7 @@ fn a_slow_server_shows_progress_while_it_starts() {
     assert!(child.wait().unwrap().success());
     let last = rest.last().expect("a summary line");
     assert!(
-        last.starts_with("mcppin-export: server \"slow\": 4 tools over 2025-11-25"),
+        last.starts_with("mcppin-export: server \"slow\": 4 tools, 0 prompts, 0 resource templates over 2025-11-25"),
         "{rest:?}"
     );
     // Notes come at 2, 4, 8, ... seconds: the ones before the summary are all of that form.

@@ -243,3 +243,62 @@ fn the_everything_server_serves_more_tools_to_a_client_declaring_capabilities() 
         serde_json::json!({"form": {}, "url": {}})
     );
 }
+
+#[test]
+fn the_everything_server_pins_its_prompts_templates_and_instructions() {
+    let dir = Dir::new();
+    config(
+        &dir,
+        "everything",
+        &server_script("mcp-server-everything"),
+        &["stdio"],
+    );
+    let served = export_with(&dir, &[]);
+    let server = &served["servers"][0];
+    let prompts: Vec<&str> = server["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(prompts.contains(&"simple-prompt"), "{prompts:?}");
+    assert!(
+        !server["resource_templates"].as_array().unwrap().is_empty(),
+        "{server}"
+    );
+    assert!(
+        server["instructions"]
+            .as_str()
+            .is_some_and(|i| !i.is_empty())
+    );
+    run_mcppin(&dir, &["lock", "-o", "mcp.lock.json", "manifest.json"]).code(0);
+    run_mcppin(
+        &dir,
+        &["verify", "--lock", "mcp.lock.json", "manifest.json"],
+    )
+    .code(0)
+    .stdout_has("PASS");
+
+    // The approval of a prompt the server no longer serves as approved: verify names it.
+    let mut approved = served.clone();
+    let prompt = approved["servers"][0]["prompts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["name"] == "simple-prompt")
+        .unwrap();
+    prompt["description"] = serde_json::Value::String("Approved wording.".to_owned());
+    approved["servers"][0]["instructions"] = serde_json::Value::String("Approved.".to_owned());
+    dir.write(
+        "approved.json",
+        serde_json::to_vec_pretty(&approved).unwrap(),
+    );
+    run_mcppin(&dir, &["lock", "-o", "mcp.lock.json", "approved.json"]).code(0);
+    run_mcppin(
+        &dir,
+        &["verify", "--lock", "mcp.lock.json", "manifest.json"],
+    )
+    .code(1)
+    .stdout_has("prompt-changed [gated]: everything/simple-prompt")
+    .stdout_has("instructions-changed [gated]: everything");
+}

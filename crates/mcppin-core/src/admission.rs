@@ -706,9 +706,9 @@ fn without(value: &Value, names: &[&str]) -> Value {
 #[must_use]
 pub fn session_policy(method: &str) -> GuardPolicy {
     match method {
-        "prompts/get" | "prompts/list" => GuardPolicy::PromptChanged,
-        "resources/templates/list" => GuardPolicy::ResourceTemplateChanged,
-        "server/discover" | "initialize" => GuardPolicy::InstructionsChanged,
+        "prompts/get" | "prompts/list" => GuardPolicy::Surface(Policy::PromptChanged),
+        "resources/templates/list" => GuardPolicy::Surface(Policy::ResourceTemplateChanged),
+        "server/discover" | "initialize" => GuardPolicy::Surface(Policy::InstructionsChanged),
         _ => GuardPolicy::SessionPinChanged,
     }
 }
@@ -1174,7 +1174,7 @@ mod tests {
         assert_eq!(
             denied,
             Decision::Deny(Reason::SessionPinChanged {
-                policy: GuardPolicy::PromptChanged
+                policy: GuardPolicy::Surface(Policy::PromptChanged)
             })
         );
         assert_eq!(denied.reason().unwrap().policy().name(), "prompt-changed");
@@ -1196,7 +1196,7 @@ mod tests {
         assert_eq!(
             gate.session_answer("prompts/get", Some(&retry), &changed),
             Decision::Deny(Reason::SessionPinChanged {
-                policy: GuardPolicy::PromptChanged
+                policy: GuardPolicy::Surface(Policy::PromptChanged)
             })
         );
         assert_eq!(
@@ -1249,7 +1249,7 @@ mod tests {
             assert_eq!(
                 gate.session_answer("prompts/get", other_params.as_ref(), &changed),
                 Decision::Deny(Reason::SessionPinChanged {
-                    policy: GuardPolicy::PromptChanged
+                    policy: GuardPolicy::Surface(Policy::PromptChanged)
                 }),
                 "{one:?} then {other:?}"
             );

@@ -69,6 +69,16 @@ pub struct ServerSurface {
     pub launch: Option<Launch>,
     /// The tools, kept exactly as served.
     pub tools: Items,
+    /// Whether the capture read the widened surface: prompts, resource templates and
+    /// `instructions` (docs/formats.md). Without it those were not read, and nothing is known
+    /// of them.
+    pub widened: bool,
+    /// The prompts, kept exactly as served (meaningful when `widened`).
+    pub prompts: Items,
+    /// The resource templates, kept exactly as served (meaningful when `widened`).
+    pub resource_templates: Items,
+    /// The server's `instructions`, when it gave any (meaningful when `widened`).
+    pub instructions: Option<String>,
 }
 
 impl ServerSurface {
@@ -83,6 +93,8 @@ impl ServerSurface {
     pub fn items(&self, kind: ItemKind) -> &Items {
         match kind {
             ItemKind::Tool => &self.tools,
+            ItemKind::Prompt => &self.prompts,
+            ItemKind::ResourceTemplate => &self.resource_templates,
         }
     }
 
@@ -90,6 +102,8 @@ impl ServerSurface {
     pub fn items_mut(&mut self, kind: ItemKind) -> &mut Items {
         match kind {
             ItemKind::Tool => &mut self.tools,
+            ItemKind::Prompt => &mut self.prompts,
+            ItemKind::ResourceTemplate => &mut self.resource_templates,
         }
     }
 }
@@ -111,6 +125,9 @@ const SERVER_MEMBERS: &[&str] = &[
     "client_capabilities",
     "launch",
     "tools",
+    "prompts",
+    "resource_templates",
+    "instructions",
 ];
 
 impl Manifest {
@@ -265,8 +282,14 @@ impl Manifest {
                     put(&mut s, "launch", launch.to_value());
                 }
                 for kind in ItemKind::ALL {
+                    if !kind.always_listed() && !server.widened {
+                        continue;
+                    }
                     let items = server.items(kind).iter().map(|(_, v)| v.clone()).collect();
                     put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
+                }
+                if server.widened {
+                    put_opt(&mut s, "instructions", server.instructions.as_deref());
                 }
                 Value::from(s)
             })
@@ -331,8 +354,17 @@ fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurfac
             .map(|v| Launch::from_value(v, &fields.at("launch")))
             .transpose()?,
         tools: Items::new(),
+        widened: fields.optional("prompts").is_some()
+            || fields.optional("resource_templates").is_some()
+            || fields.optional("instructions").is_some(),
+        prompts: Items::new(),
+        resource_templates: Items::new(),
+        instructions: fields.optional_string("instructions")?,
     };
     for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
+        if !kind.always_listed() && !server.widened {
+            continue;
+        }
         let list_pointer = fields.at(kind.list_member());
         array(fields.required(kind.list_member())?, &list_pointer)?;
         for (i, item) in items.into_iter().enumerate() {

@@ -98,6 +98,10 @@ fn approve_server(
         launch: surface.launch.clone(),
         client_capabilities: surface.client_capabilities.clone(),
         tools: BTreeMap::new(),
+        widened: surface.widened,
+        prompts: BTreeMap::new(),
+        resource_templates: BTreeMap::new(),
+        instructions: surface.instructions.clone(),
     };
     for kind in ItemKind::ALL {
         let items = server.items_mut(kind);
@@ -129,7 +133,17 @@ fn approve_item(next: &mut Lockfile, manifest: &Manifest, server: &str, name: &s
                     launch: surface.launch.clone(),
                     client_capabilities: surface.client_capabilities.clone(),
                     tools: BTreeMap::new(),
+                    widened: surface.widened,
+                    prompts: BTreeMap::new(),
+                    resource_templates: BTreeMap::new(),
+                    instructions: surface.instructions.clone(),
                 });
+            if !kind.always_listed() && !entry.widened {
+                // The first approved prompt or template widens the approval, with the
+                // instructions of the same capture.
+                entry.widened = true;
+                entry.instructions = surface.instructions.clone();
+            }
             entry
                 .items_mut(kind)
                 .insert(name.to_owned(), LockedItem::approve(item.clone()));
@@ -255,6 +269,31 @@ mod tests {
             first.servers["docs"].tools["search_docs"]
         );
         assert!(!next.servers["parcel"].tools.contains_key("get_article"));
+    }
+
+    #[test]
+    fn approve_selects_prompts_and_templates_by_their_label() {
+        let tools_only = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","tools":[{"name":"search"}]}]}"#,
+        );
+        let first = Lockfile::approve(None, &tools_only, &[]).unwrap();
+        let widened = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"docs","tools":[{"name":"search"}],
+            "instructions":"Be brief.","prompts":[{"name":"review"}],
+            "resource_templates":[{"uriTemplate":"docs://a/{id}","name":"a"}]}]}"#,
+        );
+        let sel: Vec<Selection> = ["docs/review", "docs/docs:~1~1a~1{id}"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let next = Lockfile::approve(Some(&first), &widened, &sel).unwrap();
+        let docs = &next.servers["docs"];
+        assert!(docs.widened);
+        assert!(docs.prompts.contains_key("review"));
+        assert!(docs.resource_templates.contains_key("docs://a/{id}"));
+        assert_eq!(docs.instructions.as_deref(), Some("Be brief."));
+        assert_eq!(Lockfile::parse(&next.to_bytes()).unwrap(), next);
     }
 
     #[test]

@@ -25,7 +25,11 @@ const SERVER_MEMBERS_V3: &[&str] = &[
     "launch",
     "client_capabilities",
     "tools",
+    "prompts",
+    "resource_templates",
+    "instructions",
 ];
+const INSTRUCTIONS_MEMBERS: &[&str] = &["approved", "digest"];
 const ITEM_MEMBERS_V1: &[&str] = &["name", "digest"];
 const ITEM_MEMBERS_V2: &[&str] = &["name", "digest", "undecidable_literals", "approved"];
 
@@ -123,12 +127,28 @@ impl Lockfile {
                     }
                 }
                 for kind in ItemKind::ALL {
+                    if !(kind.always_listed() || server.widened && self.schema_version >= 3) {
+                        continue;
+                    }
                     let items = server
                         .items(kind)
                         .iter()
                         .map(|(name, item)| item_value(name, item))
                         .collect();
                     put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
+                }
+                if server.widened
+                    && self.schema_version >= 3
+                    && let Some(text) = &server.instructions
+                {
+                    let mut i = Object::new();
+                    put(&mut i, "approved", text.as_str());
+                    put(
+                        &mut i,
+                        "digest",
+                        Pin::of(&Value::from(text.as_str())).to_string(),
+                    );
+                    put(&mut s, "instructions", Value::from(i));
                 }
                 Value::from(s)
             })
@@ -210,8 +230,20 @@ fn read_server(
             .map(|v| object(v, &fields.at("client_capabilities")).map(|_| v.clone()))
             .transpose()?,
         tools: BTreeMap::new(),
+        widened: fields.optional("prompts").is_some()
+            || fields.optional("resource_templates").is_some()
+            || fields.optional("instructions").is_some(),
+        prompts: BTreeMap::new(),
+        resource_templates: BTreeMap::new(),
+        instructions: fields
+            .optional("instructions")
+            .map(|v| read_instructions(v, &fields.at("instructions")))
+            .transpose()?,
     };
     for (kind, mut entries) in ItemKind::ALL.into_iter().zip(lists) {
+        if !kind.always_listed() && !server.widened {
+            continue;
+        }
         let list_pointer = fields.at(kind.list_member());
         array(fields.required(kind.list_member())?, &list_pointer)?;
         for (i, entry) in entries.iter_mut().enumerate() {
@@ -228,6 +260,30 @@ fn read_server(
         }
     }
     Ok((id, server))
+}
+
+/// The approved `instructions`: the text beside its digest, checked like an item's.
+fn read_instructions(value: &Value, pointer: &str) -> Result<String, Error> {
+    let fields = Fields::new(value, pointer, INSTRUCTIONS_MEMBERS)?;
+    let text = string(fields.required("approved")?, &fields.at("approved"))?;
+    let at = fields.at("digest");
+    let recorded = Pin::Digest(
+        string(fields.required("digest")?, &at)?
+            .parse::<Digest>()
+            .map_err(|_| Error::Invalid {
+                pointer: at,
+                expected: "\"sha256:\" and 64 lowercase hex digits",
+            })?,
+    );
+    let computed = Pin::of(&Value::from(text));
+    if computed != recorded {
+        return Err(Error::PinMismatch {
+            pointer: pointer.to_owned(),
+            recorded,
+            computed,
+        });
+    }
+    Ok(text.to_owned())
 }
 
 fn read_item(
@@ -425,6 +481,30 @@ mod tests {
             assert_eq!(Lockfile::try_from(value), borrowed, "{variant}");
         }
         assert_eq!(refusals, variants.len() - 1);
+    }
+
+    #[test]
+    fn version_3_pins_the_instructions_and_version_2_knows_no_widened_members() {
+        let text = |version: u64, digest: &str| {
+            format!(
+                r#"{{"schema_version":{version},"approval_serial":1,"servers":[{{"id":"a","tools":[],
+                "prompts":[],"resource_templates":[],
+                "instructions":{{"approved":"Be brief.","digest":"{digest}"}}}}]}}"#
+            )
+        };
+        let right = Pin::of(&Value::from("Be brief.")).to_string();
+        let lock = Lockfile::parse(text(3, &right).as_bytes()).unwrap();
+        assert_eq!(lock.servers["a"].instructions.as_deref(), Some("Be brief."));
+        assert!(lock.servers["a"].widened);
+        let wrong = Pin::of(&Value::from("Be long.")).to_string();
+        assert!(matches!(
+            Lockfile::parse(text(3, &wrong).as_bytes()),
+            Err(Error::PinMismatch { ref pointer, .. }) if pointer == "/servers/0/instructions"
+        ));
+        assert!(matches!(
+            Lockfile::parse(text(2, &right).as_bytes()),
+            Err(Error::UnknownMember { .. })
+        ));
     }
 
     #[test]

@@ -65,6 +65,16 @@ pub struct LockedServer {
     pub client_capabilities: Option<Value>,
     /// The approved tools, by name.
     pub tools: BTreeMap<String, LockedItem>,
+    /// Whether the approval covers the widened surface: prompts, resource templates and
+    /// `instructions` (version 3 on). Without it they are not compared.
+    pub widened: bool,
+    /// The approved prompts, by name (meaningful when `widened`).
+    pub prompts: BTreeMap<String, LockedItem>,
+    /// The approved resource templates, by `uriTemplate` (meaningful when `widened`).
+    pub resource_templates: BTreeMap<String, LockedItem>,
+    /// The approved `instructions`, `None` when the server gave none (meaningful when
+    /// `widened`).
+    pub instructions: Option<String>,
 }
 
 impl LockedServer {
@@ -73,6 +83,8 @@ impl LockedServer {
     pub fn items(&self, kind: ItemKind) -> &BTreeMap<String, LockedItem> {
         match kind {
             ItemKind::Tool => &self.tools,
+            ItemKind::Prompt => &self.prompts,
+            ItemKind::ResourceTemplate => &self.resource_templates,
         }
     }
 
@@ -80,6 +92,8 @@ impl LockedServer {
     pub fn items_mut(&mut self, kind: ItemKind) -> &mut BTreeMap<String, LockedItem> {
         match kind {
             ItemKind::Tool => &mut self.tools,
+            ItemKind::Prompt => &mut self.prompts,
+            ItemKind::ResourceTemplate => &mut self.resource_templates,
         }
     }
 }
@@ -246,6 +260,7 @@ impl Lockfile {
                     a.reported_name == b.reported_name
                         && a.protocol_version == b.protocol_version
                         && (a.launch.is_none() || a.launch == b.launch)
+                        && (!a.widened || (b.widened && a.instructions == b.instructions))
                         && (a.client_capabilities.is_none()
                             || a.client_capabilities == b.client_capabilities)
                         && ItemKind::ALL

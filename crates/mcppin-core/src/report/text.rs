@@ -250,6 +250,14 @@ fn block_body(f: &Finding, indent: &str, out: &mut String) {
         Evidence::ToolRemoved {
             approved: None,
             approved_pin,
+        }
+        | Evidence::PromptRemoved {
+            approved: None,
+            approved_pin,
+        }
+        | Evidence::ResourceTemplateRemoved {
+            approved: None,
+            approved_pin,
         } => {
             let _ = writeln!(out, "{indent}approved: {approved_pin}");
         }
@@ -490,6 +498,16 @@ fn finding_body(f: &Finding, out: &mut String) {
             changes,
             approved,
             served,
+        }
+        | Evidence::PromptChanged {
+            changes,
+            approved,
+            served,
+        }
+        | Evidence::ResourceTemplateChanged {
+            changes,
+            approved,
+            served,
         } => {
             let classes: Vec<&str> = f.classes().iter().map(|c| c.name()).collect();
             if !classes.is_empty() {
@@ -503,15 +521,31 @@ fn finding_body(f: &Finding, out: &mut String) {
                 change_text(c, out);
             }
         }
-        Evidence::ToolAdded { served, .. } => {
+        Evidence::ToolAdded { served, .. }
+        | Evidence::PromptAdded { served, .. }
+        | Evidence::ResourceTemplateAdded { served, .. } => {
             let _ = writeln!(out, "  served: {}", opt_value_text(Some(served)));
         }
         Evidence::ToolRemoved {
+            approved: Some(v), ..
+        }
+        | Evidence::PromptRemoved {
+            approved: Some(v), ..
+        }
+        | Evidence::ResourceTemplateRemoved {
             approved: Some(v), ..
         } => {
             let _ = writeln!(out, "  approved: {}", value_text(v));
         }
         Evidence::ToolRemoved {
+            approved: None,
+            approved_pin,
+        }
+        | Evidence::PromptRemoved {
+            approved: None,
+            approved_pin,
+        }
+        | Evidence::ResourceTemplateRemoved {
             approved: None,
             approved_pin,
         } => {
@@ -542,7 +576,8 @@ fn finding_body(f: &Finding, out: &mut String) {
                 escape(&launch.to_string())
             );
         }
-        Evidence::ServerRenamed { approved, served } => {
+        Evidence::ServerRenamed { approved, served }
+        | Evidence::InstructionsChanged { approved, served } => {
             let _ = writeln!(
                 out,
                 "  approved: {}\n  served:   {}",
