@@ -45,6 +45,14 @@ const calls = {
 try {
   await client.connect(transport);
   step({ connected: client.getServerVersion()?.name ?? null });
+  if (scenario === "prompts") {
+    // The widened surface: the prompts listed, then one of them asked for.
+    const prompts = await client.listPrompts().catch(failure);
+    step(prompts.error ? prompts : { prompts: prompts.prompts.map((p) => p.name).sort() });
+    const got = await client.getPrompt({ name: "simple-prompt" }).catch(failure);
+    step(got.error ? got : { got: "simple-prompt", messages: got.messages.length });
+    throw "done";
+  }
   const listed = await client.listTools();
   step({ tools: listed.tools.map((t) => t.name).sort() });
   for (const [name, input] of calls[scenario] ?? []) {
@@ -56,7 +64,7 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 1500));
   step({ list_changed_reread: refreshed });
 } catch (e) {
-  step(failure(e));
+  if (e !== "done") step(failure(e));
 }
 await client.close().catch(() => {});
 summary.guard_stderr_mentions_refusal = stderr.includes("mcppin-guard: tool-changed");

@@ -314,3 +314,59 @@ fn a_client_declaring_capabilities_is_refused_under_a_bare_lock_with_the_export_
         "{bare}"
     );
 }
+
+/// Locks server-everything with the description of its `simple-prompt` edited, and runs the
+/// SDK client's `prompts` scenario through the guard in `mode`.
+fn prompts_through_the_guard(dir: &Dir, mode: &str) -> Vec<Value> {
+    let lock = lock(dir, |manifest| {
+        let everything = manifest["servers"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["id"] == "everything")
+            .unwrap();
+        let prompt = everything["prompts"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|p| p["name"] == "simple-prompt")
+            .unwrap();
+        prompt["description"] = json!("Approved wording.");
+    });
+    let (id, _, command) = servers(dir).remove(0);
+    let mut guard = guarded(&lock, id, &command);
+    guard.splice(1..1, ["--mode".to_owned(), mode.to_owned()]);
+    let through = client(dir, "prompts", &guard);
+    through["steps"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_prompt_that_departs_from_the_lock_is_refused() {
+    let dir = Dir::new();
+    let steps = prompts_through_the_guard(&dir, "refuse");
+    assert_eq!(steps[1]["error"]["code"], json!(-32001), "{steps:?}");
+    assert!(
+        steps[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("mcppin-guard refused prompts/list: 1 departed (prompt-changed)"),
+        "{steps:?}"
+    );
+}
+
+#[test]
+fn quarantine_withholds_a_prompt_that_departs_from_the_lock() {
+    let dir = Dir::new();
+    let steps = prompts_through_the_guard(&dir, "quarantine");
+    let prompts = steps[1]["prompts"].as_array().expect("a prompt list");
+    assert!(!prompts.contains(&json!("simple-prompt")), "{steps:?}");
+    assert!(prompts.contains(&json!("args-prompt")), "{steps:?}");
+    assert_eq!(steps[2]["error"]["code"], json!(-32001), "{steps:?}");
+    assert!(
+        steps[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("mcppin-guard refused prompts/get: prompt-changed"),
+        "{steps:?}"
+    );
+}

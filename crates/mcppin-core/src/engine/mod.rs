@@ -65,8 +65,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use crate::admission::{
-    Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
-    shown,
+    Decision, Gate, INPUT_REQUIRED_MEMBERS, LockCheck, PageReport, Reason, is_input_request,
+    session_policy, shown,
 };
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
@@ -675,7 +675,15 @@ impl Session {
             if self.config.events {
                 pending.tool = Some(tool.into_owned());
             }
-        } else if pending.method == "initialize" {
+        } else if pending.method == "prompts/get"
+            && let Decision::Deny(reason) = self.gate.prompt_get(&tool())
+        {
+            return Request::Answer(refusal(
+                raw_id,
+                &format!("mcppin-guard refused prompts/get: {}", reason.policy()),
+            ));
+        }
+        if pending.method == "initialize" {
             // What the client declares decides what some servers serve: kept to explain a
             // departure (docs/guard.md). Absent reads as none declared.
             self.declared = Some(
@@ -1011,6 +1019,11 @@ impl Session {
             let report = self.gate.tools_page(pending.params.as_ref(), result);
             return self.tools_page(bytes, pending, &report, action);
         }
+        if let Some(check) = self.gate.lock_check(method, result)
+            && !check.departed.is_empty()
+        {
+            return self.departed(bytes, pending, &check, action);
+        }
         let decision = self
             .gate
             .session_answer(method, pending.params.as_ref(), result);
@@ -1057,6 +1070,53 @@ impl Session {
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
             Mode::Quarantine => Element::Replace(reply),
+        }
+    }
+
+    /// An answer of the widened surface that departs from the lock: the departures to stderr,
+    /// and the answer refused, or in quarantine rebuilt without the departed items (an
+    /// answer whose instructions departed has nothing to keep, and is refused in both modes).
+    fn departed(
+        &self,
+        bytes: &[u8],
+        pending: &Pending,
+        check: &LockCheck,
+        action: &mut ServerAction,
+    ) -> Element {
+        let mut policies: Vec<&str> = Vec::new();
+        for (policy, key) in &check.departed {
+            let what = key
+                .as_deref()
+                .map_or_else(|| "the instructions".to_owned(), shown);
+            action.notes.push(format!(
+                "{policy}: {what} departs from the lock ({})",
+                escape(&pending.method)
+            ));
+            if !policies.contains(&policy.name()) {
+                policies.push(policy.name());
+            }
+        }
+        // Counts and policies only, as for tools (docs/guard.md).
+        let reply = refusal(
+            &pending.id,
+            &format!(
+                "mcppin-guard refused {}: {} departed ({})",
+                escape(&pending.method),
+                check.departed.len(),
+                policies.join(", ")
+            ),
+        );
+        match self.config.mode {
+            Mode::Refuse => Element::Refuse(reply),
+            Mode::Quarantine => match check.rebuild(bytes) {
+                Some(filtered) => {
+                    action.notes.push(
+                        "quarantined: the client sees only the approved, unchanged items".into(),
+                    );
+                    Element::Replace(filtered)
+                }
+                None => Element::Refuse(reply),
+            },
         }
     }
 
