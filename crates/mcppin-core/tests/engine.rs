@@ -467,6 +467,26 @@ fn prompts_are_checked_against_the_lock_and_a_drifted_one_is_refused() {
         &prompts_answer(&[REVIEW, TRANSLATE]),
     );
     assert_eq!((forward, stop), (Forward::Original, false));
+    // Each departed item is a line of the admission log.
+    let config = Config {
+        mode: Mode::Refuse,
+        events: true,
+    };
+    let mut session = Session::new(widened(), config);
+    session.client_line(PROMPTS_LIST.as_bytes(), Duration::ZERO);
+    let answer = prompts_answer(&[pulled, TRANSLATE]);
+    let answered = session.server_line(answer.as_bytes(), Duration::ZERO);
+    let logged: Vec<String> = answered
+        .events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            r#"{"event":"answer_admission","request_id":1,"method":"prompts/list","name":"review","decision":"deny","reason":"prompt-changed"}"#
+        ]
+    );
     // A fresh session: the first answer already departs from the lock (no session pin yet).
     let mut session = Session::new(widened(), Config::default());
     let (_, forward, stop) = feed(

@@ -1084,6 +1084,18 @@ impl Session {
         action: &mut ServerAction,
     ) -> Element {
         let mut policies: Vec<&str> = Vec::new();
+        if self.config.events {
+            // One line per departed item: which one, and under which policy.
+            for (policy, key) in &check.departed {
+                action.events.push(Event::AnswerAdmission(AnswerAdmission {
+                    request_id: RequestId::new(&pending.id),
+                    method: pending.method.to_string(),
+                    name: key.clone(),
+                    decision: Verdict::Deny,
+                    reason: Some(policy.name()),
+                }));
+            }
+        }
         for (policy, key) in &check.departed {
             let what = key
                 .as_deref()
