@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 21] = [
+const MODULES: [(&str, Layer); 22] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -32,6 +32,7 @@ const MODULES: [(&str, Layer); 21] = [
     ("surface", Layer::Surface),
     ("manifest", Layer::Surface),
     ("lockfile", Layer::Surface),
+    ("launch", Layer::Surface),
     ("scan", Layer::Judgement),
     ("diff", Layer::Judgement),
     ("policy", Layer::Judgement),
