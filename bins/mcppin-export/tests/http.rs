@@ -170,7 +170,7 @@ fn auto_falls_back_to_initialize_on_server_everything_over_http() {
     export(&dir, &["--protocol", "auto"])
         .code(0)
         .stderr_has("server \"remote\": ")
-        .stderr_has(" tools over 2025-11-25, 2 readings agree");
+        .stderr_has(" resource templates over 2025-11-25, 2 readings agree");
 }
 
 #[test]
@@ -191,7 +191,7 @@ fn exports_server_everything_over_http_sse() {
     let run = export(&dir, &["--protocol", "2024-11-05"]);
     run.code(0)
         .stderr_has("server \"legacy\": ")
-        .stderr_has(" tools over 2024-11-05, 2 readings agree");
+        .stderr_has(" resource templates over 2024-11-05, 2 readings agree");
     assert_eq!(tools_of(&dir, "legacy"), tools_of(&dir, "local"));
     assert_no_secret(&dir, &run);
 }
@@ -211,7 +211,7 @@ fn detects_http_sse_on_server_everything_when_no_type_is_given() {
     export(&dir, &["--protocol", "auto"])
         .code(0)
         .stderr_has("server \"docs\": ")
-        .stderr_has(" tools over 2025-11-25, 2 readings agree");
+        .stderr_has(" resource templates over 2025-11-25, 2 readings agree");
 }
 
 #[test]
@@ -231,7 +231,7 @@ fn exports_a_2026_07_28_server_statelessly() {
     remote_config(&dir, &peer);
     let run = export(&dir, &["--protocol", "2026-07-28"]);
     run.code(0)
-        .stderr_has("server \"web\": 2 tools over 2026-07-28, 2 readings agree");
+        .stderr_has("server \"web\": 2 tools, 0 prompts, 0 resource templates over 2026-07-28, 2 readings agree");
     assert!(peer.requests().iter().all(|r| r.method == "POST"));
     assert_no_secret(&dir, &run);
 }
@@ -278,7 +278,7 @@ fn exports_a_remote_server_and_records_no_secret() {
     remote_config(&dir, &peer);
     let run = export(&dir, &["--verbose"]);
     run.code(0)
-        .stderr_has("server \"web\": 2 tools over 2025-11-25, 2 readings agree");
+        .stderr_has("server \"web\": 2 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree");
     assert_no_secret(&dir, &run);
     // The secrets went to the server, and only there.
     let first = &peer.requests()[0];
@@ -287,6 +287,12 @@ fn exports_a_remote_server_and_records_no_secret() {
         Some(format!("Bearer {SECRET}").as_str())
     );
     assert!(first.target.ends_with(&format!("?key={QUERY_SECRET}")));
+    // Its launch identity is the URL as configured, without the query that carries a key.
+    let manifest: serde_json::Value = serde_json::from_slice(&dir.read("manifest.json")).unwrap();
+    assert_eq!(
+        manifest["servers"][0]["launch"],
+        serde_json::json!({"url": peer.url("/mcp")})
+    );
 }
 
 #[test]
@@ -408,7 +414,7 @@ fn a_slow_remote_server_shows_progress_like_a_local_one() {
     assert!(child.wait().unwrap().success(), "{rest:?}");
     let last = rest.last().expect("a summary line");
     assert!(
-        last.starts_with("mcppin-export: server \"web\": 2 tools over 2025-11-25"),
+        last.starts_with("mcppin-export: server \"web\": 2 tools, 0 prompts, 0 resource templates over 2025-11-25"),
         "{rest:?}"
     );
 }
