@@ -507,5 +507,11 @@ fn a_session_whose_replica_stopped_gets_404_through_nginx() {
     let reopened = open();
     assert!(reopened.starts_with("r2."), "{reopened}");
     assert_eq!(list(&reopened).status, 200);
+
+    // No replica left: a new session is not told its session ended, it is told no replica
+    // could take it.
     drop(guards[1].take());
+    let answer = post(&url, &[], &util::initialize(1));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert_eq!(list(&reopened).status, 404);
 }
