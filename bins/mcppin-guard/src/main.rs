@@ -98,6 +98,11 @@ struct Cli {
     /// The most client connections served at once; more wait to be accepted.
     #[arg(long, value_name = "N", default_value_t = 1024, requires = "listen")]
     max_connections: usize,
+    /// Tag the session ids handed to clients `TAG.<the server's id>` (1 to 32 of A-Z a-z 0-9 _
+    /// -), so a load balancer can send each session to its replica; an id without this tag
+    /// gets 404.
+    #[arg(long, value_name = "TAG", requires = "listen")]
+    replica: Option<String>,
     /// The server command and its arguments.
     #[arg(
         last = true,
@@ -193,6 +198,18 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         )
         .into());
     }
+    let replica = cli
+        .replica
+        .as_deref()
+        .map(|tag| {
+            tag.parse::<http::Replica>().map_err(|e| {
+                Fail::new(
+                    Exit::Usage,
+                    format!("--replica {}: {e}", mcppin_core::Excerpt::quoted(tag)),
+                )
+            })
+        })
+        .transpose()?;
     let clock = match &cli.now {
         Some(text) => {
             let fixed = humantime::parse_rfc3339(text)
@@ -238,6 +255,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
             max_connections: cli.max_connections,
             session_idle: cli.session_idle,
             run_id: session_id,
+            replica,
         };
         return http::run(config, approved, log);
     }

@@ -859,6 +859,243 @@ fn listen_and_a_server_command_exclude_each_other() {
     assert!(String::from_utf8_lossy(&bad_url.stderr).contains("http:// or https://"));
 }
 
+// --- `--replica`: session ids tagged for a load balancer ---
+
+#[test]
+fn a_replica_tags_the_session_id_it_hands_out_and_the_server_never_sees_the_tag() {
+    for sse in [false, true] {
+        let dir = Dir::new();
+        let lock = dir.lock(&mcppin_fixture::surface(false));
+        let server = fixture(&dir, if sse { &["--sse"][..] } else { &[] });
+        let guard = guard(&lock, &server.url, &["--replica", "r1"]);
+        assert!(guard.said("replica r1: "), "{}", guard.stderr());
+        let session = open(&guard.url);
+        assert_eq!(session, "r1.fixture-session-1", "sse {sse}");
+        // POST: the server knows the session only by its own id.
+        let listed = post(
+            &guard.url,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 200, "sse {sse}: {listed:?}");
+        assert_eq!(
+            listed.messages()[0]["result"]["tools"]
+                .as_array()
+                .map(Vec::len),
+            Some(4),
+            "sse {sse}: {listed:?}"
+        );
+        // GET: the stream of server messages, open until the session ends.
+        let stream = {
+            let (url, session) = (guard.url.clone(), session.clone());
+            std::thread::spawn(move || {
+                send(
+                    &url,
+                    "GET",
+                    &[
+                        ("accept", "text/event-stream"),
+                        ("mcp-session-id", &session),
+                    ],
+                    "",
+                )
+            })
+        };
+        assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
+        // DELETE: ends the session at the server and in the guard, and its stream with it.
+        let end = send(&guard.url, "DELETE", &[("mcp-session-id", &session)], "");
+        assert_eq!(end.status, 200, "sse {sse}: {end:?}");
+        assert_eq!(stream.join().expect("the stream ended").status, 200);
+        let recorded = record(&dir);
+        assert!(recorded.contains("DELETE fixture-session-1"), "{recorded}");
+        assert!(
+            !recorded.contains("r1."),
+            "the tag reached the server:\n{recorded}"
+        );
+        let after = post(
+            &guard.url,
+            Some(&session),
+            &util::request(4, "tools/list", json!({})),
+        );
+        assert_eq!(after.status, 404, "{after:?}");
+    }
+}
+
+#[test]
+fn a_replica_ends_a_drifted_session_at_the_server_by_the_servers_own_id() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &["--mode", "rug-pull"]);
+    let guard = guard(&lock, &server.url, &["--replica", "r1"]);
+    let session = open(&guard.url);
+    assert_eq!(session, "r1.fixture-session-1");
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.messages()[0]["error"]["code"], json!(-32001));
+    assert!(
+        wait_for(&dir, "DELETE fixture-session-1"),
+        "{}",
+        record(&dir)
+    );
+    assert!(!record(&dir).contains("r1."), "{}", record(&dir));
+    let after = post(
+        &guard.url,
+        Some(&session),
+        &util::request(3, "tools/list", json!({})),
+    );
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
+#[test]
+fn an_id_without_the_replicas_tag_gets_404_and_nothing_is_forwarded() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let guard = guard(&lock, &server.url, &["--replica", "r1"]);
+    let session = open(&guard.url);
+    assert_eq!(session, "r1.fixture-session-1");
+    // Another replica's session, the server's id bare (forged, or a guard without the tag),
+    // the tag alone, a tag that only begins like this one's.
+    for (n, other) in [
+        "r2.fixture-session-1",
+        "fixture-session-1",
+        "r1.",
+        "r10.fixture-session-1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = 700 + n as u64;
+        let listed = post(
+            &guard.url,
+            Some(other),
+            &util::request(id, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 404, "{other}: {listed:?}");
+        assert!(
+            listed.body.contains("not handed out by this replica"),
+            "{other}: {listed:?}"
+        );
+        for method in ["GET", "DELETE"] {
+            let answer = send(
+                &guard.url,
+                method,
+                &[("accept", "text/event-stream"), ("mcp-session-id", other)],
+                "",
+            );
+            assert_eq!(answer.status, 404, "{method} {other}: {answer:?}");
+        }
+        let recorded = record(&dir);
+        assert!(
+            !recorded.contains(&format!(r#""id":{id}"#)),
+            "{other} reached the server:\n{recorded}"
+        );
+    }
+    let recorded = record(&dir);
+    assert!(
+        !recorded.contains("GET ") && !recorded.contains("DELETE "),
+        "{recorded}"
+    );
+    // The session itself goes on.
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+#[test]
+fn without_replica_session_ids_pass_unchanged() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let guard = guard(&lock, &server.url, &[]);
+    assert!(!guard.stderr().contains("replica"), "{}", guard.stderr());
+    let session = open(&guard.url);
+    assert_eq!(session, "fixture-session-1");
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+    let end = send(&guard.url, "DELETE", &[("mcp-session-id", &session)], "");
+    assert_eq!(end.status, 200, "{end:?}");
+    assert!(record(&dir).contains("DELETE fixture-session-1"));
+}
+
+#[test]
+fn stateless_requests_through_a_replica_carry_no_session_id() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    let server = fixture(&dir, &["--era", "modern"]);
+    let guard = guard(&lock, &server.url, &["--replica", "r1"]);
+    let answer = send(
+        &guard.url,
+        "POST",
+        &[
+            JSON,
+            ACCEPT,
+            ("mcp-method", "tools/list"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ],
+        &util::request(1, "tools/list", meta).to_string(),
+    );
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(!answer.headers.contains_key("mcp-session-id"), "{answer:?}");
+    assert!(
+        answer.messages()[0]["result"]["tools"].is_array(),
+        "{answer:?}"
+    );
+}
+
+#[test]
+fn an_invalid_replica_tag_is_refused_with_exit_2() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .env_clear()
+            .arg("--lock")
+            .arg(&lock)
+            .args(["--server", "fixture"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let listen = [
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:1/mcp",
+    ];
+    let long = "a".repeat(33);
+    for bad in ["", "r.1", "r 1", "r/1", "r\u{1b}1", "é", long.as_str()] {
+        let out = run(&[&listen[..], &["--replica", bad]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert!(
+            stderr.contains("mcppin-guard: --replica \"")
+                && stderr.contains("a replica tag is 1 to 32 ASCII letters, digits, '_' or '-'"),
+            "{bad:?}: {stderr}"
+        );
+        assert!(!stderr.contains('\u{1b}'), "{bad:?}: {stderr}");
+        assert!(!stderr.contains("listening"), "{bad:?}: {stderr}");
+    }
+    // Only the HTTP guard hands out session ids.
+    let stdio = run(&["--replica", "r1", "--", "true"]);
+    assert_eq!(
+        stdio.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&stdio.stderr)
+    );
+}
+
 // --- Real components: the reference server and the official SDK client ---
 
 fn root() -> PathBuf {

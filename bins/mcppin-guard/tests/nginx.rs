@@ -1,14 +1,15 @@
-//! Two `mcppin-guard --listen` replicas behind nginx with the configuration of docs/guard.md
-//! ("Replicas behind nginx"), read from the page so the two cannot drift apart: whole sessions
-//! of the MCP TypeScript SDK run through it to the reference `server-everything`, and stateless
-//! (2026-07-28) requests to the fixture server.
+//! Two `mcppin-guard --listen` replicas (`--replica r1`, `--replica r2`) behind nginx with the
+//! configuration of docs/guard.md ("Replicas behind nginx"), read from the page so the two
+//! cannot drift apart: whole sessions of the MCP TypeScript SDK run through it to the reference
+//! `server-everything`, each request of a session routed by its tag straight to its replica;
+//! stateless (2026-07-28) requests and a replica that stops, with the fixture server.
 //!
 //! Skipped, with a message, where nginx is not installed (`.ci/run` installs it).
 
 mod peers;
 mod util;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -22,9 +23,12 @@ use peers::{
 };
 use serde_json::{Value, json};
 
-/// The addresses in the documented configuration: nginx's, then the two replicas'.
+/// The addresses in the documented configuration: nginx's, then the two replicas' (each named
+/// in the pool and in its own group).
 const FRONT: &str = "127.0.0.1:8080";
 const REPLICAS: [&str; 2] = ["127.0.0.1:8101", "127.0.0.1:8102"];
+/// The tags the documented configuration routes on, replica by replica.
+const TAGS: [&str; 2] = ["r1", "r2"];
 
 /// Concurrent sessions per run: enough that both replicas carry some (the chance that all land
 /// on one is 2 in 2^SESSIONS).
@@ -54,13 +58,13 @@ fn documented_config() -> String {
     blocks[0].to_owned()
 }
 
-/// Replaces `from` by `to` in `text`, where `from` appears exactly once.
+/// Replaces `from` by `to` in `text`, where `from` appears exactly `times` times.
 #[track_caller]
-fn replace_once(text: &str, from: &str, to: &str) -> String {
+fn replace(text: &str, from: &str, to: &str, times: usize) -> String {
     assert_eq!(
         text.matches(from).count(),
-        1,
-        "the configuration of docs/guard.md names {from} once:\n{text}"
+        times,
+        "the configuration of docs/guard.md names {from} {times} times:\n{text}"
     );
     text.replace(from, to)
 }
@@ -71,9 +75,9 @@ fn replace_once(text: &str, from: &str, to: &str) -> String {
 /// `session id sent|session id answered|upstream addresses tried|upstream statuses|status|method`
 /// in `routed.log`.
 fn start_nginx(dir: &Path, nginx: &Path, front: &str, replicas: [&str; 2]) -> Proc {
-    let mut site = replace_once(&documented_config(), FRONT, front);
+    let mut site = replace(&documented_config(), FRONT, front, 1);
     for (documented, actual) in REPLICAS.iter().zip(replicas) {
-        site = replace_once(&site, documented, actual);
+        site = replace(&site, documented, actual, 2);
     }
     std::fs::write(dir.join("mcppin-guard.conf"), site).expect("write the site");
     let d = dir.display();
@@ -147,29 +151,51 @@ fn sessions(dir: &Path, url: &str, count: usize) -> Vec<Value> {
     summary["sessions"].as_array().expect("sessions").clone()
 }
 
-/// Per session id, the replica that answered each of its requests (the last address nginx
-/// tried), from `routed.log`; the `initialize` that opened the session is the request without
-/// a session id whose answer carried it.
-/// Each entry is (replica, whether the request opened the session).
-fn routes(dir: &Path) -> BTreeMap<String, Vec<(String, bool)>> {
+/// One request as nginx logged it.
+#[derive(Debug)]
+struct Routed {
+    /// The `Mcp-Session-Id` the client sent, or the one the answer carried (the request that
+    /// opened the session); empty for neither.
+    session: String,
+    /// Whether the request opened the session (it sent no id).
+    opened: bool,
+    /// The upstream addresses nginx tried, in order.
+    tried: Vec<String>,
+    status: String,
+}
+
+/// Every request nginx logged in `routed.log`.
+fn routed(dir: &Path) -> Vec<Routed> {
     let log = std::fs::read_to_string(dir.join("routed.log")).expect("routed.log");
-    let mut out = BTreeMap::<String, Vec<(String, bool)>>::new();
     let given = |id: &str| !id.is_empty() && id != "-";
-    for line in log.lines() {
-        let fields: Vec<&str> = line.split('|').collect();
-        let [sent, answered, tried, _, status, _] = fields[..] else {
-            panic!("unexpected log line {line:?}");
-        };
-        let session = if given(sent) { sent } else { answered };
-        if !given(session) || !status.starts_with('2') {
-            continue;
-        }
-        let last = tried.rsplit(", ").next().unwrap_or(tried).to_owned();
-        out.entry(session.to_owned())
-            .or_default()
-            .push((last, !given(sent)));
+    log.lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split('|').collect();
+            let [sent, answered, tried, _, status, _] = fields[..] else {
+                panic!("unexpected log line {line:?}");
+            };
+            let session = if given(sent) { sent } else { answered };
+            Routed {
+                session: if given(session) { session } else { "" }.to_owned(),
+                opened: !given(sent),
+                tried: tried.split(", ").map(str::to_owned).collect(),
+                status: status.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Asserts that nginx sent every request to one replica, the first it tried: no request
+/// went to a replica that does not hold its session and on to another.
+#[track_caller]
+fn one_hop_each(routed: &[Routed]) {
+    for request in routed {
+        assert_eq!(
+            request.tried.len(),
+            1,
+            "tried twice: {request:?}\n{routed:#?}"
+        );
     }
-    out
 }
 
 #[test]
@@ -182,13 +208,8 @@ fn whole_sessions_through_nginx_stay_on_one_replica() {
     let dir = dir.path();
     let lock = lock_everything(dir, |_| {});
     let (_server, upstream) = everything_http(dir);
-    let (guard_a, url_a) = guard_http(dir, &lock, &upstream, &[]);
-    let (guard_b, url_b) = guard_http(dir, &lock, &upstream, &[]);
-    let replica = |url: &str| {
-        url.trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_owned()
-    };
+    let (guard_a, url_a) = guard_http(dir, &lock, &upstream, &["--replica", TAGS[0]]);
+    let (guard_b, url_b) = guard_http(dir, &lock, &upstream, &["--replica", TAGS[1]]);
     let replicas = [replica(&url_a), replica(&url_b)];
     let front = format!("127.0.0.1:{}", free_port());
     let _nginx = start_nginx(dir, &nginx, &front, [&replicas[0], &replicas[1]]);
@@ -216,31 +237,35 @@ fn whole_sessions_through_nginx_stay_on_one_replica() {
         assert!(ids.insert(id.to_owned()), "two sessions with id {id}");
     }
 
-    // nginx's own record: each session's requests, its initialize first, all ended at one
-    // replica, and both replicas carried sessions.
-    let routes = routes(dir);
+    // nginx's own record: no request was tried at two replicas; each session's requests,
+    // its initialize among them, went to one replica, the one its tag names; both replicas
+    // carried sessions.
+    let routed = routed(dir);
+    one_hop_each(&routed);
     let mut carriers = BTreeSet::new();
     for id in &ids {
-        let served = routes
-            .get(id)
-            .unwrap_or_else(|| panic!("no request of {id} logged"));
+        let served: Vec<&Routed> = routed.iter().filter(|r| &r.session == id).collect();
         assert_eq!(
-            served.iter().filter(|(_, opened)| *opened).count(),
+            served.iter().filter(|r| r.opened).count(),
             1,
             "session {id}: one initialize logged: {served:?}"
         );
-        let first = &served[0].0;
+        assert!(served.len() > 1, "session {id}: {served:?}");
+        let tag = id.split('.').next().unwrap_or_default();
+        let at = TAGS
+            .iter()
+            .position(|t| *t == tag)
+            .unwrap_or_else(|| panic!("session {id} carries no replica's tag"));
         assert!(
-            served.iter().all(|(r, _)| r == first),
-            "session {id} answered by {served:?}"
+            served
+                .iter()
+                .all(|r| r.tried == [replicas[at].clone()] && r.status.starts_with('2')),
+            "session {id} (tag {tag}, replica {}): {served:?}",
+            replicas[at]
         );
-        carriers.insert(first.clone());
+        carriers.insert(at);
     }
-    assert_eq!(
-        carriers,
-        replicas.iter().cloned().collect::<BTreeSet<_>>(),
-        "both replicas carry sessions"
-    );
+    assert_eq!(carriers.len(), 2, "both replicas carry sessions: {ids:?}");
 }
 
 #[test]
@@ -255,13 +280,8 @@ fn a_drifted_surface_is_refused_through_nginx() {
     let dir = dir.path();
     let lock = lock_everything(dir, peers::edit_echo);
     let (_server, upstream) = everything_http(dir);
-    let (_guard_a, url_a) = guard_http(dir, &lock, &upstream, &[]);
-    let (_guard_b, url_b) = guard_http(dir, &lock, &upstream, &[]);
-    let replica = |url: &str| {
-        url.trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_owned()
-    };
+    let (_guard_a, url_a) = guard_http(dir, &lock, &upstream, &["--replica", TAGS[0]]);
+    let (_guard_b, url_b) = guard_http(dir, &lock, &upstream, &["--replica", TAGS[1]]);
     let front = format!("127.0.0.1:{}", free_port());
     let _nginx = start_nginx(dir, &nginx, &front, [&replica(&url_a), &replica(&url_b)]);
 
@@ -273,23 +293,36 @@ fn a_drifted_surface_is_refused_through_nginx() {
             "{session}"
         );
     }
+    one_hop_each(&routed(dir));
 }
 
-/// POSTs a stateless (2026-07-28) `tools/list` to `url`; returns the status and the body.
-fn stateless_list(url: &str, id: u64) -> (u16, String) {
+/// A replica's address as nginx names it: the host and port of its URL.
+fn replica(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned()
+}
+
+/// One answer through nginx.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: hyper::HeaderMap,
+    body: String,
+}
+
+/// POSTs `message` to `url` with `headers` (and the JSON ones); bounded in time.
+fn post(url: &str, headers: &[(&str, &str)], message: &Value) -> Answer {
     let uri: hyper::Uri = url.parse().expect("a URL");
     let authority = uri.authority().expect("an authority").as_str().to_owned();
-    let message = util::request(
-        id,
-        "tools/list",
-        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
-    );
-    let request = Request::post(uri.path())
+    let mut request = Request::post(uri.path())
         .header("host", &authority)
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-method", "tools/list")
-        .header("mcp-protocol-version", "2026-07-28")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
         .body(Full::new(Bytes::from(message.to_string())))
         .expect("a request");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -308,18 +341,57 @@ fn stateless_list(url: &str, id: u64) -> (u16, String) {
             tokio::spawn(connection);
             let response = sender.send_request(request).await.expect("an answer");
             let status = response.status().as_u16();
+            let headers = response.headers().clone();
             let body = response
                 .into_body()
                 .collect()
                 .await
                 .expect("a body")
                 .to_bytes();
-            (status, String::from_utf8_lossy(&body).into_owned())
+            Answer {
+                status,
+                headers,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            }
         };
         tokio::time::timeout(Duration::from_secs(30), exchange)
             .await
             .expect("an answer within 30 s")
     })
+}
+
+/// POSTs a stateless (2026-07-28) `tools/list` to `url`.
+fn stateless_list(url: &str, id: u64) -> Answer {
+    let message = util::request(
+        id,
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    post(
+        url,
+        &[
+            ("mcp-method", "tools/list"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ],
+        &message,
+    )
+}
+
+/// The fixture server over HTTP (`--era` as given), and its endpoint.
+fn fixture_http(dir: &Path, era: &str) -> (Proc, String) {
+    let port = free_port();
+    let mut server = Proc::start(
+        dir,
+        "fixture",
+        Command::new(mcppin_fixture::locate_example("mcppin-fixture")).args([
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--era",
+            era,
+        ]),
+    );
+    server.wait_listening(port);
+    (server, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 #[test]
@@ -332,45 +404,114 @@ fn stateless_requests_through_nginx_need_no_affinity() {
     };
     let dir = util::Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
-    let port = free_port();
-    let mut server = Proc::start(
-        dir.path(),
-        "fixture",
-        Command::new(mcppin_fixture::locate_example("mcppin-fixture")).args([
-            "--http",
-            &format!("127.0.0.1:{port}"),
-            "--era",
-            "modern",
-        ]),
-    );
-    server.wait_listening(port);
-    let upstream = format!("http://127.0.0.1:{port}/mcp");
-    let (_guard_a, url_a) = guard_http_for(dir.path(), &lock, "fixture", &upstream, &[]);
-    let (_guard_b, url_b) = guard_http_for(dir.path(), &lock, "fixture", &upstream, &[]);
-    let replica = |url: &str| {
-        url.trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_owned()
-    };
+    let (_server, upstream) = fixture_http(dir.path(), "modern");
+    let guard =
+        |tag: &str| guard_http_for(dir.path(), &lock, "fixture", &upstream, &["--replica", tag]);
+    let (_guard_a, url_a) = guard(TAGS[0]);
+    let (_guard_b, url_b) = guard(TAGS[1]);
     let replicas = [replica(&url_a), replica(&url_b)];
     let front = format!("127.0.0.1:{}", free_port());
     let _nginx = start_nginx(dir.path(), &nginx, &front, [&replicas[0], &replicas[1]]);
 
     for id in 1..=SESSIONS as u64 {
-        let (status, body) = stateless_list(&format!("http://{front}/mcp"), id);
-        assert_eq!(status, 200, "{body}");
-        let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        let answered = stateless_list(&format!("http://{front}/mcp"), id);
+        assert_eq!(answered.status, 200, "{answered:?}");
+        assert!(
+            !answered.headers.contains_key("mcp-session-id"),
+            "{answered:?}"
+        );
+        let answer: Value =
+            serde_json::from_str(&answered.body).unwrap_or_else(|e| panic!("{e}: {answered:?}"));
         assert_eq!(answer["id"], id, "{answer}");
         assert!(answer["result"]["tools"].is_array(), "{answer}");
     }
-    let log = std::fs::read_to_string(dir.path().join("routed.log")).expect("routed.log");
-    let served: BTreeSet<&str> = log
-        .lines()
-        .filter_map(|line| line.split('|').nth(2))
-        .collect();
+    let routed = routed(dir.path());
+    one_hop_each(&routed);
+    let served: BTreeSet<&str> = routed.iter().map(|r| r.tried[0].as_str()).collect();
     assert_eq!(
         served,
         replicas.iter().map(String::as_str).collect::<BTreeSet<_>>(),
-        "both replicas answer stateless requests, none is tried twice:\n{log}"
+        "both replicas answer stateless requests: {routed:#?}"
     );
+}
+
+#[test]
+fn a_session_whose_replica_stopped_gets_404_through_nginx() {
+    // Its pins lived in the replica: the session is gone, and 404 tells the client to open a
+    // new one, which the pool gives to the replica still running.
+    let Some(nginx) = nginx() else {
+        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx; .ci/run installs it)");
+        return;
+    };
+    let dir = util::Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let (_server, upstream) = fixture_http(dir.path(), "legacy");
+    let guard =
+        |tag: &str| guard_http_for(dir.path(), &lock, "fixture", &upstream, &["--replica", tag]);
+    let mut guards = [Some(guard(TAGS[0])), Some(guard(TAGS[1]))];
+    let replicas = guards
+        .each_ref()
+        .map(|g| replica(&g.as_ref().expect("a guard").1));
+    let front = format!("127.0.0.1:{}", free_port());
+    let _nginx = start_nginx(dir.path(), &nginx, &front, [&replicas[0], &replicas[1]]);
+    let url = format!("http://{front}/mcp");
+    let list = |session: &str| {
+        post(
+            &url,
+            &[("mcp-session-id", session)],
+            &util::request(2, "tools/list", json!({})),
+        )
+    };
+    let open = || {
+        let answer = post(&url, &[], &util::initialize(1));
+        assert_eq!(answer.status, 200, "{answer:?}");
+        answer
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session id")
+            .to_owned()
+    };
+
+    // Round robin: two new sessions, one on each replica.
+    let sessions = [open(), open()];
+    let tags: BTreeSet<&str> = sessions
+        .iter()
+        .map(|s| s.split('.').next().unwrap_or_default())
+        .collect();
+    assert_eq!(tags, TAGS.into_iter().collect(), "{sessions:?}");
+    for session in &sessions {
+        assert_eq!(list(session).status, 200, "{session}");
+    }
+    let (gone, kept) = if sessions[0].starts_with("r1.") {
+        (&sessions[0], &sessions[1])
+    } else {
+        (&sessions[1], &sessions[0])
+    };
+
+    // r1 stops.
+    drop(guards[0].take());
+    let answer = list(gone);
+    assert_eq!(answer.status, 404, "{answer:?}");
+    let error: Value =
+        serde_json::from_str(&answer.body).unwrap_or_else(|e| panic!("{e}: {answer:?}"));
+    assert_eq!(
+        error["error"]["message"], "the session ended: its replica is gone",
+        "{answer:?}"
+    );
+    assert_eq!(
+        list(kept).status,
+        200,
+        "the other replica's session goes on"
+    );
+    let reopened = open();
+    assert!(reopened.starts_with("r2."), "{reopened}");
+    assert_eq!(list(&reopened).status, 200);
+
+    // No replica left: a new session is not told its session ended, it is told no replica
+    // could take it.
+    drop(guards[1].take());
+    let answer = post(&url, &[], &util::initialize(1));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert_eq!(list(&reopened).status, 404);
 }

@@ -82,7 +82,8 @@ impl Belongs {
 }
 
 /// Finds the session of a request: 404 for an id that names no open session (never opened,
-/// ended by the client, or ended by the guard after drift).
+/// ended by the client, or ended by the guard after drift), and with `--replica` for an id
+/// without this replica's tag (another replica's session, or an id no replica gave).
 #[expect(
     clippy::result_large_err,
     reason = "the error is the answer, built once per refused request"
@@ -91,7 +92,19 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
     if !headers.contains_key(SESSION_ID) {
         return Ok(Belongs::Fresh(state.fresh()));
     }
-    match headers::text(headers, SESSION_ID).and_then(|key| state.find(key)) {
+    let id = headers::text(headers, SESSION_ID);
+    if id.is_some_and(|id| state.inward(id).is_none()) {
+        return Err(fail(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "mcppin-guard: this Mcp-Session-Id was not handed out by this replica (--replica); \
+             nothing was forwarded",
+        ));
+    }
+    match id
+        .and_then(|id| state.inward(id))
+        .and_then(|key| state.find(key))
+    {
         Some(guarded) => Ok(Belongs::Open(guarded)),
         None => Err(fail(
             StatusCode::NOT_FOUND,
@@ -99,6 +112,42 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
             "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never began)",
         )),
     }
+}
+
+/// The client's headers for the server: [`headers::pass_on`], and with `--replica` the
+/// session id without its tag, as the server assigned it.
+fn toward_server(state: &State, from: &HeaderMap) -> HeaderMap {
+    let mut out = headers::pass_on(from, true);
+    if state.tags() && out.contains_key(SESSION_ID) {
+        let inward = headers::text(from, SESSION_ID)
+            .and_then(|id| state.inward(id))
+            .and_then(|id| HeaderValue::from_str(id).ok());
+        out.remove(SESSION_ID);
+        if let Some(value) = inward {
+            out.insert(headers::name(SESSION_ID), value);
+        }
+    }
+    out
+}
+
+/// The server's headers for the client: [`headers::pass_on`], and with `--replica` each
+/// session id tagged. One that is not text is dropped: it cannot be tagged, and a request
+/// carrying it would never be routed back to this replica.
+fn toward_client(state: &State, from: &HeaderMap) -> HeaderMap {
+    let mut out = headers::pass_on(from, false);
+    if state.tags() && out.contains_key(SESSION_ID) {
+        let tagged: Vec<HeaderValue> = from
+            .get_all(SESSION_ID)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .filter_map(|id| HeaderValue::from_str(&state.outward(id)).ok())
+            .collect();
+        out.remove(SESSION_ID);
+        for value in tagged {
+            out.append(headers::name(SESSION_ID), value);
+        }
+    }
+    out
 }
 
 async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
@@ -171,7 +220,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let mut upstream = Request::new(Full::new(forward));
     *upstream.method_mut() = Method::POST;
     *upstream.uri_mut() = state.upstream.uri().clone();
-    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    *upstream.headers_mut() = toward_server(&state, &parts.headers);
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
@@ -193,7 +242,7 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.method_mut() = parts.method.clone();
     *upstream.uri_mut() = state.upstream.uri().clone();
-    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    *upstream.headers_mut() = toward_server(&state, &parts.headers);
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
@@ -219,7 +268,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     };
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.uri_mut() = uri;
-    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    *upstream.headers_mut() = toward_server(state, &parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(_) => {
@@ -232,7 +281,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     };
     let (head, body) = response.into_parts();
     match collect(state, body).await {
-        Ok(bytes) => with_head(&head, bytes),
+        Ok(bytes) => with_head(state, &head, bytes),
         Err(_) => fail(
             StatusCode::BAD_GATEWAY,
             INVALID_REQUEST,
@@ -338,7 +387,7 @@ async fn relay(
     if bytes.is_empty() {
         // 202 to a notification or a response, 200 to a DELETE, an error without a body.
         if answers.is_empty() {
-            return with_head(&head, bytes);
+            return with_head(&state, &head, bytes);
         }
         // The guard's answers are all there is: they answer elements of a batch.
         return answered(answers, true);
@@ -357,7 +406,7 @@ async fn relay(
             );
         }
         // An HTTP error the server explains in text: no message for the model, passed on.
-        return with_head(&head, bytes);
+        return with_head(&state, &head, bytes);
     }
     let action = {
         let now = state.now();
@@ -395,7 +444,7 @@ async fn relay(
     } else {
         Bytes::from(merge(forwarded, &answers))
     };
-    with_head(&head, forwarded)
+    with_head(&state, &head, forwarded)
 }
 
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers
@@ -409,6 +458,7 @@ fn stream(
     end: Ending,
     passing: Option<Passing>,
 ) -> Response<Out> {
+    let headers = toward_client(&state, &head.headers);
     let (tx, rx) = mpsc::channel::<Bytes>(16);
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
@@ -474,7 +524,7 @@ fn stream(
     });
     let mut response = Response::new(Stream(rx).boxed());
     *response.status_mut() = head.status;
-    *response.headers_mut() = headers::pass_on(&head.headers, false);
+    *response.headers_mut() = headers;
     response
 }
 
@@ -717,10 +767,10 @@ fn merge(forwarded: &[u8], answers: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// An answer with the server's status and headers (hop-by-hop ones dropped) and `body`.
-fn with_head(head: &hyper::http::response::Parts, body: Bytes) -> Response<Out> {
+fn with_head(state: &State, head: &hyper::http::response::Parts, body: Bytes) -> Response<Out> {
     let mut response = Response::new(Full::new(body).boxed());
     *response.status_mut() = head.status;
-    *response.headers_mut() = headers::pass_on(&head.headers, false);
+    *response.headers_mut() = toward_client(state, &head.headers);
     response
 }
 

@@ -38,7 +38,10 @@ use crate::{Exit, Fail, Mode};
 
 mod exchange;
 mod headers;
+mod replica;
 mod upstream;
+
+pub(crate) use replica::Replica;
 
 /// The most bytes of request or response headers read (hyper's read buffer).
 const MAX_HEADERS: usize = 64 * 1024;
@@ -61,6 +64,8 @@ pub(crate) struct Config {
     pub(crate) session_idle: Duration,
     /// The guard run's id: each session's log lines carry it with the session's number.
     pub(crate) run_id: String,
+    /// `--replica`: the tag put on the session ids handed to clients.
+    pub(crate) replica: Option<Replica>,
 }
 
 /// One MCP session through the guard.
@@ -69,7 +74,8 @@ pub(crate) struct Guarded {
     /// The session's number in this run (stderr notes and the log's `session_id`).
     number: u64,
     session: Mutex<Session>,
-    /// The `Mcp-Session-Id` it is kept under; `None` before the server assigned one, and once
+    /// The `Mcp-Session-Id` the server assigned, which it is kept under (the server's own,
+    /// without the `--replica` tag); `None` before the server assigned one, and once
     /// the session ended.
     key: Mutex<Option<String>>,
     /// Turns true when the session ends: its open streams end with it.
@@ -139,6 +145,7 @@ pub(crate) struct State {
     log: Mutex<Log>,
     log_failed: std::sync::atomic::AtomicBool,
     run_id: String,
+    replica: Option<Replica>,
     /// Turns true when the guard is told to stop: open streams end.
     pub(crate) stopping: watch::Receiver<bool>,
 }
@@ -170,7 +177,29 @@ impl State {
         })
     }
 
-    /// The session kept under `key`, if it is open.
+    /// The server's session id inside the id a client sent: the id itself, or without
+    /// `--replica` its tag; `None` when it lacks this replica's tag.
+    pub(crate) fn inward<'a>(&self, id: &'a str) -> Option<&'a str> {
+        match &self.replica {
+            None => Some(id),
+            Some(replica) => replica.inward(id),
+        }
+    }
+
+    /// The id a client sees for the server's session id: with `--replica`, tagged.
+    pub(crate) fn outward(&self, id: &str) -> String {
+        match &self.replica {
+            None => id.to_owned(),
+            Some(replica) => replica.outward(id),
+        }
+    }
+
+    /// Whether session ids are tagged (`--replica`).
+    pub(crate) fn tags(&self) -> bool {
+        self.replica.is_some()
+    }
+
+    /// The session kept under `key` (the server's id), if it is open.
     pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
         self.sessions().get(key).cloned()
     }
@@ -354,9 +383,17 @@ async fn serve(
         log: Mutex::new(log),
         log_failed: std::sync::atomic::AtomicBool::new(false),
         run_id: config.run_id.clone(),
+        replica: config.replica.clone(),
         stopping,
     });
     eprintln_guard(&format!("listening on http://{local}{path}"));
+    if let Some(replica) = &config.replica {
+        eprintln_guard(&format!(
+            "replica {}: the session ids handed to clients begin with {}.",
+            replica.tag(),
+            replica.tag()
+        ));
+    }
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
     {
