@@ -11,8 +11,8 @@
 //! - [`log`]: a server's stderr as bounded log lines, for a caller that passes them on live.
 //! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
 //! - [`http`]: remote servers over Streamable HTTP and the HTTP+SSE transport of 2024-11-05,
-//!   as a second [`Transport`] under the same sessions; [`sse`]: the bounded event-stream
-//!   decoder it reads answers with.
+//!   as a second [`Transport`] under the same sessions, reading event streams with
+//!   [`mcppin_core::sse`].
 //!
 //! What this crate deliberately does not do: read the environment, print, or exit. The caller
 //! passes the environment it wants the server to inherit and renders errors itself.
@@ -46,7 +46,6 @@ pub mod http;
 pub mod log;
 pub mod process;
 pub mod session;
-pub mod sse;
 pub mod transport;
 
 pub use capture::{ServerCapture, capture};
