@@ -1094,22 +1094,40 @@ fn legacy_reader(
     }
 }
 
-/// The HTTP client: no redirects, no proxy from the environment, rustls with ring and the
-/// system's roots, the connect and read bounds.
-fn client(options: HttpOptions) -> Result<Client, Error> {
+/// The TLS configuration of every HTTPS connection mcppin makes (the export's remote servers,
+/// the guard's upstream): rustls with ring, trusting the system's roots
+/// (rustls-platform-verifier: the trust store the user's other tools use) and `extra_roots`
+/// (the guard's `--upstream-ca`).
+///
+/// # Errors
+///
+/// When no root is found (a system without a trust store, and no extra root), or an extra root
+/// is not a CA certificate rustls can use.
+pub fn tls_config(
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<rustls::ClientConfig, rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .and_then(|builder| {
-            let verifier = rustls_platform_verifier::Verifier::new(provider)?;
-            Ok(builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-                .with_no_client_auth())
-        })
-        .map_err(|e| Error::BadRemote {
-            problem: format!("cannot set up TLS: {e}"),
-        })?;
+    let verifier = if extra_roots.is_empty() {
+        rustls_platform_verifier::Verifier::new(Arc::clone(&provider))?
+    } else {
+        rustls_platform_verifier::Verifier::new_with_extra_roots(
+            extra_roots,
+            Arc::clone(&provider),
+        )?
+    };
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth())
+}
+
+/// The HTTP client: no redirects, no proxy from the environment, [`tls_config`], the connect
+/// and read bounds.
+fn client(options: HttpOptions) -> Result<Client, Error> {
+    let tls = tls_config(Vec::new()).map_err(|e| Error::BadRemote {
+        problem: format!("cannot set up TLS: {e}"),
+    })?;
     Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

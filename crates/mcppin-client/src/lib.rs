@@ -53,7 +53,7 @@ pub use config::{ClientConfig, HttpKind, HttpServer, ServerEntry, StdioServer};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
-pub use http::{HttpOptions, HttpTransport, Secrets, origin, redact_url};
+pub use http::{HttpOptions, HttpTransport, Secrets, origin, redact_url, tls_config};
 pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,
