@@ -80,7 +80,7 @@ impl Proc {
 }
 
 fn fixture(dir: &Dir, args: &[&str]) -> Proc {
-    let mut command = Command::new(mcppin_fixture::locate_example("mcppin-fixture"));
+    let mut command = Command::new(mcppin_fixture::locate("guard-fixture"));
     command
         .args(["--http", "127.0.0.1:0", "--record"])
         .arg(dir.path().join("record.txt"))
