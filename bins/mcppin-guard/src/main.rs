@@ -81,8 +81,8 @@ struct Cli {
     /// path.
     #[arg(long, value_name = "URL", requires = "listen")]
     upstream: Option<String>,
-    /// Trust the certificates of this PEM file for an https:// upstream, besides the Mozilla
-    /// roots (a private CA or a self-signed server).
+    /// Trust the certificates of this PEM file for an https:// upstream, besides the system's
+    /// trust roots (a private CA or a self-signed server).
     #[arg(long, value_name = "FILE", requires = "listen")]
     upstream_ca: Vec<PathBuf>,
     /// How long the upstream may take to connect, to answer a request, to send a JSON body;

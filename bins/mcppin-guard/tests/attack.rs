@@ -214,7 +214,7 @@ fn recorded() -> Vec<String> {
         "--server",
         "fixture",
         "--",
-        &mcppin_fixture::locate_example("mcppin-fixture")
+        &mcppin_fixture::locate("guard-fixture")
             .display()
             .to_string(),
         "--record",

@@ -232,7 +232,7 @@ fn a_server_command_without_the_separator_says_to_put_it_after_it() {
         .code(2)
         .stderr_has("--lock <FILE>");
     // With the separator the same command line holds.
-    let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+    let fixture = mcppin_fixture::locate("guard-fixture");
     let fixture = fixture.display().to_string();
     dir.run_guard(&args(&["--", &fixture, "--mode", "counter"]), &[])
         .code(0);
@@ -1088,7 +1088,7 @@ fn a_server_that_dies_mid_session_exits_3_with_its_stderr_escaped() {
                 .collect::<Vec<_>>(),
             vec![
                 "--".into(),
-                mcppin_fixture::locate_example("mcppin-fixture")
+                mcppin_fixture::locate("guard-fixture")
                     .display()
                     .to_string(),
             ],
@@ -1201,7 +1201,7 @@ fn recorded() -> Vec<String> {
         .map(|s| (*s).to_owned())
         .chain([
             "--".to_owned(),
-            mcppin_fixture::locate_example("mcppin-fixture")
+            mcppin_fixture::locate("guard-fixture")
                 .display()
                 .to_string(),
             "--record".to_owned(),
@@ -1254,7 +1254,7 @@ fn a_call_naming_two_tools_never_reaches_the_server() {
         .map(|s| (*s).to_owned())
         .chain([
             "--".to_owned(),
-            mcppin_fixture::locate_example("mcppin-fixture")
+            mcppin_fixture::locate("guard-fixture")
                 .display()
                 .to_string(),
             "--record".to_owned(),

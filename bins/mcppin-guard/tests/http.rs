@@ -80,7 +80,7 @@ impl Proc {
 }
 
 fn fixture(dir: &Dir, args: &[&str]) -> Proc {
-    let mut command = Command::new(mcppin_fixture::locate_example("mcppin-fixture"));
+    let mut command = Command::new(mcppin_fixture::locate("guard-fixture"));
     command
         .args(["--http", "127.0.0.1:0", "--record"])
         .arg(dir.path().join("record.txt"))
@@ -757,6 +757,75 @@ fn https_upstreams_are_trusted_through_upstream_ca() {
         "{}",
         untrusted.stderr()
     );
+}
+
+/// The guard's command with a system trust store that holds no root (rustls-platform-verifier
+/// reads the roots of SSL_CERT_FILE and SSL_CERT_DIR when they are set).
+fn guard_without_system_roots(dir: &Dir, lock: &Path, upstream: &str, args: &[&str]) -> Command {
+    let empty = dir.write("empty.pem", "");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"));
+    command
+        .env_clear()
+        .env("SSL_CERT_FILE", &empty)
+        .env("SSL_CERT_DIR", dir.path().join("no-such-dir"))
+        .arg("--lock")
+        .arg(lock)
+        .args(["--server", "fixture", "--listen", "127.0.0.1:0"])
+        .args(["--upstream", upstream])
+        .args(args);
+    command
+}
+
+#[test]
+fn without_system_roots_only_an_https_upstream_needs_upstream_ca() {
+    let dir = Dir::new();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert_pem = dir.write("cert.pem", cert.cert.pem());
+    let key_pem = dir.write("key.pem", cert.key_pair.serialize_pem());
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let tls = [
+        "--tls-cert",
+        cert_pem.to_str().unwrap(),
+        "--tls-key",
+        key_pem.to_str().unwrap(),
+    ];
+    let server = fixture(&dir, &tls);
+    let upstream = server.url.replace("127.0.0.1", "localhost");
+    // No root at all: the guard refuses to start for an https:// upstream, naming why.
+    mcppin_testkit::run(
+        &mut guard_without_system_roots(&dir, &lock, &upstream, &[]),
+        Vec::new(),
+        mcppin_testkit::StdinEnd::Closes,
+    )
+    .code(2)
+    .stderr_has("the TLS configuration (the system's trust roots and any --upstream-ca)");
+    // --upstream-ca is a root of its own: the guard starts and the server is reached.
+    let trusted = Proc::start(guard_without_system_roots(
+        &dir,
+        &lock,
+        &upstream,
+        &["--upstream-ca", cert_pem.to_str().unwrap()],
+    ));
+    let session = open(&trusted.url);
+    let listed = post(
+        &trusted.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert!(
+        listed.messages()[0]["result"]["tools"].is_array(),
+        "{listed:?}"
+    );
+    // A plain http:// upstream needs no root.
+    let plain = fixture(&dir, &[]);
+    let guard = Proc::start(guard_without_system_roots(&dir, &lock, &plain.url, &[]));
+    let session = open(&guard.url);
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
 }
 
 #[test]

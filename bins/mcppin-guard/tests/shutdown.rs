@@ -29,7 +29,7 @@ fn fixture() -> Vec<String> {
         .into_iter()
         .map(String::from)
         .chain([
-            mcppin_fixture::locate_example("mcppin-fixture")
+            mcppin_fixture::locate("guard-fixture")
                 .display()
                 .to_string(),
             "--mode".to_owned(),

@@ -12,7 +12,7 @@ use util::{Dir, Expect, counter_surface, initialize, initialized, request};
 /// The guard's command line for server `fixture` started through `sh -c SCRIPT`, where the
 /// script ends by executing the fixture server (`$0`).
 fn through_shell(script: &str) -> Vec<String> {
-    let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+    let fixture = mcppin_fixture::locate("guard-fixture");
     [
         "--lock",
         "mcp.lock.json",

@@ -26,6 +26,7 @@
 //! an error, and an answer that repeats one is refused ([`Error::SecretEchoed`]) rather than
 //! shown or recorded. Bodies of HTTP error answers are never shown.
 
+use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
@@ -34,6 +35,7 @@ use std::thread;
 use std::time::Duration;
 
 use base64::Engine as _;
+use mcppin_core::sse::{Event, Reader};
 use mcppin_core::{Object, Strictness, Value, parse_with};
 use reqwest::blocking::{Client, Response};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -42,7 +44,6 @@ use reqwest::{StatusCode, Url};
 use crate::Error;
 use crate::config::{HttpKind, HttpServer};
 use crate::session::{META_PROTOCOL_VERSION, Revision};
-use crate::sse::SseDecoder;
 use crate::transport::{Received, Transport};
 
 /// The `Accept` header of every POST (both answer forms must be accepted).
@@ -491,7 +492,7 @@ impl Poster {
             }
             // Messages on this stream are requests and notifications only; a broken stream
             // ends it quietly (it is optional, and nothing waits on it).
-            let mut decoder = SseDecoder::new(shared.options.max_message);
+            let mut decoder = Events::new(shared.options.max_message);
             let _ = pump(&shared, response, &mut decoder, "the GET stream", |_| false);
         });
     }
@@ -747,7 +748,7 @@ struct StreamReader {
 
 impl StreamReader {
     fn run(self, response: Response) {
-        let mut decoder = SseDecoder::new(self.shared.options.max_message);
+        let mut decoder = Events::new(self.shared.options.max_message);
         let awaited = self.awaited.clone();
         let answers = |data: &[u8]| is_answer_to(data, awaited.as_ref());
         let mut outcome = pump(&self.shared, response, &mut decoder, &self.method, answers);
@@ -762,7 +763,7 @@ impl StreamReader {
                 }
                 Pumped::Ended(cause) => cause,
             };
-            let last_id = decoder.last_event_id().map(str::to_owned);
+            let last_id = decoder.last_event_id();
             let Some(last_id) = last_id.filter(|_| self.resumable && resumes < MAX_RESUMES) else {
                 let err = match cause {
                     Some(source) => {
@@ -800,7 +801,7 @@ impl StreamReader {
                 {
                     // A fresh decoder: the new stream starts at a line boundary; the last id
                     // carries over for a further resumption.
-                    let mut next = SseDecoder::new(self.shared.options.max_message);
+                    let mut next = Events::new(self.shared.options.max_message);
                     let pumped = pump(&self.shared, response, &mut next, &self.method, answers);
                     if next.last_event_id().is_some() {
                         decoder = next;
@@ -829,12 +830,88 @@ enum Pumped {
     Failed(Error),
 }
 
+/// The slack of the event reader's bound over the message bound: room for the field names,
+/// line ends, and the `id`, `event` and `retry` fields of an event whose data is a message of
+/// the largest size allowed.
+const EVENT_SLACK: usize = 4096;
+
+/// One event a client acts on: it had `data`.
+struct Dispatched {
+    /// The event type; `message` when the event named none.
+    kind: String,
+    /// The data: the `data` lines joined with LF.
+    data: Vec<u8>,
+}
+
+/// The events of a stream, read by [`Reader`] (docs/export.md, "Remote servers"): events with
+/// data only, and none whose data exceeds the message bound.
+struct Events {
+    reader: Reader,
+    max_message: usize,
+    read: Vec<Event>,
+    ready: VecDeque<Dispatched>,
+}
+
+impl Events {
+    fn new(max_message: usize) -> Self {
+        Self {
+            reader: Reader::new(max_message.saturating_add(EVENT_SLACK)),
+            max_message,
+            read: Vec::new(),
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// Reads the next bytes of the stream.
+    ///
+    /// [`Error::LineTooLong`] when an event's data, or a line or an event, passes the bound;
+    /// nothing more may be read then.
+    fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let limit = self.max_message;
+        self.reader
+            .feed(bytes, &mut self.read)
+            .map_err(|_| Error::LineTooLong { limit })?;
+        for event in self.read.drain(..) {
+            let Event::Message(message) = event else {
+                continue; // a comment (keep-alive)
+            };
+            let Some(data) = message.data else {
+                continue; // an id or a retry time alone: nothing to pass on
+            };
+            if data.len() > limit {
+                return Err(Error::LineTooLong { limit });
+            }
+            let kind = match message.event {
+                Some(kind) if !kind.is_empty() => String::from_utf8_lossy(&kind).into_owned(),
+                _ => "message".to_owned(),
+            };
+            self.ready.push_back(Dispatched { kind, data });
+        }
+        Ok(())
+    }
+
+    fn next_event(&mut self) -> Option<Dispatched> {
+        self.ready.pop_front()
+    }
+
+    /// The id to resume the stream with (`Last-Event-ID`).
+    fn last_event_id(&self) -> Option<String> {
+        self.reader
+            .last_event_id()
+            .map(|id| String::from_utf8_lossy(id).into_owned())
+    }
+
+    fn retry(&self) -> Option<Duration> {
+        self.reader.retry()
+    }
+}
+
 /// Reads events from `response` and passes their data on, until `done` says a message was the
 /// awaited one.
 fn pump(
     shared: &Shared,
     mut response: Response,
-    decoder: &mut SseDecoder,
+    decoder: &mut Events,
     method: &str,
     done: impl Fn(&[u8]) -> bool,
 ) -> Pumped {
@@ -852,7 +929,7 @@ fn pump(
             return Pumped::Failed(err);
         }
         while let Some(event) = decoder.next_event() {
-            if event.event != "message" || event.data.iter().all(u8::is_ascii_whitespace) {
+            if event.kind != "message" || event.data.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             if shared.secrets.found_in(&event.data) {
@@ -966,7 +1043,7 @@ fn legacy_reader(
     found: &SyncSender<Result<Vec<u8>, Error>>,
 ) {
     let method = "the event stream";
-    let mut decoder = SseDecoder::new(shared.options.max_message);
+    let mut decoder = Events::new(shared.options.max_message);
     let mut buffer = vec![0; 16 * 1024];
     let mut endpoint_sent = false;
     let fail = |err: Error, endpoint_sent: bool| {
@@ -999,7 +1076,7 @@ fn legacy_reader(
                 };
                 return fail(err, endpoint_sent);
             }
-            match event.event.as_str() {
+            match event.kind.as_str() {
                 "endpoint" if !endpoint_sent => {
                     endpoint_sent = true;
                     if found.send(Ok(event.data)).is_err() {
@@ -1018,22 +1095,40 @@ fn legacy_reader(
     }
 }
 
-/// The HTTP client: no redirects, no proxy from the environment, rustls with ring and the
-/// system's roots, the connect and read bounds.
-fn client(options: HttpOptions) -> Result<Client, Error> {
+/// The TLS configuration of every HTTPS connection mcppin makes (the export's remote servers,
+/// the guard's upstream): rustls with ring, trusting the system's roots
+/// (rustls-platform-verifier: the trust store the user's other tools use) and `extra_roots`
+/// (the guard's `--upstream-ca`).
+///
+/// # Errors
+///
+/// When no root is found (a system without a trust store, and no extra root), or an extra root
+/// is not a CA certificate rustls can use.
+pub fn tls_config(
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<rustls::ClientConfig, rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .and_then(|builder| {
-            let verifier = rustls_platform_verifier::Verifier::new(provider)?;
-            Ok(builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-                .with_no_client_auth())
-        })
-        .map_err(|e| Error::BadRemote {
-            problem: format!("cannot set up TLS: {e}"),
-        })?;
+    let verifier = if extra_roots.is_empty() {
+        rustls_platform_verifier::Verifier::new(Arc::clone(&provider))?
+    } else {
+        rustls_platform_verifier::Verifier::new_with_extra_roots(
+            extra_roots,
+            Arc::clone(&provider),
+        )?
+    };
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth())
+}
+
+/// The HTTP client: no redirects, no proxy from the environment, [`tls_config`], the connect
+/// and read bounds.
+fn client(options: HttpOptions) -> Result<Client, Error> {
+    let tls = tls_config(Vec::new()).map_err(|e| Error::BadRemote {
+        problem: format!("cannot set up TLS: {e}"),
+    })?;
     Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
@@ -1164,6 +1259,59 @@ fn header_safe(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn events(stream: &[u8], size: usize, max: usize) -> Result<Vec<(String, Vec<u8>)>, Error> {
+        let mut events = Events::new(max);
+        let mut out = Vec::new();
+        for chunk in stream.chunks(size) {
+            events.push(chunk)?;
+            while let Some(event) = events.next_event() {
+                out.push((event.kind, event.data));
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn only_events_with_data_are_passed_on_typed_message_by_default() {
+        let stream =
+            b": ping\nevent: ping\n\nid: 1\n\nretry: 9\n\ndata:\n\nevent: endpoint\ndata: /m\n\n";
+        let read = events(stream, 5, 64).unwrap();
+        assert_eq!(
+            read,
+            [
+                ("message".to_owned(), Vec::new()),
+                ("endpoint".to_owned(), b"/m".to_vec())
+            ]
+        );
+        let mut reader = Events::new(64);
+        reader.push(stream).unwrap();
+        assert_eq!(reader.last_event_id().as_deref(), Some("1"));
+        assert_eq!(reader.retry(), Some(Duration::from_millis(9)));
+    }
+
+    #[test]
+    fn event_data_is_bounded_by_the_message_bound_exactly() {
+        let exact = format!("id: 7\ndata: {}\n\n", "z".repeat(64));
+        assert_eq!(events(exact.as_bytes(), 3, 64).unwrap()[0].1.len(), 64);
+        let over = format!("data: {}\n\n", "z".repeat(65));
+        assert!(matches!(
+            events(over.as_bytes(), 3, 64),
+            Err(Error::LineTooLong { limit: 64 })
+        ));
+        // Across lines: the data joined with LF counts.
+        let lines = format!("data: {}\n", "y".repeat(40)).repeat(2) + "\n";
+        assert!(matches!(
+            events(lines.as_bytes(), 5, 64),
+            Err(Error::LineTooLong { limit: 64 })
+        ));
+        // A line that never ends is refused as it grows past the bound and its slack.
+        let endless = vec![b'x'; 64 + EVENT_SLACK + 1];
+        assert!(matches!(
+            events(&endless, 7, 64),
+            Err(Error::LineTooLong { limit: 64 })
+        ));
+    }
 
     #[test]
     fn encodes_header_values_that_are_not_plain_ascii() {

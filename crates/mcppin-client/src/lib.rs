@@ -11,8 +11,8 @@
 //! - [`log`]: a server's stderr as bounded log lines, for a caller that passes them on live.
 //! - [`transport`]: a reader thread and per-read timeouts over a process or any byte streams.
 //! - [`http`]: remote servers over Streamable HTTP and the HTTP+SSE transport of 2024-11-05,
-//!   as a second [`Transport`] under the same sessions; [`sse`]: the bounded event-stream
-//!   decoder it reads answers with.
+//!   as a second [`Transport`] under the same sessions, reading event streams with
+//!   [`mcppin_core::sse`].
 //!
 //! What this crate deliberately does not do: read the environment, print, or exit. The caller
 //! passes the environment it wants the server to inherit and renders errors itself.
@@ -47,7 +47,6 @@ pub mod log;
 pub mod process;
 pub mod profile;
 pub mod session;
-pub mod sse;
 pub mod transport;
 
 pub use capture::{ServerCapture, capture};
@@ -57,7 +56,7 @@ pub use config::{
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
-pub use http::{HttpOptions, HttpTransport, Secrets, origin, redact_url};
+pub use http::{HttpOptions, HttpTransport, Secrets, origin, redact_url, tls_config};
 pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
     CapturedStderr, DEFAULT_GRACE, INHERITED_VARIABLES, Inherit, ServerCommand, ServerProcess,

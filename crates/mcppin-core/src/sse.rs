@@ -13,6 +13,11 @@
 //! holds at most `limit` bytes of one event, so that a stream never grows the reader's memory
 //! past it.
 //!
+//! A client reads the same events and also asks the reader what the stream set for a
+//! reconnection: [`Reader::last_event_id`] (the `Last-Event-ID` to resume with),
+//! [`Reader::retry`] (the wait before reconnecting) and [`Reader::is_mid_event`] (whether the
+//! stream was cut in the middle of an event, whose fields are then lost).
+//!
 //! ```
 //! use mcppin_core::sse::{Event, Reader};
 //!
@@ -104,6 +109,11 @@ pub struct Reader {
     after_cr: bool,
     /// Whether the first bytes (and a byte order mark among them) were seen.
     at_start: bool,
+    /// The id of the last event ended by a blank line that set one (the standard's last event
+    /// ID string).
+    last_id: Option<Vec<u8>>,
+    /// The last valid `retry` field read, in milliseconds.
+    retry: Option<u64>,
 }
 
 impl Reader {
@@ -118,7 +128,31 @@ impl Reader {
             held: 0,
             after_cr: false,
             at_start: true,
+            last_id: None,
+            retry: None,
         }
+    }
+
+    /// The id the last event ended set (an `id` field in force when a blank line ended it): the
+    /// `Last-Event-ID` to resume the stream with. It carries over events that set none, and an
+    /// `id` field with no value sets it to the empty id.
+    #[must_use]
+    pub fn last_event_id(&self) -> Option<&[u8]> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection time the stream asked for: the last `retry` field of ASCII digits read
+    /// (a value too large for `u64` milliseconds is ignored).
+    #[must_use]
+    pub fn retry(&self) -> Option<std::time::Duration> {
+        self.retry.map(std::time::Duration::from_millis)
+    }
+
+    /// Whether the bytes fed so far end in the middle of a line or of an event (an event ends
+    /// only with a blank line: a stream cut here loses it).
+    #[must_use]
+    pub fn is_mid_event(&self) -> bool {
+        self.started || (!self.at_start && !self.line.is_empty())
     }
 
     /// Reads `bytes`, appending every event they complete to `events`.
@@ -187,6 +221,9 @@ impl Reader {
         if line.is_empty() {
             if self.started {
                 let mut message = std::mem::take(&mut self.message);
+                if let Some(id) = &message.id {
+                    self.last_id = Some(id.clone());
+                }
                 if let Some(data) = &mut message.data
                     && data.last() == Some(&b'\n')
                 {
@@ -226,6 +263,12 @@ impl Reader {
             b"event" => self.message.event = Some(value.to_vec()),
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 self.message.retry = Some(value.to_vec());
+                if let Some(millis) = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|v| v.parse::<u64>().ok())
+                {
+                    self.retry = Some(millis);
+                }
             }
             // Unknown fields are ignored (WHATWG HTML 9.2.6); they still start an event only
             // as the standard's reader does: not at all.
@@ -377,5 +420,89 @@ mod tests {
         };
         assert_eq!(read.data.as_deref(), Some(&b"{}"[..]));
         assert_eq!(read.id, original.id);
+    }
+
+    fn read_in_chunks(stream: &[u8], size: usize, limit: usize) -> (Vec<Event>, Reader) {
+        let mut reader = Reader::new(limit);
+        let mut events = Vec::new();
+        for chunk in stream.chunks(size.max(1)) {
+            reader.feed(chunk, &mut events).unwrap();
+        }
+        (events, reader)
+    }
+
+    #[test]
+    fn every_chunking_reads_the_same_events_last_id_and_retry() {
+        let stream = b"\xEF\xBB\xBF: keep-alive\r\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n\
+            retry: 250\rdata:x\r\rid\nevent:endpoint\ndata: /messages?sessionId=9\n\n";
+        let (whole, reader) = read_in_chunks(stream, stream.len(), 1024);
+        let data: Vec<_> = whole
+            .iter()
+            .filter_map(|event| match event {
+                Event::Message(message) => message.data.as_deref(),
+                Event::Comment => None,
+            })
+            .collect();
+        assert_eq!(data, [&b"{\"a\":\n1}"[..], b"x", b"/messages?sessionId=9"]);
+        // `id` without a value sets the empty id; the retry time is the last one read.
+        assert_eq!(reader.last_event_id(), Some(&b""[..]));
+        assert_eq!(reader.retry(), Some(std::time::Duration::from_millis(250)));
+        for size in 1..stream.len() {
+            let (events, chunked) = read_in_chunks(stream, size, 1024);
+            assert_eq!(events, whole, "chunks of {size}");
+            assert_eq!(chunked.last_event_id(), reader.last_event_id());
+            assert_eq!(chunked.retry(), reader.retry());
+        }
+    }
+
+    #[test]
+    fn the_last_id_carries_over_events_that_set_none() {
+        let (_, reader) = read_in_chunks(b"id: 42\nretry: 1500\ndata:\n\ndata: 2\n\n", 64, 64);
+        assert_eq!(reader.last_event_id(), Some(&b"42"[..]));
+        assert_eq!(reader.retry(), Some(std::time::Duration::from_millis(1500)));
+        // An id takes effect when its event ends, not before.
+        let (_, reader) = read_in_chunks(b"id: 1\n\nid: 2\ndata: x\n", 64, 64);
+        assert_eq!(reader.last_event_id(), Some(&b"1"[..]));
+        // A retry too large for u64 milliseconds, or not all digits, is ignored.
+        let (_, reader) = read_in_chunks(
+            b"retry: 7\nretry: 99999999999999999999\nretry: 5s\n",
+            64,
+            64,
+        );
+        assert_eq!(reader.retry(), Some(std::time::Duration::from_millis(7)));
+        let (_, reader) = read_in_chunks(b"data: x\n\n", 64, 64);
+        assert_eq!((reader.last_event_id(), reader.retry()), (None, None));
+    }
+
+    #[test]
+    fn a_stream_cut_inside_an_event_or_a_line_is_mid_event() {
+        for (stream, mid) in [
+            (&b"event: ping\n\ndata: half"[..], true),
+            (b"data: whole\n", true),
+            (b"data: x\n\n", false),
+            (b": ping\n", false),
+            (b": pi", true),
+            (b"", false),
+            (b"\xEF\xBB\xBF", false),
+        ] {
+            assert_eq!(
+                read_in_chunks(stream, 3, 64).1.is_mid_event(),
+                mid,
+                "{stream:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_comment_over_the_limit_is_refused_as_it_grows() {
+        let mut stream = b": ".to_vec();
+        stream.extend(std::iter::repeat_n(b'x', 100));
+        let mut reader = Reader::new(64);
+        let mut events = Vec::new();
+        let refused = stream
+            .chunks(7)
+            .map(|chunk| reader.feed(chunk, &mut events))
+            .find(Result::is_err);
+        assert_eq!(refused, Some(Err(TooLong { limit: 64 })));
     }
 }

@@ -610,15 +610,19 @@ fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Reply {
     Reply::Send(json!({"jsonrpc": "2.0", "id": id, "error": error}))
 }
 
-/// The path of a built fixture binary, for a test that runs it as a real process.
+/// The path of the built fixture server, for a test that runs it as a real process.
 ///
 /// Cargo hands a test the path of a binary only for its own package, so two places are
 /// looked at, both beside the `deps/` directory that holds the running test binary:
 ///
-/// - `<target>/<profile>/examples/<name>`: the package's `examples/mcppin-fixture.rs` (which
-///   calls [`main`]), built as a plain program by `cargo test -p <package>`;
-/// - `<target>/<profile>/<name>`: this crate's own `[[bin]]`, built by `cargo test --workspace`
-///   (with or without `--all-targets`, which builds examples as test harnesses instead).
+/// - `<target>/<profile>/examples/<example>`: the package's own example (a two-line program
+///   that calls [`main`]), built as a plain program by `cargo test -p <package>`. Each package
+///   names its example differently (`guard-fixture`, `export-fixture`, `gateway-fixture`):
+///   examples of one workspace share one directory, so one name in several packages would
+///   make them overwrite each other's file;
+/// - `<target>/<profile>/mcppin-fixture`: this crate's own `[[bin]]`, built by
+///   `cargo test --workspace` (with or without `--all-targets`, which builds examples as test
+///   harnesses instead).
 ///
 /// When both exist, the one built last is taken: the other may be left from an earlier build.
 ///
@@ -627,18 +631,39 @@ fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Reply {
 /// When neither is there (`cargo test -p <package> --all-targets` or `--test cli` alone), with
 /// the commands that build one.
 #[must_use]
+pub fn locate(example: &str) -> PathBuf {
+    newest(&[
+        profile_dir().join("examples").join(example),
+        profile_dir().join("mcppin-fixture"),
+    ])
+}
+
+/// The path of a built program of the test's package or workspace: the example `name`
+/// (`<target>/<profile>/examples/<name>`) or the binary `name` (`<target>/<profile>/<name>`),
+/// whichever was built last (see [`locate`]).
+///
+/// # Panics
+///
+/// When neither is there, with the commands that build one.
+#[must_use]
 pub fn locate_example(name: &str) -> PathBuf {
+    newest(&[
+        profile_dir().join("examples").join(name),
+        profile_dir().join(name),
+    ])
+}
+
+/// `<target>/<profile>`, from the running test binary's `<target>/<profile>/deps/<binary>`.
+fn profile_dir() -> PathBuf {
     let test_binary = std::env::current_exe().unwrap_or_default();
-    // <target>/<profile>/deps/<test binary>
-    let profile_dir = test_binary
+    test_binary
         .parent()
         .and_then(std::path::Path::parent)
         .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let candidates = [
-        profile_dir.join("examples").join(name),
-        profile_dir.join(name),
-    ];
+        .unwrap_or_default()
+}
+
+fn newest(candidates: &[PathBuf; 2]) -> PathBuf {
     let newest = candidates
         .iter()
         .filter_map(|path| {
@@ -649,8 +674,8 @@ pub fn locate_example(name: &str) -> PathBuf {
         .map(|(_, path)| path.clone());
     let Some(path) = newest else {
         panic!(
-            "the fixture server is not built (looked for {} and {}): run \
-             `cargo test -p <package>` or `cargo test --workspace`, or build it with \
+            "the program is not built (looked for {} and {}): run \
+             `cargo test -p <package>` or `cargo test --workspace`, or build the fixture with \
              `cargo build -p mcppin-fixture`",
             candidates[0].display(),
             candidates[1].display()

@@ -114,7 +114,7 @@ fn the_rmcp_client_gets_the_honest_surface_then_the_refusal_of_the_delayed_rug_p
     let mut tools = mcppin_fixture::surface(false);
     tools.push(mcppin_fixture::summarize_tool(false));
     let lock = lock(dir.path(), "fixture", "mcppin-fixture", &tools);
-    let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+    let fixture = mcppin_fixture::locate("gateway-fixture");
     let command = [
         fixture.display().to_string(),
         "--mode".into(),
@@ -156,7 +156,7 @@ fn with_the_surface_approved_the_rmcp_client_passes_unchanged() {
     let mut tools = mcppin_fixture::surface(false);
     tools.push(mcppin_fixture::summarize_tool(false));
     let lock = lock(dir.path(), "fixture", "mcppin-fixture", &tools);
-    let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+    let fixture = mcppin_fixture::locate("gateway-fixture");
     let command = [
         fixture.display().to_string(),
         "--mode".into(),

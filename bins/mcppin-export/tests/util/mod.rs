@@ -17,7 +17,7 @@ pub use mcppin_testkit::Run;
 
 /// The fixture server binary (built as an example of this package).
 pub fn fixture() -> PathBuf {
-    mcppin_fixture::locate_example("mcppin-fixture")
+    mcppin_fixture::locate("export-fixture")
 }
 
 /// A fresh temporary directory for one test ([`Scratch`]: `path`, `write`, `read`).

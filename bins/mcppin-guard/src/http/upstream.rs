@@ -1,5 +1,6 @@
-//! The connection to the server behind the guard: HTTP or HTTPS (rustls, with the Mozilla
-//! roots and any `--upstream-ca`), a connect timeout, and a pool of kept-alive connections.
+//! The connection to the server behind the guard: HTTP or HTTPS (the TLS of
+//! `mcppin_client::tls_config`: the system's roots and any `--upstream-ca`), a connect timeout,
+//! and a pool of kept-alive connections.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,8 +36,8 @@ pub(crate) enum Failure {
 }
 
 impl Upstream {
-    /// A client for `uri` (`http` or `https`), trusting the Mozilla roots and the certificates
-    /// of the `ca` PEM files.
+    /// A client for `uri` (`http` or `https`), trusting the system's roots and the
+    /// certificates of the `ca` PEM files.
     pub(crate) fn new(uri: Uri, ca: &[PathBuf], timeout: Duration) -> anyhow::Result<Self> {
         match uri.scheme_str() {
             Some("http" | "https") => {}
@@ -46,33 +47,41 @@ impl Upstream {
             uri.host().is_some(),
             "--upstream {uri}: the URL has no host"
         );
-        let mut roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
+        let mut extra = Vec::new();
         for path in ca {
-            let mut added = 0;
-            for cert in CertificateDer::pem_file_iter(path)
-                .with_context(|| format!("--upstream-ca {}", path.display()))?
-            {
-                let cert = cert.with_context(|| format!("--upstream-ca {}", path.display()))?;
-                roots
-                    .add(cert)
-                    .with_context(|| format!("--upstream-ca {}", path.display()))?;
-                added += 1;
+            let named = || format!("--upstream-ca {}", path.display());
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_file_iter(path).with_context(named)? {
+                let cert = cert.with_context(named)?;
+                // Checked here, file by file, so that an error names its file.
+                roots.add(cert.clone()).with_context(named)?;
+                extra.push(cert);
             }
             anyhow::ensure!(
-                added > 0,
+                !roots.is_empty(),
                 "--upstream-ca {}: no PEM certificate in it",
                 path.display()
             );
         }
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .context("the TLS configuration")?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        let tls = match mcppin_client::tls_config(extra) {
+            Ok(tls) => tls,
+            // A system without a trust store still reaches a plain HTTP upstream (the TLS
+            // configuration is then never used).
+            Err(_) if uri.scheme_str() == Some("http") => {
+                rustls::ClientConfig::builder_with_provider(Arc::new(
+                    rustls::crypto::ring::default_provider(),
+                ))
+                .with_safe_default_protocol_versions()
+                .context("the TLS configuration")?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth()
+            }
+            Err(err) => {
+                return Err(err).context(
+                    "the TLS configuration (the system's trust roots and any --upstream-ca)",
+                );
+            }
+        };
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(timeout));

@@ -58,7 +58,7 @@ impl Dir {
     /// Runs the guard with `args` (before `--`), the fixture with `fixture_args` behind it,
     /// and `input` as the client's messages (one per line, then end of input).
     pub fn guard(&self, args: &[&str], fixture_args: &[&str], input: &[Value]) -> Run {
-        let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+        let fixture = mcppin_fixture::locate("guard-fixture");
         let mut command: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
         command.push("--".into());
         command.push(fixture.display().to_string());
@@ -106,7 +106,7 @@ impl Dir {
     /// guard closes its output.
     pub fn guard_interactive(&self, args: &[&str], fixture_args: &[&str], input: &[Value]) -> Run {
         use std::io::BufRead;
-        let fixture = mcppin_fixture::locate_example("mcppin-fixture");
+        let fixture = mcppin_fixture::locate("guard-fixture");
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .args(args)
             .arg("--")
@@ -169,7 +169,7 @@ impl Dir {
 
     /// Runs the fixture directly (no guard) with `input`: what a client sees without the guard.
     pub fn direct(&self, fixture_args: &[&str], input: &[Value]) -> String {
-        let mut child = Command::new(mcppin_fixture::locate_example("mcppin-fixture"))
+        let mut child = Command::new(mcppin_fixture::locate("guard-fixture"))
             .args(fixture_args)
             .env_clear()
             .stdin(Stdio::piped())
