@@ -383,7 +383,7 @@ fn fixture_http(dir: &Path, era: &str) -> (Proc, String) {
     let mut server = Proc::start(
         dir,
         "fixture",
-        Command::new(mcppin_fixture::locate_example("mcppin-fixture")).args([
+        Command::new(mcppin_fixture::locate("guard-fixture")).args([
             "--http",
             &format!("127.0.0.1:{port}"),
             "--era",
