@@ -81,7 +81,10 @@ fn missing_separator(
         (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(missing)))
             if missing.iter().all(|m| m.starts_with("<COMMAND>")) =>
         {
-            Some(format!("no server command: it goes after --: {USAGE}"))
+            Some(format!(
+                "no server command: it goes after --: {USAGE} (or --listen ADDR --upstream URL \
+                 in front of a remote server)"
+            ))
         }
         _ => None,
     }

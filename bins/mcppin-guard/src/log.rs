@@ -87,12 +87,21 @@ impl Log {
     /// ends nothing: the session goes on, and the failure is returned for the caller to report
     /// once.
     pub(crate) fn event(&mut self, event: &Event) -> std::io::Result<()> {
+        let session_id = std::mem::take(&mut self.session_id);
+        let written = self.event_in(&session_id, event);
+        self.session_id = session_id;
+        written
+    }
+
+    /// Writes one event as [`Log::event`] does, for the session `session_id` (the HTTP guard
+    /// runs many sessions, each its own id).
+    pub(crate) fn event_in(&mut self, session_id: &str, event: &Event) -> std::io::Result<()> {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
         let line = Line {
             schema_version: SCHEMA_VERSION,
-            session_id: &self.session_id,
+            session_id,
             server: &self.server,
             observed_at: humantime::format_rfc3339_millis(self.clock.now()).to_string(),
             event,

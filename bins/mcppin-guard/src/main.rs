@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -17,6 +18,7 @@ use mcppin_core::lockfile::LockedServer;
 
 mod feed;
 mod hint;
+mod http;
 mod log;
 mod proxy;
 mod pump;
@@ -30,7 +32,10 @@ Exit codes (a public contract):
   3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
      message over --max-message, an answer that breaks strict reading)
   4  the lockfile or its signature could not be read, or it has no entry for --server (the
-     server was never started)";
+     server was never started)
+With --listen (an HTTP proxy serving many sessions), drift and misbehaving servers end their
+session, not the guard: it runs until SIGINT, SIGTERM or SIGHUP and then exits 0; it exits 2
+when it cannot listen or --upstream is not a URL, 4 as above.";
 
 /// A stdio proxy that refuses MCP tool-surface drift on the wire, mid-session.
 #[derive(Debug, Parser)]
@@ -63,8 +68,42 @@ struct Cli {
     /// Fix the clock of the admission log (RFC 3339), for tests.
     #[arg(long, hide = true, value_name = "RFC3339")]
     now: Option<String>,
+    /// Serve MCP over Streamable HTTP on this address (HOST:PORT) in front of --upstream,
+    /// instead of starting a stdio server (no COMMAND then).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "upstream",
+        conflicts_with = "command"
+    )]
+    listen: Option<SocketAddr>,
+    /// The MCP endpoint of the remote server (http:// or https://); the guard serves the same
+    /// path.
+    #[arg(long, value_name = "URL", requires = "listen")]
+    upstream: Option<String>,
+    /// Trust the certificates of this PEM file for an https:// upstream, besides the Mozilla
+    /// roots (a private CA or a self-signed server).
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    upstream_ca: Vec<PathBuf>,
+    /// How long the upstream may take to connect, to answer a request, to send a JSON body;
+    /// also how long a client may take to send its headers and body.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    upstream_timeout: Duration,
+    /// The most sessions open at once; a new one beyond is refused with 503.
+    #[arg(long, value_name = "N", default_value_t = 10_000, requires = "listen")]
+    max_sessions: usize,
+    /// End a session after this long without a request or an open stream (1h, 30m).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    session_idle: Duration,
+    /// The most client connections served at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 1024, requires = "listen")]
+    max_connections: usize,
     /// The server command and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "listen",
+        value_name = "COMMAND"
+    )]
     command: Vec<OsString>,
 }
 
@@ -146,6 +185,14 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Exit> {
+    if cli.listen.is_none() && (cli.upstream.is_some() || !cli.upstream_ca.is_empty()) {
+        return Err(Fail::new(
+            Exit::Usage,
+            "--upstream and --upstream-ca go with --listen (the HTTP guard); a stdio server \
+             command goes after --",
+        )
+        .into());
+    }
     let clock = match &cli.now {
         Some(text) => {
             let fixed = humantime::parse_rfc3339(text)
@@ -178,7 +225,22 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     };
     let started = clock.now();
     let session_id = session_id(started);
-    let log = log::Log::new(log, clock, session_id, cli.server.clone());
+    let log = log::Log::new(log, clock, session_id.clone(), cli.server.clone());
+    if let (Some(listen), Some(upstream)) = (cli.listen, &cli.upstream) {
+        let config = http::Config {
+            listen,
+            upstream: upstream.clone(),
+            upstream_ca: cli.upstream_ca.clone(),
+            timeout: cli.upstream_timeout,
+            mode: cli.mode,
+            max_message: cli.max_message,
+            max_sessions: cli.max_sessions,
+            max_connections: cli.max_connections,
+            session_idle: cli.session_idle,
+            run_id: session_id,
+        };
+        return http::run(config, approved, log);
+    }
     let (program, args) = cli
         .command
         .split_first()

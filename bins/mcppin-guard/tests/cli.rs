@@ -217,7 +217,8 @@ fn a_server_command_without_the_separator_says_to_put_it_after_it() {
     assert_eq!(
         run.stderr,
         "mcppin-guard: no server command: it goes after --: \
-         mcppin-guard --lock FILE --server ID -- <server command>\n"
+         mcppin-guard --lock FILE --server ID -- <server command> (or --listen ADDR --upstream \
+         URL in front of a remote server)\n"
     );
     // The argument is escaped.
     dir.run_guard(&args(&["\u{1b}x"]), &[])

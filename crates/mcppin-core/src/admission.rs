@@ -47,6 +47,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
@@ -403,7 +404,8 @@ pub struct Renamed {
 /// The approved surface of one server and what one session has seen of it.
 #[derive(Clone, Debug)]
 pub struct Gate {
-    server: LockedServer,
+    /// Shared, never changed: sessions of one approval (an HTTP guard's) need no copy each.
+    server: Arc<LockedServer>,
     generation: u64,
     seen: HashSet<String>,
     quarantined: BTreeSet<String>,
@@ -411,11 +413,12 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// A gate for a session with a server approved as `server`.
+    /// A gate for a session with a server approved as `server` (owned, or shared with other
+    /// sessions).
     #[must_use]
-    pub fn new(server: LockedServer) -> Self {
+    pub fn new(server: impl Into<Arc<LockedServer>>) -> Self {
         Self {
-            server,
+            server: server.into(),
             generation: 0,
             seen: HashSet::new(),
             quarantined: BTreeSet::new(),

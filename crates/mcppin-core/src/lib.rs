@@ -100,6 +100,7 @@ pub mod policy;
 pub mod remedy;
 pub mod report;
 pub mod scan;
+pub mod sse;
 pub mod surface;
 pub mod value;
 

@@ -17,6 +17,10 @@
 //! | `zero-width` | a U+200B inside the `path` description of `read_text_file`'s schema |
 //! | `deep` | adds a tool `deep` nesting 253 levels, the most a `tools/list` answer can carry |
 //!
+//! `--http ADDR` serves the same behaviours over Streamable HTTP at `/mcp` instead of stdio
+//! (HTTPS with `--tls-cert FILE --tls-key FILE`; SSE answers with `--sse`; see the `http`
+//! module).
+//!
 //! `--era legacy|modern|dual` (default `dual`) selects the protocol eras it speaks: legacy
 //! answers only `initialize`, modern only `server/discover` and per-request `_meta` (2026-07-28),
 //! dual both. `--pid-file PATH` records its process id, so a test can prove it is gone;
@@ -48,6 +52,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
+
+mod http;
 
 /// The legacy revisions the fixture answers `initialize` with.
 pub const LEGACY_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -130,6 +136,14 @@ pub struct Script {
     pub pid_file: Option<PathBuf>,
     /// Where to append every line received.
     pub record: Option<PathBuf>,
+    /// Serve Streamable HTTP on this address instead of stdio.
+    pub http: Option<String>,
+    /// Answer HTTP requests with SSE streams.
+    pub sse: bool,
+    /// The PEM certificate of the HTTPS mode.
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of the HTTPS mode.
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Script {
@@ -163,6 +177,10 @@ impl Script {
                 }
                 "--pid-file" => script.pid_file = Some(PathBuf::from(value()?)),
                 "--record" => script.record = Some(PathBuf::from(value()?)),
+                "--http" => script.http = Some(value()?),
+                "--sse" => script.sse = true,
+                "--tls-cert" => script.tls_cert = Some(PathBuf::from(value()?)),
+                "--tls-key" => script.tls_key = Some(PathBuf::from(value()?)),
                 other => return Err(format!("unknown argument {other}")),
             }
         }
@@ -199,6 +217,9 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    if let Some(addr) = script.http.clone() {
+        return http::run(script, &addr);
+    }
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     let stderr = std::io::stderr().lock();
@@ -217,12 +238,7 @@ pub fn serve<R: BufRead, W: Write, E: Write>(
     mut output: W,
     mut stderr: E,
 ) -> Outcome {
-    let mut server = Server {
-        script,
-        legacy: None,
-        readings: 0,
-        calls: 0,
-    };
+    let mut server = Server::new(script);
     if script.has(Mode::HostileStderr) {
         let _ = stderr.write_all(
             "\u{1b}[2J\u{1b}[31mfixture: starting\u{1b}[0m \u{1b}]0;owned\u{7} \u{202e}txt.exe\n"
@@ -293,7 +309,16 @@ struct Server<'a> {
     calls: u32,
 }
 
-impl Server<'_> {
+impl<'a> Server<'a> {
+    fn new(script: &'a Script) -> Self {
+        Self {
+            script,
+            legacy: None,
+            readings: 0,
+            calls: 0,
+        }
+    }
+
     fn handle(&mut self, message: &Value) -> Reply {
         let Some(id) = message.get("id").cloned() else {
             return Reply::Nothing; // notifications
@@ -632,4 +657,28 @@ pub fn locate_example(name: &str) -> PathBuf {
         );
     };
     path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_flags_are_read() {
+        let args = [
+            "--http",
+            "127.0.0.1:0",
+            "--sse",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+        ];
+        let script = Script::from_args(args.map(str::to_owned)).unwrap();
+        assert_eq!(script.http.as_deref(), Some("127.0.0.1:0"));
+        assert!(script.sse);
+        assert_eq!(script.tls_cert, Some(PathBuf::from("c.pem")));
+        assert_eq!(script.tls_key, Some(PathBuf::from("k.pem")));
+        assert!(Script::from_args(["--http".to_owned()]).is_err());
+    }
 }

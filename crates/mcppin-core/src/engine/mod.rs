@@ -232,6 +232,65 @@ impl<'a> Line<'a> {
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
+
+    /// Whether the line is one a session could route: a JSON object, or a non-empty batch of
+    /// objects. [`Session::client`] answers any other line in the server's place (a parse
+    /// error, an invalid request) and forwards nothing; an HTTP transport answers it with
+    /// `400 Bad Request` instead.
+    #[must_use]
+    pub fn is_routable(&self) -> bool {
+        match &self.reading {
+            Reading::Single(outline) => outline.root().shape() == Shape::Object,
+            Reading::Batch(outline) => {
+                outline.root().children().next().is_some()
+                    && outline
+                        .root()
+                        .children()
+                        .all(|e| e.shape() == Shape::Object)
+            }
+            Reading::Invalid(_) | Reading::InnerReturn => false,
+        }
+    }
+
+    /// The members a Streamable HTTP request mirrors into its headers (2026-07-28,
+    /// "Standard Request Headers"): `method` as `Mcp-Method`, `params.name` or `params.uri` as
+    /// `Mcp-Name`. `None` for a line that is not a single object; a member that is absent,
+    /// repeated or not a string reads as `None`, so that a header naming a value the body does
+    /// not hold unambiguously never matches it.
+    #[must_use]
+    pub fn mirrored(&self) -> Option<Mirrored<'a>> {
+        let Reading::Single(outline) = &self.reading else {
+            return None;
+        };
+        let root = outline.root();
+        if root.shape() != Shape::Object {
+            return None;
+        }
+        fn single<'o, 'a>(picked: Picked<'o, 'a>) -> Option<Node<'o, 'a>> {
+            if picked.count == 1 {
+                picked.first
+            } else {
+                None
+            }
+        }
+        let [method, params] = root.pick(["method", "params"]);
+        let method = single(method).and_then(Node::as_str);
+        let name = single(params).and_then(|params| {
+            let [name, uri] = params.pick(["name", "uri"]);
+            single(name).or(single(uri)).and_then(Node::as_str)
+        });
+        Some(Mirrored { method, name })
+    }
+}
+
+/// The members of one message a Streamable HTTP request mirrors into its headers
+/// ([`Line::mirrored`]).
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct Mirrored<'a> {
+    /// `method`, mirrored as `Mcp-Method`.
+    pub method: Option<Cow<'a, str>>,
+    /// `params.name`, or else `params.uri`, mirrored as `Mcp-Name`.
+    pub name: Option<Cow<'a, str>>,
 }
 
 impl std::fmt::Debug for Line<'_> {
@@ -339,9 +398,11 @@ enum Element {
 }
 
 impl Session {
-    /// A session admitting against `approved` (the server's entry of an approved lockfile).
+    /// A session admitting against `approved` (the server's entry of an approved lockfile),
+    /// owned or shared: a transport running many sessions of one approval passes an
+    /// `Arc<LockedServer>`, and no session copies it.
     #[must_use]
-    pub fn new(approved: LockedServer, config: Config) -> Self {
+    pub fn new(approved: impl Into<std::sync::Arc<LockedServer>>, config: Config) -> Self {
         Self {
             gate: Gate::new(approved),
             config,
@@ -1262,6 +1323,60 @@ mod tests {
             "{} names remembered",
             session.observed.len()
         );
+    }
+
+    #[test]
+    fn routable_lines_are_objects_or_batches_of_objects() {
+        for routable in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..],
+            b"[{}, {}]",
+        ] {
+            assert!(Line::read(routable).is_routable(), "{routable:?}");
+        }
+        for refused in [
+            &b"{"[..],
+            b"[]",
+            b"[{}, 1]",
+            b"\"text\"",
+            b"{\"a\":\r1}",
+            b"",
+        ] {
+            assert!(!Line::read(refused).is_routable(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn mirrored_members_are_read_from_single_messages() {
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+        let mirrored = Line::read(call).mirrored().unwrap();
+        assert_eq!(mirrored.method.as_deref(), Some("tools/call"));
+        assert_eq!(mirrored.name.as_deref(), Some("echo"));
+        let read = br#"{"id":2,"method":"resources/read","params":{"uri":"file:///a"}}"#;
+        assert_eq!(
+            Line::read(read).mirrored().unwrap().name.as_deref(),
+            Some("file:///a")
+        );
+        let escaped = br#"{"method":"tools\/list"}"#;
+        assert_eq!(
+            Line::read(escaped).mirrored().unwrap().method.as_deref(),
+            Some("tools/list")
+        );
+    }
+
+    #[test]
+    fn mirrored_members_that_repeat_or_are_not_strings_read_as_absent() {
+        for line in [
+            &br#"{"method":"tools/list","method":"tools/call"}"#[..],
+            br#"{"method":7}"#,
+            br#"{"params":{"name":"a","name":"b"}}"#,
+            br#"{"params":{"name":1}}"#,
+            br#"{"params":1}"#,
+        ] {
+            let mirrored = Line::read(line).mirrored().unwrap();
+            assert_eq!(mirrored, Mirrored::default(), "{line:?}");
+        }
+        assert_eq!(Line::read(b"[{}]").mirrored(), None);
+        assert_eq!(Line::read(b"{").mirrored(), None);
     }
 
     #[test]

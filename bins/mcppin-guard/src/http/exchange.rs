@@ -1,0 +1,779 @@
+//! One HTTP exchange through the guard: the client's request judged and forwarded, the
+//! server's answer (a JSON body, or an SSE stream event by event) judged and forwarded.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Body, Frame, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use mcppin_core::engine::{Forward, Line, Stop};
+use mcppin_core::escape_non_ascii;
+use mcppin_core::sse;
+use tokio::sync::mpsc;
+
+use super::headers::{self, SESSION_ID};
+use super::upstream::Failure;
+use super::{Guarded, Refused, State};
+
+/// The body of an answer to the client.
+pub(crate) type Out = BoxBody<Bytes, Infallible>;
+
+/// JSON-RPC 2.0 section 5.1: invalid JSON.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0 section 5.1: not a valid request.
+const INVALID_REQUEST: i64 = -32600;
+/// 2026-07-28: the headers do not match the body (`HeaderMismatch`).
+const HEADER_MISMATCH: i64 = -32020;
+/// The code of the guard's own refusals (docs/guard.md).
+const REFUSED: i64 = mcppin_core::engine::REFUSED;
+
+/// Handles one request from the client.
+pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
+    let path = request.uri().path();
+    if path != state.upstream.endpoint_path() {
+        // OAuth discovery (RFC 9728, RFC 8414) reads metadata beside the endpoint: it carries
+        // no MCP message and passes untouched.
+        if path.starts_with("/.well-known/") && request.method() == Method::GET {
+            return well_known(&state, request).await;
+        }
+        return fail(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "mcppin-guard serves MCP only at the endpoint of its upstream",
+        );
+    }
+    match *request.method() {
+        Method::POST => post(state, request).await,
+        Method::GET | Method::DELETE => other(state, request).await,
+        _ => {
+            let mut response = fail(
+                StatusCode::METHOD_NOT_ALLOWED,
+                INVALID_REQUEST,
+                "mcppin-guard: the MCP endpoint takes POST, GET and DELETE",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            response
+        }
+    }
+}
+
+/// The session a request belongs to.
+enum Belongs {
+    /// An open session, by its `Mcp-Session-Id`.
+    Open(Arc<Guarded>),
+    /// No `Mcp-Session-Id`: a session of its own, kept if the server assigns one.
+    Fresh(Arc<Guarded>),
+}
+
+impl Belongs {
+    fn guarded(&self) -> &Arc<Guarded> {
+        match self {
+            Self::Open(g) | Self::Fresh(g) => g,
+        }
+    }
+}
+
+/// Finds the session of a request: 404 for an id that names no open session (never opened,
+/// ended by the client, or ended by the guard after drift).
+#[expect(
+    clippy::result_large_err,
+    reason = "the error is the answer, built once per refused request"
+)]
+fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>> {
+    if !headers.contains_key(SESSION_ID) {
+        return Ok(Belongs::Fresh(state.fresh()));
+    }
+    match headers::text(headers, SESSION_ID).and_then(|key| state.find(key)) {
+        Some(guarded) => Ok(Belongs::Open(guarded)),
+        None => Err(fail(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never began)",
+        )),
+    }
+}
+
+async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
+    let (parts, body) = request.into_parts();
+    if !headers::is_media(&parts.headers, "application/json") {
+        return fail(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            INVALID_REQUEST,
+            "mcppin-guard: a POST to the MCP endpoint carries application/json",
+        );
+    }
+    let bytes = match read_body(&state, body, &parts.headers).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let line = Line::read(&bytes);
+    if !line.is_routable() {
+        return fail(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            "mcppin-guard: the body is not a JSON-RPC message (not JSON, not an object, or an \
+             empty batch); nothing was forwarded",
+        );
+    }
+    if let Err(why) = headers::check_mirrored(&parts.headers, &line) {
+        return fail(
+            StatusCode::BAD_REQUEST,
+            HEADER_MISMATCH,
+            &format!("mcppin-guard: {why}; nothing was forwarded"),
+        );
+    }
+    let belongs = match belongs(&state, &parts.headers) {
+        Ok(belongs) => belongs,
+        Err(response) => return response,
+    };
+    let guarded = Arc::clone(belongs.guarded());
+    guarded.touch(&state);
+    let action = {
+        let now = state.now();
+        let mut session = guarded.session();
+        if session.is_stopped() {
+            // Ended by another exchange since it was found.
+            return fail(
+                StatusCode::NOT_FOUND,
+                INVALID_REQUEST,
+                "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never \
+                 began)",
+            );
+        }
+        session.client(&line, now)
+    };
+    state.notes(&guarded, &action.notes);
+    state.write(&guarded, action.events);
+    let answers = action.to_client;
+    let forward = match &action.to_server {
+        Forward::Nothing if answers.is_empty() => {
+            // A notification the engine refused (there is no id to answer): not accepted.
+            return fail(
+                StatusCode::BAD_REQUEST,
+                REFUSED,
+                "mcppin-guard refused the notification; nothing was forwarded",
+            );
+        }
+        Forward::Nothing => return answered(answers),
+        Forward::Original => bytes.clone(),
+        Forward::Replace(replaced) => Bytes::from(replaced.clone()),
+    };
+    let mut upstream = Request::new(Full::new(forward));
+    *upstream.method_mut() = Method::POST;
+    *upstream.uri_mut() = state.upstream.uri().clone();
+    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    let end = Ending::of(&parts.headers);
+    let response = match state.upstream.send(upstream).await {
+        Ok(response) => response,
+        Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
+    };
+    relay(state, belongs, response, answers, end).await
+}
+
+/// A GET (the stream of server messages, 2025-03-26 to 2025-11-25) or a DELETE (the end of a
+/// session): no body to judge; the answer is judged like any other.
+async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
+    let (parts, _) = request.into_parts();
+    let belongs = match belongs(&state, &parts.headers) {
+        Ok(belongs) => belongs,
+        Err(response) => return response,
+    };
+    let guarded = Arc::clone(belongs.guarded());
+    guarded.touch(&state);
+    let mut upstream = Request::new(Full::new(Bytes::new()));
+    *upstream.method_mut() = parts.method.clone();
+    *upstream.uri_mut() = state.upstream.uri().clone();
+    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    let end = Ending::of(&parts.headers);
+    let response = match state.upstream.send(upstream).await {
+        Ok(response) => response,
+        Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
+    };
+    if parts.method == Method::DELETE && response.status().is_success() {
+        // The client ended the session: ended here too (its calls without an answer logged).
+        state.end(&guarded);
+    }
+    relay(state, belongs, response, Vec::new(), end).await
+}
+
+/// Metadata beside the endpoint (OAuth discovery), passed through unjudged and bounded.
+async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> {
+    let (parts, _) = request.into_parts();
+    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let Some(uri) = state.upstream.beside(target) else {
+        return fail(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "mcppin-guard: bad path",
+        );
+    };
+    let mut upstream = Request::new(Full::new(Bytes::new()));
+    *upstream.uri_mut() = uri;
+    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    let response = match state.upstream.send(upstream).await {
+        Ok(response) => response,
+        Err(_) => {
+            return fail(
+                StatusCode::BAD_GATEWAY,
+                INVALID_REQUEST,
+                "mcppin-guard: the server could not be reached",
+            );
+        }
+    };
+    let (head, body) = response.into_parts();
+    match collect(state, body).await {
+        Ok(bytes) => with_head(&head, bytes),
+        Err(_) => fail(
+            StatusCode::BAD_GATEWAY,
+            INVALID_REQUEST,
+            "mcppin-guard: the server's answer was too long or too slow",
+        ),
+    }
+}
+
+/// What the guard needs to end a session upstream: the headers of the request that ends it
+/// (the client's `Authorization` goes with the DELETE, never into a log).
+#[derive(Clone, Debug)]
+struct Ending {
+    authorization: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+}
+
+impl Ending {
+    fn of(headers: &HeaderMap) -> Self {
+        Self {
+            authorization: headers.get(header::AUTHORIZATION).cloned(),
+            version: headers.get("mcp-protocol-version").cloned(),
+        }
+    }
+}
+
+/// Passes the server's answer on, judged: a JSON body whole, an SSE stream event by event.
+/// `answers` are the guard's own answers to parts of a batch, sent along.
+async fn relay(
+    state: Arc<State>,
+    belongs: Belongs,
+    response: Response<Incoming>,
+    answers: Vec<Vec<u8>>,
+    end: Ending,
+) -> Response<Out> {
+    let (head, body) = response.into_parts();
+    let guarded = Arc::clone(belongs.guarded());
+    if let Belongs::Fresh(_) = &belongs
+        && let Some(key) = headers::text(&head.headers, SESSION_ID)
+    {
+        match state.keep(key, &guarded) {
+            Ok(()) => {}
+            Err(refused) => {
+                let why = match refused {
+                    Refused::Taken => "the server assigned the id of a session already open",
+                    Refused::Full => "the guard holds --max-sessions sessions",
+                };
+                state.say(&guarded, &format!("refused a new session: {why}"));
+                return fail(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    INVALID_REQUEST,
+                    "mcppin-guard could not open the session",
+                );
+            }
+        }
+    }
+    // A session no server id keeps (a stateless request) ends with its exchange: its calls
+    // without an answer are logged then.
+    let passing = match &belongs {
+        Belongs::Fresh(_) if !guarded.is_kept() => Some(Passing {
+            state: Arc::clone(&state),
+            guarded: Arc::clone(&guarded),
+        }),
+        _ => None,
+    };
+    if let Belongs::Open(_) = &belongs
+        && head.status == StatusCode::NOT_FOUND
+    {
+        // The server no longer knows the session: neither does the guard.
+        state.end(&guarded);
+    }
+    if headers::is_encoded(&head.headers) {
+        state.say(
+            &guarded,
+            "the server sent an encoded (compressed) body; refused",
+        );
+        end_session(&state, &guarded, &end, "the server broke the protocol");
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer; the session was ended",
+        );
+    }
+    if headers::is_media(&head.headers, "text/event-stream") {
+        return stream(state, guarded, head, body, answers, end, passing);
+    }
+    let bytes = match collect(&state, body).await {
+        Ok(bytes) => bytes,
+        Err(why) => {
+            state.say(&guarded, why);
+            end_session(
+                &state,
+                &guarded,
+                &end,
+                "the server's answer could not be read",
+            );
+            return fail(
+                StatusCode::BAD_GATEWAY,
+                REFUSED,
+                "mcppin-guard refused the server's answer; the session was ended",
+            );
+        }
+    };
+    if bytes.is_empty() {
+        // 202 to a notification or a response, 200 to a DELETE, an error without a body.
+        if answers.is_empty() {
+            return with_head(&head, bytes);
+        }
+        return answered(answers);
+    }
+    if !headers::is_media(&head.headers, "application/json") {
+        if head.status.is_success() {
+            state.say(
+                &guarded,
+                "the server answered with neither JSON nor an SSE stream",
+            );
+            end_session(&state, &guarded, &end, "the server broke the protocol");
+            return fail(
+                StatusCode::BAD_GATEWAY,
+                REFUSED,
+                "mcppin-guard refused the server's answer; the session was ended",
+            );
+        }
+        // An HTTP error the server explains in text: no message for the model, passed on.
+        return with_head(&head, bytes);
+    }
+    let action = {
+        let now = state.now();
+        guarded.session().server_line(&bytes, now)
+    };
+    state.notes(&guarded, &action.notes);
+    state.write(&guarded, action.events.clone());
+    match &action.stop {
+        None => {}
+        Some(Stop::Drift) => {
+            end_session(&state, &guarded, &end, "drift was refused");
+        }
+        Some(Stop::Fatal(message)) => {
+            state.say(&guarded, &escape_non_ascii(message));
+            end_session(&state, &guarded, &end, "the server broke the protocol");
+            return fail(
+                StatusCode::BAD_GATEWAY,
+                REFUSED,
+                "mcppin-guard refused the server's answer; the session was ended",
+            );
+        }
+    }
+    let Some(forwarded) = action.to_client.bytes(&bytes) else {
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard: the session has ended",
+        );
+    };
+    let forwarded = if answers.is_empty() {
+        match &action.to_client {
+            Forward::Original => bytes.clone(),
+            _ => Bytes::copy_from_slice(forwarded),
+        }
+    } else {
+        Bytes::from(merge(forwarded, &answers))
+    };
+    with_head(&head, forwarded)
+}
+
+/// Passes an SSE stream on, each event judged before it is written; the guard's own answers
+/// (parts of a batch) go first.
+fn stream(
+    state: Arc<State>,
+    guarded: Arc<Guarded>,
+    head: hyper::http::response::Parts,
+    mut body: Incoming,
+    answers: Vec<Vec<u8>>,
+    end: Ending,
+    passing: Option<Passing>,
+) -> Response<Out> {
+    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    let mut stopping = state.stopping.clone();
+    let open = guarded.stream();
+    tokio::spawn(async move {
+        let _open = open;
+        let _passing = passing;
+        for answer in answers {
+            let event = sse::Message::default().write(Some(&answer));
+            if tx.send(Bytes::from(event)).await.is_err() {
+                return;
+            }
+        }
+        let mut reader = sse::Reader::new(state.max_message);
+        let mut events = Vec::new();
+        loop {
+            let frame = tokio::select! {
+                frame = body.frame() => frame,
+                _ = stopping.changed() => return,
+                () = tx.closed() => return,
+                // Ended by another exchange (drift refused on a POST while this GET stream
+                // waits): this stream ends too.
+                () = guarded.ended() => return,
+            };
+            let chunk = match frame {
+                None => return,
+                Some(Err(_)) => {
+                    state.say(&guarded, "the server's stream broke off");
+                    return;
+                }
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(chunk) => chunk,
+                    Err(_) => continue,
+                },
+            };
+            if let Err(too_long) = reader.feed(&chunk, &mut events) {
+                state.say(
+                    &guarded,
+                    &format!("{too_long} (--max-message); nothing of it was forwarded"),
+                );
+                end_session(&state, &guarded, &end, "the server broke the protocol");
+                return;
+            }
+            guarded.touch(&state);
+            for event in events.drain(..) {
+                let out = match event {
+                    sse::Event::Comment => Bytes::from_static(sse::comment()),
+                    sse::Event::Message(message) => {
+                        match judge_event(&state, &guarded, &message, &end) {
+                            Judged::Write(bytes) => bytes,
+                            Judged::Last(bytes) => {
+                                let _ = tx.send(bytes).await;
+                                return;
+                            }
+                            Judged::End => return,
+                        }
+                    }
+                };
+                if tx.send(out).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let mut response = Response::new(Stream(rx).boxed());
+    *response.status_mut() = head.status;
+    *response.headers_mut() = headers::pass_on(&head.headers, false);
+    response
+}
+
+/// A session that ends with its exchange (no session id keeps it): ended when dropped.
+struct Passing {
+    state: Arc<State>,
+    guarded: Arc<Guarded>,
+}
+
+impl Drop for Passing {
+    fn drop(&mut self) {
+        if !self.guarded.session().is_stopped() {
+            self.state.end(&self.guarded);
+        }
+    }
+}
+
+/// What becomes of one event of a stream.
+enum Judged {
+    /// Written, and the stream goes on.
+    Write(Bytes),
+    /// Written, and the stream ends (a refusal).
+    Last(Bytes),
+    /// Nothing of it is written, and the stream ends.
+    End,
+}
+
+fn judge_event(
+    state: &Arc<State>,
+    guarded: &Guarded,
+    message: &sse::Message,
+    end: &Ending,
+) -> Judged {
+    let Some(data) = message.data.as_ref().filter(|d| !d.is_empty()) else {
+        // An id alone, or empty data (the priming event of a resumable stream): no message to
+        // judge, and none a client reads (WHATWG HTML 9.2.6 dispatches no empty data).
+        if guarded.session().is_stopped() {
+            return Judged::End;
+        }
+        return Judged::Write(Bytes::from(message.write(None)));
+    };
+    let action = {
+        let now = state.now();
+        let mut session = guarded.session();
+        if session.is_stopped() {
+            return Judged::End;
+        }
+        session.server_line(data, now)
+    };
+    state.notes(guarded, &action.notes);
+    state.write(guarded, action.events.clone());
+    match &action.stop {
+        None => match action.to_client.bytes(data) {
+            Some(bytes) => Judged::Write(Bytes::from(message.write(Some(bytes)))),
+            None => Judged::End,
+        },
+        Some(Stop::Drift) => {
+            end_session(state, guarded, end, "drift was refused");
+            match action.to_client.bytes(data) {
+                // Without the event's id: a client resuming after it must not skip past the
+                // refusal to later events.
+                Some(refusal) => {
+                    Judged::Last(Bytes::from(sse::Message::default().write(Some(refusal))))
+                }
+                None => Judged::End,
+            }
+        }
+        Some(Stop::Fatal(why)) => {
+            state.say(guarded, &escape_non_ascii(why));
+            end_session(state, guarded, end, "the server broke the protocol");
+            Judged::End
+        }
+    }
+}
+
+/// Ends a session (later requests with its id get 404) and, when the server assigned it an
+/// id, ends it at the server too with a DELETE carrying the client's `Authorization`.
+fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
+    let Some(key) = state.end(guarded) else {
+        return;
+    };
+    state.say(
+        guarded,
+        &format!("{why}: the session was ended; later requests with its id get 404"),
+    );
+    let mut request = Request::new(Full::new(Bytes::new()));
+    *request.method_mut() = Method::DELETE;
+    *request.uri_mut() = state.upstream.uri().clone();
+    let headers = request.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&key) {
+        headers.insert(headers::name(SESSION_ID), value);
+    }
+    if let Some(value) = &end.authorization {
+        headers.insert(header::AUTHORIZATION, value.clone());
+    }
+    if let Some(value) = &end.version {
+        headers.insert(headers::name("mcp-protocol-version"), value.clone());
+    }
+    let state = Arc::clone(state);
+    let number = guarded.number;
+    tokio::spawn(async move {
+        match state.upstream.send(request).await {
+            Ok(response) => {
+                // Read to its end, so the connection can be reused.
+                let _ = collect(&state, response.into_body()).await;
+            }
+            Err(_) => super::eprintln_guard(&format!(
+                "session {number}: the DELETE that ends the session at the server failed"
+            )),
+        }
+    });
+}
+
+/// The server could not be reached or did not answer in time: 502 or 504, and the session
+/// goes on (the next request may reach it).
+fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> Response<Out> {
+    if !guarded.is_kept() {
+        // A stateless request: its session ends here (a call is logged without an answer).
+        state.end(guarded);
+    }
+    match failure {
+        Failure::Timeout => {
+            state.say(
+                guarded,
+                "the server did not answer within --upstream-timeout",
+            );
+            fail(
+                StatusCode::GATEWAY_TIMEOUT,
+                INVALID_REQUEST,
+                "mcppin-guard: the server did not answer in time",
+            )
+        }
+        Failure::Broken(why) => {
+            state.say(
+                guarded,
+                &format!("the server could not be reached: {}", escape_non_ascii(why)),
+            );
+            fail(
+                StatusCode::BAD_GATEWAY,
+                INVALID_REQUEST,
+                "mcppin-guard: the server could not be reached",
+            )
+        }
+    }
+}
+
+/// Reads the client's body: at most `--max-message` bytes (413 past it, whatever
+/// `Content-Length` says), within the timeout (408).
+async fn read_body(
+    state: &State,
+    body: Incoming,
+    headers: &HeaderMap,
+) -> Result<Bytes, Response<Out>> {
+    let too_long = || {
+        fail(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            INVALID_REQUEST,
+            &format!(
+                "mcppin-guard: the body exceeds --max-message ({} bytes); nothing was forwarded",
+                state.max_message
+            ),
+        )
+    };
+    let declared = headers::text(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > state.max_message as u64) {
+        return Err(too_long());
+    }
+    let read = tokio::time::timeout(
+        state.timeout,
+        Limited::new(body, state.max_message).collect(),
+    )
+    .await;
+    match read {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(too_long()),
+        Ok(Err(_)) => Err(fail(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "mcppin-guard: the body could not be read",
+        )),
+        Err(_) => Err(fail(
+            StatusCode::REQUEST_TIMEOUT,
+            INVALID_REQUEST,
+            "mcppin-guard: the body did not arrive in time",
+        )),
+    }
+}
+
+/// Reads a body of the server's: at most `--max-message` bytes, within the timeout.
+async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
+    let read = tokio::time::timeout(
+        state.timeout,
+        Limited::new(body, state.max_message).collect(),
+    )
+    .await;
+    match read {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => {
+            Err("a message from the server exceeds --max-message; nothing of it was forwarded")
+        }
+        Ok(Err(_)) => Err("the server's answer broke off"),
+        Err(_) => Err("the server's answer did not arrive within --upstream-timeout"),
+    }
+}
+
+/// The answers the guard gives in the server's place: one message, or several (parts of a
+/// batch) as an array.
+fn answered(answers: Vec<Vec<u8>>) -> Response<Out> {
+    let body = match answers.len() {
+        0 => return status_only(StatusCode::ACCEPTED),
+        1 => answers.into_iter().next().unwrap_or_default(),
+        _ => merge(b"[]", &answers),
+    };
+    json(StatusCode::OK, Bytes::from(body))
+}
+
+/// A JSON answer (one message or a batch) with the guard's answers added: one batch.
+fn merge(forwarded: &[u8], answers: &[Vec<u8>]) -> Vec<u8> {
+    let trimmed = forwarded.trim_ascii();
+    let inner = match trimmed
+        .strip_prefix(b"[")
+        .and_then(|t| t.strip_suffix(b"]"))
+    {
+        Some(inner) => inner.trim_ascii(),
+        None => trimmed,
+    };
+    let mut out = vec![b'['];
+    let mut parts: Vec<&[u8]> = answers.iter().map(Vec::as_slice).collect();
+    if !inner.is_empty() {
+        parts.push(inner);
+    }
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(part);
+    }
+    out.push(b']');
+    out
+}
+
+/// An answer with the server's status and headers (hop-by-hop ones dropped) and `body`.
+fn with_head(head: &hyper::http::response::Parts, body: Bytes) -> Response<Out> {
+    let mut response = Response::new(Full::new(body).boxed());
+    *response.status_mut() = head.status;
+    *response.headers_mut() = headers::pass_on(&head.headers, false);
+    response
+}
+
+fn json(status: StatusCode, body: Bytes) -> Response<Out> {
+    let mut response = Response::new(Full::new(body).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn status_only(status: StatusCode) -> Response<Out> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+/// An HTTP error with a JSON-RPC error body (id null: the request was not read as one).
+/// `message` is the guard's own, never a string from the wire.
+fn fail(status: StatusCode, code: i64, message: &str) -> Response<Out> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    json(status, Bytes::from(body.to_string()))
+}
+
+/// A streamed body fed by a task.
+struct Stream(mpsc::Receiver<Bytes>);
+
+impl Body for Stream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guards_answers_join_the_servers_batch() {
+        let answers = vec![b"{\"id\":2}".to_vec()];
+        assert_eq!(merge(b"[{\"id\":1}]", &answers), b"[{\"id\":2},{\"id\":1}]");
+        assert_eq!(merge(b"{\"id\":1}", &answers), b"[{\"id\":2},{\"id\":1}]");
+        assert_eq!(merge(b"[]", &answers), b"[{\"id\":2}]");
+    }
+}

@@ -1,0 +1,184 @@
+//! Headers as a proxy must handle them (RFC 9110 section 7.6.1): hop-by-hop headers stay on
+//! their hop, headers that mirror a body are kept consistent with it.
+
+use base64::Engine;
+use hyper::HeaderMap;
+use hyper::header::{self, HeaderName};
+use mcppin_core::engine::Line;
+
+/// `Mcp-Session-Id`: the session the server assigned (2025-03-26 to 2025-11-25).
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+/// `Mcp-Method`: the body's `method` (2026-07-28).
+const METHOD: &str = "mcp-method";
+/// `Mcp-Name`: the body's `params.name` or `params.uri` (2026-07-28).
+const NAME: &str = "mcp-name";
+
+/// Hop-by-hop headers (RFC 9110 section 7.6.1, and the older `Keep-Alive` and
+/// `Proxy-Connection`), never passed on.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The headers of one hop, for the next: without the hop-by-hop ones (and those `Connection`
+/// names), without `Host` (the client of the next hop sets it), `Content-Length` (set for the
+/// body actually sent) and, toward the server, `Accept-Encoding`: the engine judges the bytes
+/// it reads, so the server must not compress them.
+pub(crate) fn pass_on(from: &HeaderMap, toward_server: bool) -> HeaderMap {
+    let named: Vec<String> = from
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|name| name.trim().to_ascii_lowercase())
+        .collect();
+    let mut out = HeaderMap::with_capacity(from.len());
+    for (name, value) in from {
+        let text = name.as_str();
+        let dropped = HOP_BY_HOP.contains(&text)
+            || named.iter().any(|n| n == text)
+            || name == header::HOST
+            || name == header::CONTENT_LENGTH
+            || (toward_server && name == header::ACCEPT_ENCODING);
+        if !dropped {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// Whether the headers say the body is of this media type (`type/subtype`, parameters and
+/// case ignored).
+pub(crate) fn is_media(headers: &HeaderMap, media: &str) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
+}
+
+/// Whether the body is encoded (compressed) in a way other than `identity`.
+pub(crate) fn is_encoded(headers: &HeaderMap) -> bool {
+    headers.get_all(header::CONTENT_ENCODING).iter().any(|v| {
+        !v.to_str()
+            .is_ok_and(|v| v.trim().eq_ignore_ascii_case("identity"))
+    })
+}
+
+/// The value of a header as text, when it is there once and is visible ASCII.
+pub(crate) fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Checks `Mcp-Method` and `Mcp-Name`, when present, against the body they mirror
+/// (2026-07-28, "Server Validation"): a gateway or server that routes by the header must see
+/// the request the guard judged. The message names no value from the request.
+pub(crate) fn check_mirrored(headers: &HeaderMap, line: &Line<'_>) -> Result<(), &'static str> {
+    let method = headers.get_all(METHOD).iter().collect::<Vec<_>>();
+    let name = headers.get_all(NAME).iter().collect::<Vec<_>>();
+    if method.is_empty() && name.is_empty() {
+        return Ok(());
+    }
+    if method.len() > 1 || name.len() > 1 {
+        return Err("the Mcp-Method or Mcp-Name header is repeated");
+    }
+    let Some(mirrored) = line.mirrored() else {
+        return Err("Mcp-Method or Mcp-Name on a body that is not a single message");
+    };
+    if let Some(header) = method.first()
+        && header.to_str().ok() != mirrored.method.as_deref()
+    {
+        return Err("the Mcp-Method header does not match the method of the body");
+    }
+    if let Some(header) = name.first() {
+        let decoded = header.to_str().ok().and_then(decode);
+        if decoded.is_none() || decoded.as_deref() != mirrored.name.as_deref() {
+            return Err("the Mcp-Name header does not match params.name or params.uri of the body");
+        }
+    }
+    Ok(())
+}
+
+/// A header value, decoded when it is in the Base64 sentinel form `=?base64?...?=`
+/// (2026-07-28, "Value Encoding"); `None` when the form holds no valid Base64 of UTF-8.
+fn decode(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(value.to_owned()),
+    }
+}
+
+/// A header name known to be valid.
+pub(crate) fn name(text: &'static str) -> HeaderName {
+    HeaderName::from_static(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::HeaderValue;
+
+    use super::*;
+
+    fn map(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut out = HeaderMap::new();
+        for (name, value) in pairs {
+            out.append(*name, HeaderValue::from_static(value));
+        }
+        out
+    }
+
+    #[test]
+    fn hop_by_hop_headers_stay_on_their_hop() {
+        let from = map(&[
+            ("connection", "close, x-private"),
+            ("x-private", "1"),
+            ("keep-alive", "timeout=5"),
+            ("transfer-encoding", "chunked"),
+            ("host", "guard"),
+            ("content-length", "9"),
+            ("accept-encoding", "gzip"),
+            ("authorization", "Bearer t"),
+            ("mcp-session-id", "s"),
+        ]);
+        let to_server = pass_on(&from, true);
+        let names: Vec<&str> = to_server.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["authorization", "mcp-session-id"]);
+        assert!(pass_on(&from, false).contains_key("accept-encoding"));
+    }
+
+    #[test]
+    fn mirrored_headers_must_match_the_body() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+        let line = Line::read(body);
+        assert_eq!(check_mirrored(&map(&[]), &line), Ok(()));
+        let good = map(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        assert_eq!(check_mirrored(&good, &line), Ok(()));
+        let encoded = map(&[("mcp-name", "=?base64?ZWNobw==?=")]);
+        assert_eq!(check_mirrored(&encoded, &line), Ok(()));
+        for bad in [
+            map(&[("mcp-method", "tools/list")]),
+            map(&[("mcp-name", "other")]),
+            map(&[("mcp-name", "=?base64?!!?=")]),
+            map(&[("mcp-method", "tools/call"), ("mcp-method", "tools/call")]),
+        ] {
+            assert!(check_mirrored(&bad, &line).is_err(), "{bad:?}");
+        }
+        let batch = Line::read(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        assert!(check_mirrored(&map(&[("mcp-method", "ping")]), &batch).is_err());
+    }
+}

@@ -1,0 +1,418 @@
+//! `mcppin-guard --listen`: the guard in front of a remote server, as a reverse proxy for the
+//! Streamable HTTP transport of MCP (docs/guard.md, "In front of a remote server").
+//!
+//! A thin adapter over the wire engine, as the stdio proxy is: one [`Session`] per MCP session
+//! (per `Mcp-Session-Id` the server assigned), every client message fed with
+//! [`Session::client`], every server message (a JSON body, each event of an SSE stream) fed
+//! with [`Session::server`] before anything of it is forwarded. This module owns the sockets,
+//! the tasks, the signals and the session table; the bytes are judged by the engine only.
+//!
+//! Requests without `Mcp-Session-Id` (the `initialize` that opens a session; every request of
+//! the stateless 2026-07-28 revision) get a fresh session of their own: when the server's
+//! answer assigns a session id, that session is kept under it; otherwise it ends with the
+//! exchange. The lock's pins hold for every request either way; the session pins (the first
+//! answer to a `prompts/get`, ...) hold within one session, so a stateless exchange pins only
+//! within its own answer stream.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use hyper::Uri;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use mcppin_core::engine::{self, Event, Session};
+use mcppin_core::lockfile::LockedServer;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{Semaphore, watch};
+
+use crate::log::Log;
+use crate::{Exit, Fail, Mode};
+
+mod exchange;
+mod headers;
+mod upstream;
+
+/// The most bytes of request or response headers read (hyper's read buffer).
+const MAX_HEADERS: usize = 64 * 1024;
+
+/// How long the guard waits, once told to stop, for open exchanges to end.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// What the HTTP guard serves and how.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) listen: SocketAddr,
+    pub(crate) upstream: String,
+    pub(crate) upstream_ca: Vec<PathBuf>,
+    pub(crate) timeout: Duration,
+    pub(crate) mode: Mode,
+    pub(crate) max_message: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) max_connections: usize,
+    /// How long a session may stay without a request or an open stream before it is ended.
+    pub(crate) session_idle: Duration,
+    /// The guard run's id: each session's log lines carry it with the session's number.
+    pub(crate) run_id: String,
+}
+
+/// One MCP session through the guard.
+#[derive(Debug)]
+pub(crate) struct Guarded {
+    /// The session's number in this run (stderr notes and the log's `session_id`).
+    number: u64,
+    session: Mutex<Session>,
+    /// The `Mcp-Session-Id` it is kept under; `None` before the server assigned one, and once
+    /// the session ended.
+    key: Mutex<Option<String>>,
+    /// Turns true when the session ends: its open streams end with it.
+    ended: watch::Sender<bool>,
+    /// When it was last used (a request, or an event of one of its streams), in milliseconds
+    /// since the guard started.
+    used: AtomicU64,
+    /// Its streams open now: a session with one is never idle.
+    streams: AtomicUsize,
+}
+
+impl Guarded {
+    pub(crate) fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn key(&self) -> MutexGuard<'_, Option<String>> {
+        self.key.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the session is kept under a session id (it has one, and has not ended).
+    pub(crate) fn is_kept(&self) -> bool {
+        self.key().is_some()
+    }
+
+    /// Marks the session used now.
+    pub(crate) fn touch(&self, state: &State) {
+        self.used.store(state.elapsed(), Ordering::Relaxed);
+    }
+
+    /// Counts a stream of the session open until the returned value is dropped.
+    pub(crate) fn stream(self: &Arc<Self>) -> OpenStream {
+        self.streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(Arc::clone(self))
+    }
+
+    /// Resolves once the session has ended (at once if it already has).
+    pub(crate) async fn ended(&self) {
+        let mut ended = self.ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
+    }
+}
+
+/// A stream of a session, counted while it is open.
+#[derive(Debug)]
+pub(crate) struct OpenStream(Arc<Guarded>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What every exchange shares.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) upstream: upstream::Upstream,
+    pub(crate) max_message: usize,
+    pub(crate) timeout: Duration,
+    max_sessions: usize,
+    session_idle: Duration,
+    started: Instant,
+    approved: Arc<LockedServer>,
+    engine: engine::Config,
+    sessions: Mutex<HashMap<String, Arc<Guarded>>>,
+    next: AtomicU64,
+    log: Mutex<Log>,
+    log_failed: std::sync::atomic::AtomicBool,
+    run_id: String,
+    /// Turns true when the guard is told to stop: open streams end.
+    pub(crate) stopping: watch::Receiver<bool>,
+}
+
+/// Why a session could not be kept under the id the server assigned.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// The id names a session already open (a server reusing ids would merge two sessions).
+    Taken,
+    /// The table holds `--max-sessions` sessions.
+    Full,
+}
+
+impl State {
+    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Guarded>>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A fresh session, not yet kept under any id.
+    pub(crate) fn fresh(&self) -> Arc<Guarded> {
+        let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        Arc::new(Guarded {
+            number,
+            session: Mutex::new(Session::new(Arc::clone(&self.approved), self.engine)),
+            key: Mutex::new(None),
+            ended: watch::Sender::new(false),
+            used: AtomicU64::new(self.elapsed()),
+            streams: AtomicUsize::new(0),
+        })
+    }
+
+    /// The session kept under `key`, if it is open.
+    pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
+        self.sessions().get(key).cloned()
+    }
+
+    /// Keeps `guarded` under the id the server assigned.
+    pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), Refused> {
+        let mut sessions = self.sessions();
+        if sessions.contains_key(key) {
+            return Err(Refused::Taken);
+        }
+        if sessions.len() >= self.max_sessions {
+            return Err(Refused::Full);
+        }
+        sessions.insert(key.to_owned(), Arc::clone(guarded));
+        *guarded.key() = Some(key.to_owned());
+        Ok(())
+    }
+
+    /// Ends a session: it is no longer found by its id (later requests get 404), nothing more
+    /// is forwarded on any of its streams, its calls without an answer are logged. Returns the
+    /// id it was kept under, if any.
+    pub(crate) fn end(&self, guarded: &Guarded) -> Option<String> {
+        let key = guarded.key().take();
+        if let Some(key) = &key {
+            self.sessions().remove(key);
+        }
+        let events = guarded.session().finish(self.now());
+        self.write(guarded, events);
+        guarded.ended.send_replace(true);
+        key
+    }
+
+    /// Milliseconds since the guard started (for idle sessions; never fed to the engine).
+    fn elapsed(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Ends the sessions idle for longer than `--session-idle`: no request and no open
+    /// stream. The server is not told (the guard holds no credentials of the client's to send
+    /// a DELETE with); a client coming back gets 404 and opens a new session.
+    fn sweep(&self) {
+        let idle = u64::try_from(self.session_idle.as_millis()).unwrap_or(u64::MAX);
+        let now = self.elapsed();
+        let stale: Vec<Arc<Guarded>> = self
+            .sessions()
+            .values()
+            .filter(|g| {
+                g.streams.load(Ordering::Relaxed) == 0
+                    && now.saturating_sub(g.used.load(Ordering::Relaxed)) > idle
+            })
+            .cloned()
+            .collect();
+        for guarded in stale {
+            self.end(&guarded);
+            self.say(
+                &guarded,
+                "idle for longer than --session-idle: the session was ended; later requests \
+                 with its id get 404",
+            );
+        }
+    }
+
+    /// The time to feed the engine: measured when there is a log, whose completions need it.
+    pub(crate) fn now(&self) -> Duration {
+        let log = self.log();
+        if log.enabled() {
+            log.clock.since_start()
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    fn log(&self) -> MutexGuard<'_, Log> {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes a session's events to the log, each line flushed; a failing write ends nothing
+    /// and is reported once.
+    pub(crate) fn write(&self, guarded: &Guarded, events: Vec<Event>) {
+        if events.is_empty() {
+            return;
+        }
+        let session_id = format!("{}-{}", self.run_id, guarded.number);
+        let mut log = self.log();
+        for event in &events {
+            if let Err(err) = log.event_in(&session_id, event)
+                && !self.log_failed.swap(true, Ordering::Relaxed)
+            {
+                eprintln_guard(&format!("cannot write the log: {err}"));
+            }
+        }
+    }
+
+    /// Writes the engine's notes (escaped by the engine) to stderr, each headed by the
+    /// session's number; continuation lines (a diff under its heading) are indented.
+    pub(crate) fn notes(&self, guarded: &Guarded, notes: &[String]) {
+        if notes.is_empty() {
+            return;
+        }
+        let mut text = String::new();
+        for note in notes {
+            if note.starts_with(' ') {
+                text.push_str(note);
+            } else {
+                text.push_str(&format!("mcppin-guard: session {}: {note}", guarded.number));
+            }
+            text.push('\n');
+        }
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
+
+    /// A line of the guard's own about a session on stderr (escaped by the caller).
+    pub(crate) fn say(&self, guarded: &Guarded, text: &str) {
+        eprintln_guard(&format!("session {}: {text}", guarded.number));
+    }
+}
+
+/// One line on stderr, prefixed with the guard's name.
+fn eprintln_guard(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "mcppin-guard: {text}");
+}
+
+/// Serves until SIGINT, SIGTERM or SIGHUP, then ends every exchange within [`GRACE`] and
+/// returns: exit 0.
+pub(crate) fn run(config: Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+    let upstream: Uri = config
+        .upstream
+        .parse()
+        .map_err(|e| Fail::new(Exit::Usage, format!("--upstream {}: {e}", config.upstream)))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    let exit = runtime.block_on(serve(config, upstream, approved, log));
+    // Tasks still running (a stream whose client does not read) are dropped here, bounded.
+    runtime.shutdown_timeout(GRACE);
+    exit
+}
+
+async fn serve(
+    config: Config,
+    upstream: Uri,
+    approved: LockedServer,
+    log: Log,
+) -> anyhow::Result<Exit> {
+    let upstream = upstream::Upstream::new(upstream, &config.upstream_ca, config.timeout)
+        .map_err(|e| Fail::new(Exit::Usage, format!("{e:#}")))?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot install SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot install SIGINT")?;
+    let mut hangup = signal(SignalKind::hangup()).context("cannot install SIGHUP")?;
+    let listener = TcpListener::bind(config.listen).await.map_err(|e| {
+        Fail::new(
+            Exit::Usage,
+            format!("cannot listen on {}: {e}", config.listen),
+        )
+    })?;
+    let local = listener.local_addr().context("the listening address")?;
+    let (stop, stopping) = watch::channel(false);
+    let engine = engine::Config {
+        mode: match config.mode {
+            Mode::Refuse => engine::Mode::Refuse,
+            Mode::Quarantine => engine::Mode::Quarantine,
+        },
+        events: log.enabled(),
+    };
+    let path = upstream.endpoint_path().to_owned();
+    let state = Arc::new(State {
+        upstream,
+        max_message: config.max_message,
+        timeout: config.timeout,
+        max_sessions: config.max_sessions,
+        session_idle: config.session_idle,
+        started: Instant::now(),
+        approved: Arc::new(approved),
+        engine,
+        sessions: Mutex::new(HashMap::new()),
+        next: AtomicU64::new(0),
+        log: Mutex::new(log),
+        log_failed: std::sync::atomic::AtomicBool::new(false),
+        run_id: config.run_id.clone(),
+        stopping,
+    });
+    eprintln_guard(&format!("listening on http://{local}{path}"));
+    let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    {
+        let state = Arc::clone(&state);
+        let every =
+            (config.session_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                state.sweep();
+            }
+        });
+    }
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => permit,
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+            _ = hangup.recv() => break,
+        };
+        let Ok(permit) = permit else { break };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+            _ = hangup.recv() => break,
+        };
+        let Ok((stream, _)) = accepted else {
+            // A failed accept (out of descriptors): the permit goes back, the loop goes on.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let state = Arc::clone(&state);
+        let service = service_fn(move |request| {
+            let state = Arc::clone(&state);
+            async move { Ok::<_, std::convert::Infallible>(exchange::handle(state, request).await) }
+        });
+        let mut builder = http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(config.timeout)
+            .max_buf_size(MAX_HEADERS);
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let _ = tokio::time::timeout(GRACE, graceful.shutdown()).await;
+    let open: Vec<Arc<Guarded>> = state.sessions().values().cloned().collect();
+    for guarded in open {
+        state.end(&guarded);
+    }
+    eprintln_guard("stopped by a signal");
+    Ok(Exit::Clean)
+}

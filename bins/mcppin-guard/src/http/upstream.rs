@@ -1,0 +1,136 @@
+//! The connection to the server behind the guard: HTTP or HTTPS (rustls, with the Mozilla
+//! roots and any `--upstream-ca`), a connect timeout, and a pool of kept-alive connections.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+/// The server behind the guard.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    uri: Uri,
+    timeout: Duration,
+}
+
+/// Why a request to the server failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// No answer head within the timeout.
+    Timeout,
+    /// The connection or the exchange failed (the message names no header or body).
+    Broken(String),
+}
+
+impl Upstream {
+    /// A client for `uri` (`http` or `https`), trusting the Mozilla roots and the certificates
+    /// of the `ca` PEM files.
+    pub(crate) fn new(uri: Uri, ca: &[PathBuf], timeout: Duration) -> anyhow::Result<Self> {
+        match uri.scheme_str() {
+            Some("http" | "https") => {}
+            _ => anyhow::bail!("--upstream {uri}: the URL must start with http:// or https://"),
+        }
+        anyhow::ensure!(
+            uri.host().is_some(),
+            "--upstream {uri}: the URL has no host"
+        );
+        let mut roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        for path in ca {
+            let mut added = 0;
+            for cert in CertificateDer::pem_file_iter(path)
+                .with_context(|| format!("--upstream-ca {}", path.display()))?
+            {
+                let cert = cert.with_context(|| format!("--upstream-ca {}", path.display()))?;
+                roots
+                    .add(cert)
+                    .with_context(|| format!("--upstream-ca {}", path.display()))?;
+                added += 1;
+            }
+            anyhow::ensure!(
+                added > 0,
+                "--upstream-ca {}: no PEM certificate in it",
+                path.display()
+            );
+        }
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .context("the TLS configuration")?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(timeout));
+        http.set_nodelay(true);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .http1_max_buf_size(super::MAX_HEADERS)
+            .build(connector);
+        Ok(Self {
+            client,
+            uri,
+            timeout,
+        })
+    }
+
+    /// The path of the MCP endpoint (the guard serves the same one).
+    pub(crate) fn endpoint_path(&self) -> &str {
+        self.uri.path()
+    }
+
+    /// The URI of the MCP endpoint.
+    pub(crate) fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// The URI of another path on the server (`/.well-known/...`).
+    pub(crate) fn beside(&self, path_and_query: &str) -> Option<Uri> {
+        let mut parts = self.uri.clone().into_parts();
+        parts.path_and_query = Some(path_and_query.parse().ok()?);
+        Uri::from_parts(parts).ok()
+    }
+
+    /// Sends a request; the answer's head arrives within the timeout or the request fails.
+    pub(crate) async fn send(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, Failure> {
+        match tokio::time::timeout(self.timeout, self.client.request(request)).await {
+            Err(_) => Err(Failure::Timeout),
+            Ok(Err(err)) => Err(Failure::Broken(error_chain(&err))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+/// An error with its causes, for stderr.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
