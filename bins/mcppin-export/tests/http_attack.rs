@@ -351,3 +351,28 @@ fn a_gzip_body_is_not_inflated() {
         .code(3)
         .stderr_has("server \"web\" could not be captured");
 }
+
+#[test]
+fn a_redirect_to_a_host_named_after_a_secret_never_shows_it() {
+    // The origin of a location is named in the error; a server can put the token there.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        let token = request
+            .header("authorization")
+            .and_then(|a| a.split_whitespace().last())
+            .unwrap_or_default()
+            .to_owned();
+        let key = request
+            .target
+            .rsplit('=')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let location = format!("https://{token}.{key}.example.invalid/mcp");
+        respond(stream, "302 Found", &[("Location", &location)], b"");
+    });
+    let dir = Dir::new();
+    remote_config(&dir, &peer);
+    let run = export(&dir, &[]);
+    assert_no_secret(&dir, &run);
+    run.code(3).stderr_has("redirects are not followed");
+}

@@ -202,7 +202,10 @@ fn a_redirect_from_the_server_never_reaches_the_client() {
         &guard.addr,
         "GET",
         "/mcp",
-        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)],
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &session),
+        ],
         "",
     );
     let location = get.header("location");
@@ -215,7 +218,10 @@ fn a_redirect_from_the_server_never_reaches_the_client() {
         &guard.addr,
         "GET",
         "/.well-known/stream",
-        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)],
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &session),
+        ],
         "",
     );
     assert!(
@@ -336,7 +342,11 @@ fn a_client_naming_a_session_the_guard_ended_gets_404_and_reaches_no_server() {
         &util::request(2, "tools/list", json!({})),
     );
     assert!(listed.body.contains("-32001"), "{listed:?}");
-    let before = peer.requests().iter().filter(|r| r.method == "POST").count();
+    let before = peer
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
     for (method, body) in [
         ("POST", util::call(3, "echo").to_string()),
         ("GET", String::new()),
@@ -348,8 +358,15 @@ fn a_client_naming_a_session_the_guard_ended_gets_404_and_reaches_no_server() {
         let after = send(&guard.addr, method, "/mcp", &headers, &body);
         assert_eq!(after.status, 404, "{method}: {after:?}");
     }
-    let after = peer.requests().iter().filter(|r| r.method == "POST").count();
-    assert_eq!(before, after, "a request of the ended session reached the server");
+    let after = peer
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    assert_eq!(
+        before, after,
+        "a request of the ended session reached the server"
+    );
 }
 
 #[test]
@@ -360,13 +377,21 @@ fn a_guessed_session_id_gets_404_and_reaches_no_server() {
     let _ = open(&guard.addr);
     let before = peer.requests().len();
     for guess in ["sess-2", "sess-", "SESS-1", "sess-1\u{b}", "sess-1, sess-1"] {
-        let answer = post(&guard.addr, Some(guess), &util::request(5, "tools/list", json!({})));
+        let answer = post(
+            &guard.addr,
+            Some(guess),
+            &util::request(5, "tools/list", json!({})),
+        );
         assert!(
             answer.status == 404 || answer.status == 400,
             "{guess:?}: {answer:?}"
         );
     }
-    assert_eq!(peer.requests().len(), before, "a guessed id reached the server");
+    assert_eq!(
+        peer.requests().len(),
+        before,
+        "a guessed id reached the server"
+    );
 }
 
 #[test]
@@ -375,9 +400,16 @@ fn the_clients_authorization_is_never_written_to_stderr_or_the_log() {
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
         // The server echoes what it was sent into an error the guard notes.
         if request.rpc_method() == "tools/list" {
-            let echoed = request.header("authorization").unwrap_or_default().to_owned();
-            return respond(stream, "200 OK", &[("Content-Type", "application/json")],
-                format!("not json {echoed}").as_bytes());
+            let echoed = request
+                .header("authorization")
+                .unwrap_or_default()
+                .to_owned();
+            return respond(
+                stream,
+                "200 OK",
+                &[("Content-Type", "application/json")],
+                format!("not json {echoed}").as_bytes(),
+            );
         }
         json_server(request, stream);
     });
@@ -405,12 +437,29 @@ fn the_clients_authorization_is_never_written_to_stderr_or_the_log() {
         .unwrap()
         .to_owned();
     let auth = ("Authorization", token);
-    let init = send(&addr, "POST", "/mcp", &[JSON, ACCEPT, auth], &util::initialize(1).to_string());
+    let init = send(
+        &addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, auth],
+        &util::initialize(1).to_string(),
+    );
     let session = init.header("mcp-session-id").unwrap();
     let sid = ("Mcp-Session-Id", session.as_str());
-    send(&addr, "POST", "/mcp", &[JSON, ACCEPT, auth, sid], &util::initialized().to_string());
-    let listed = send(&addr, "POST", "/mcp", &[JSON, ACCEPT, auth, sid],
-        &util::request(2, "tools/list", json!({})).to_string());
+    send(
+        &addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, auth, sid],
+        &util::initialized().to_string(),
+    );
+    let listed = send(
+        &addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, auth, sid],
+        &util::request(2, "tools/list", json!({})).to_string(),
+    );
     assert_eq!(listed.status, 502, "{listed:?}");
     let _ = child.kill();
     let _ = child.wait();
