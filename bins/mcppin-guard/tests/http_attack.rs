@@ -470,3 +470,48 @@ fn the_clients_authorization_is_never_written_to_stderr_or_the_log() {
         assert!(!text.contains("gu4rd-s3cret-t0ken"), "token shown: {text}");
     }
 }
+
+#[test]
+#[ignore = "attack finding: /.well-known/ paths with dot segments reach the server's endpoint unjudged, with the session id"]
+fn a_well_known_path_climbing_out_never_reaches_the_endpoint_unjudged() {
+    // A server that resolves dot segments (WHATWG URL parsing does, `%2e%2e` included)
+    // serves `/.well-known/../mcp` as its endpoint: the guard must not pass such a path, nor
+    // the session id beside the endpoint.
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    for path in [
+        "/.well-known/../mcp",
+        "/.well-known/%2e%2e/mcp",
+        "/.well-known/%2E./mcp",
+    ] {
+        let _ = send(
+            &guard.addr,
+            "GET",
+            path,
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+            ],
+            "",
+        );
+    }
+    let beside: Vec<_> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r.target.starts_with("/.well-known/"))
+        .collect();
+    for request in &beside {
+        let climbs = request.target.split('/').any(|s| {
+            let s = s.to_ascii_lowercase().replace("%2e", ".");
+            s == ".." || s == "."
+        });
+        assert!(!climbs, "passed on: {}", request.target);
+        assert!(
+            request.header("mcp-session-id").is_none(),
+            "the session id went beside the endpoint: {}",
+            request.target
+        );
+    }
+}
