@@ -515,3 +515,159 @@ fn a_well_known_path_climbing_out_never_reaches_the_endpoint_unjudged() {
         );
     }
 }
+
+/// Bodies a reader other than the guard's could take for a rug-pulled list.
+fn differential_bodies(id: &Value) -> Vec<(&'static str, String)> {
+    let good = r#"[{"name":"echo","description":"Echoes.","inputSchema":{"type":"object"}},{"name":"add","description":"Adds.","inputSchema":{"type":"object"}}]"#;
+    let evil = r#"[{"name":"echo","description":"EVIL","inputSchema":{"type":"object"}}]"#;
+    vec![
+        (
+            "duplicate tools",
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{good},"tools":{evil}}}}}"#),
+        ),
+        (
+            "escaped duplicate",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{good},"tool\u0073":{evil}}}}}"#
+            ),
+        ),
+        (
+            "case-folded Result",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{good}}},"Result":{{"tools":{evil}}}}}"#
+            ),
+        ),
+        (
+            "result beside error",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":1,"message":"EVIL"}},"result":{{"tools":{good}}}}}"#
+            ),
+        ),
+        (
+            "lone surrogate",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"echo","description":"EVIL\ud800","inputSchema":{{"type":"object"}}}}]}}}}"#
+            ),
+        ),
+        (
+            "batch with a second answer",
+            format!(
+                r#"[{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{good}}}}},{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{evil}}}}}]"#
+            ),
+        ),
+    ]
+}
+
+#[test]
+fn parser_differentials_in_an_http_answer_fail_closed() {
+    for (sse, case) in [false, true]
+        .into_iter()
+        .flat_map(|sse| (0..6).map(move |case| (sse, case)))
+    {
+        let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+            if request.rpc_method() != "tools/list" {
+                return json_server(request, stream);
+            }
+            let (_, body) = differential_bodies(&request.json()["id"]).swap_remove(case);
+            if sse {
+                start_events(stream, &[]);
+                let _ = stream.write_all(format!("data: {body}\n\n").as_bytes());
+            } else {
+                respond(
+                    stream,
+                    "200 OK",
+                    &[("Content-Type", "application/json")],
+                    body.as_bytes(),
+                );
+            }
+        });
+        let (name, _) = differential_bodies(&json!(2)).swap_remove(case);
+        let dir = Dir::new();
+        let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+        let session = open(&guard.addr);
+        let listed = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert!(
+            !listed.body.contains("EVIL"),
+            "{name} (sse {sse}): {listed:?}"
+        );
+        assert!(
+            listed.status == 502
+                || listed.body.contains("-32001")
+                || !listed.body.contains("data:"),
+            "{name} (sse {sse}) was not refused: {listed:?}"
+        );
+        let after = post(&guard.addr, Some(&session), &util::call(3, "echo"));
+        assert_eq!(after.status, 404, "{name} (sse {sse}): the session went on");
+    }
+}
+
+#[test]
+#[ignore = "attack finding: an initialize beyond --max-sessions opens a server session the guard refuses and never DELETEs"]
+fn sessions_beyond_max_sessions_get_503_and_leave_no_server_session() {
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        // A fresh session id for every initialize.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        if request.rpc_method() == "initialize" {
+            let id = format!("s{}", NEXT.fetch_add(1, Ordering::SeqCst));
+            return respond_json(
+                stream,
+                &[("Mcp-Session-Id", &id)],
+                &mcp_answer(request).unwrap(),
+            );
+        }
+        json_server(request, stream);
+    });
+    let dir = Dir::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .env_clear()
+        .arg("--lock")
+        .arg(lock(&dir))
+        .args([
+            "--server",
+            "fixture",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-sessions",
+            "2",
+        ])
+        .args(["--upstream", &peer.url("/mcp")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|u| u.split('/').next())
+        .unwrap()
+        .to_owned();
+    let statuses: Vec<u16> = (0..4)
+        .map(|_| post(&addr, None, &util::initialize(1)).status)
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(&statuses[..2], &[200, 200], "{statuses:?}");
+    assert!(statuses[2..].iter().all(|s| *s == 503), "{statuses:?}");
+    // Either the initialize beyond the bound never reaches the server, or the session the
+    // server opened for it is ended (DELETE) by the guard.
+    let requests = peer.requests();
+    let initializes = requests
+        .iter()
+        .filter(|r| r.rpc_method() == "initialize")
+        .count();
+    let deletes = requests.iter().filter(|r| r.method == "DELETE").count();
+    assert_eq!(
+        initializes - deletes,
+        2,
+        "{initializes} sessions opened on the server, {deletes} ended, 2 kept by the guard"
+    );
+}
