@@ -748,3 +748,42 @@ fn the_sdk_client_never_reads_a_list_served_beside_the_endpoint_after_a_redirect
         "the client read a list the guard never judged: {summary}"
     );
 }
+
+#[test]
+fn a_client_holding_the_only_connection_without_sending_is_let_go() {
+    // --max-connections 1 and a client that connects and sends half a head: the guard gives
+    // up on it (header read bound, --upstream-timeout) and serves the next client.
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .env_clear()
+        .arg("--lock")
+        .arg(lock(&dir))
+        .args(["--server", "fixture", "--listen", "127.0.0.1:0"])
+        .args(["--max-connections", "1", "--upstream-timeout", "1s"])
+        .args(["--upstream", &peer.url("/mcp")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|u| u.split('/').next())
+        .unwrap()
+        .to_owned();
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // `send` waits at most 20 s for its answer.
+    let answer = post(&addr, None, &util::initialize(1));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    drop(slow);
+}
