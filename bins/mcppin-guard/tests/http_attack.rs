@@ -787,3 +787,60 @@ fn a_client_holding_the_only_connection_without_sending_is_let_go() {
     assert_eq!(answer.status, 200, "{answer:?}");
     drop(slow);
 }
+
+#[test]
+fn a_server_assigning_an_open_sessions_id_to_a_new_client_gets_503() {
+    // `json_server` assigns `sess-1` to every initialize: the second client would share the
+    // first one's session in the guard.
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let first = open(&guard.addr);
+    let second = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(second.status, 503, "{second:?}");
+    assert!(second.header("mcp-session-id").is_none(), "{second:?}");
+    assert!(
+        guard.said("the server assigned the id of a session already open"),
+        "{}",
+        guard.stderr()
+    );
+    // The first client's session goes on.
+    let listed = post(
+        &guard.addr,
+        Some(&first),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+#[test]
+fn a_session_id_the_server_changes_mid_session_leads_nowhere() {
+    // A later answer names another session id; a client adopting it gets 404 from the guard.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() == "tools/list" {
+            let answer = mcp_answer(request).unwrap();
+            return respond_json(stream, &[("Mcp-Session-Id", "sess-other")], &answer);
+        }
+        json_server(request, stream);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+    let moved = listed.header("mcp-session-id").unwrap_or(session);
+    let before = peer.requests().len();
+    let after = post(&guard.addr, Some(&moved), &util::call(3, "echo"));
+    if moved != "sess-1" {
+        assert_eq!(after.status, 404, "{after:?}");
+        assert_eq!(
+            peer.requests().len(),
+            before,
+            "the moved id reached the server"
+        );
+    }
+}
