@@ -376,3 +376,34 @@ fn a_redirect_to_a_host_named_after_a_secret_never_shows_it() {
     assert_no_secret(&dir, &run);
     run.code(3).stderr_has("redirects are not followed");
 }
+
+#[test]
+fn a_server_dribbling_its_answer_byte_by_byte_times_out() {
+    // Slowloris from the server's side: the head, then a JSON body, one byte at a time, each
+    // well within --timeout, the whole never.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() != "initialize" {
+            return json_server(request, stream);
+        }
+        let answer = mcp_answer(request).unwrap().to_string();
+        let whole = format!(
+            "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        let end = Instant::now() + Duration::from_secs(20);
+        for byte in whole.as_bytes() {
+            if Instant::now() > end || stream.write_all(&[*byte]).is_err() {
+                return;
+            }
+            let _ = stream.flush();
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let dir = Dir::new();
+    remote_config(&dir, &peer);
+    export(&dir, &["--timeout", "1s"])
+        .code(3)
+        .stderr_has("server \"web\" could not be captured");
+    assert!(!dir.exists("manifest.json"));
+}

@@ -844,3 +844,35 @@ fn a_session_id_the_server_changes_mid_session_leads_nowhere() {
         );
     }
 }
+
+/// Sends a request whose head carries `kib` KiB of padding; the status and whether the server
+/// saw it.
+fn padded_head(kib: usize) -> (Answer, bool) {
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let huge = "a".repeat(kib * 1024);
+    let answer = send(
+        &guard.addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, ("X-Pad", &huge)],
+        &util::initialize(1).to_string(),
+    );
+    (answer, !peer.requests().is_empty())
+}
+
+#[test]
+fn a_client_head_far_over_the_bound_is_refused_and_reaches_no_server() {
+    let (answer, reached) = padded_head(256);
+    assert!(answer.status == 431 || answer.status == 0, "{answer:?}");
+    assert!(!reached, "the request reached the server");
+}
+
+#[test]
+#[ignore = "attack finding: heads up to about 112 KiB pass, though docs/guard.md says headers are held up to 64 KiB"]
+fn a_client_head_over_64_kib_is_refused_and_reaches_no_server() {
+    let (answer, reached) = padded_head(80);
+    assert!(answer.status == 431 || answer.status == 0, "{answer:?}");
+    assert!(!reached, "the request reached the server");
+}
