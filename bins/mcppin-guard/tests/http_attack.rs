@@ -876,3 +876,62 @@ fn a_client_head_over_64_kib_is_refused_and_reaches_no_server() {
     assert!(answer.status == 431 || answer.status == 0, "{answer:?}");
     assert!(!reached, "the request reached the server");
 }
+
+#[test]
+fn a_client_dribbling_its_body_gets_408_and_nothing_is_forwarded() {
+    // Slowloris on the body: a byte every 200 ms of a 1,000-byte body, within a 1 s bound.
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .env_clear()
+        .arg("--lock")
+        .arg(lock(&dir))
+        .args(["--server", "fixture", "--listen", "127.0.0.1:0"])
+        .args(["--upstream-timeout", "1s", "--upstream", &peer.url("/mcp")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|u| u.split('/').next())
+        .unwrap()
+        .to_owned();
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    slow.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{",
+    )
+    .unwrap();
+    let writer = slow.try_clone().unwrap();
+    let dribble = std::thread::spawn(move || {
+        let mut writer = writer;
+        for _ in 0..50 {
+            if writer.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let mut head = [0u8; 12];
+    let read = slow.read(&mut head).unwrap_or(0);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = dribble.join();
+    assert_eq!(
+        String::from_utf8_lossy(head.get(..read).unwrap_or_default()),
+        "HTTP/1.1 408"
+    );
+    assert!(
+        peer.requests().is_empty(),
+        "a partial body reached the server"
+    );
+}
