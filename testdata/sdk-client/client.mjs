@@ -3,7 +3,9 @@
 //   node client.mjs SCENARIO COMMAND [ARGS...]
 //
 // Starts COMMAND as a stdio MCP server (directly, or mcppin-guard in front of one), runs
-// SCENARIO and prints one JSON summary line on stdout. Errors the SDK raises (a refused list,
+// SCENARIO and prints one JSON summary line on stdout. MCPPIN_CLIENT_CAPABILITIES (a JSON
+// object) is declared as the client's capabilities (none when unset), as Claude Desktop or
+// VS Code declare theirs; MCPPIN_SHOW_STDERR=1 adds the command's stderr to the summary. Errors the SDK raises (a refused list,
 // a closed connection) are part of the summary, not crashes: the caller compares summaries.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -14,9 +16,11 @@ const step = (entry) => summary.steps.push(entry);
 const failure = (e) => ({ error: { code: e?.code ?? null, message: String(e?.message ?? e) } });
 
 let refreshed = null;
+const capabilities = JSON.parse(process.env.MCPPIN_CLIENT_CAPABILITIES ?? "{}");
 const client = new Client(
   { name: "mcppin-sdk-client", version: "1.0.0" },
   {
+    capabilities,
     listChanged: {
       tools: {
         onChanged: (err, tools) => {
@@ -41,6 +45,14 @@ const calls = {
 try {
   await client.connect(transport);
   step({ connected: client.getServerVersion()?.name ?? null });
+  if (scenario === "prompts") {
+    // The widened surface: the prompts listed, then one of them asked for.
+    const prompts = await client.listPrompts().catch(failure);
+    step(prompts.error ? prompts : { prompts: prompts.prompts.map((p) => p.name).sort() });
+    const got = await client.getPrompt({ name: "simple-prompt" }).catch(failure);
+    step(got.error ? got : { got: "simple-prompt", messages: got.messages.length });
+    throw "done";
+  }
   const listed = await client.listTools();
   step({ tools: listed.tools.map((t) => t.name).sort() });
   for (const [name, input] of calls[scenario] ?? []) {
@@ -52,8 +64,9 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 1500));
   step({ list_changed_reread: refreshed });
 } catch (e) {
-  step(failure(e));
+  if (e !== "done") step(failure(e));
 }
 await client.close().catch(() => {});
 summary.guard_stderr_mentions_refusal = stderr.includes("mcppin-guard: tool-changed");
+if (process.env.MCPPIN_SHOW_STDERR === "1") summary.stderr = stderr;
 process.stdout.write(JSON.stringify(summary) + "\n");

@@ -15,14 +15,14 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use clap::Parser;
 use mcppin_client::{
-    CapturedStderr, ClientConfig, ClientInfo, Connection, DEFAULT_MAX_LINE, HttpOptions,
-    HttpServer, HttpTransport, Inherit, Protocol, Received, Revision, Secrets, ServerCapture,
-    ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode, StdioServer, Transport,
-    capture, inherited_environment,
+    CapturedStderr, ClientConfig, ClientInfo, ClientProfile, Connection, DEFAULT_MAX_LINE,
+    HttpOptions, HttpServer, HttpTransport, Inherit, Protocol, Received, Revision, Secrets,
+    ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
+    StdioServer, Transport, Variables, capture, inherited_environment,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
-use mcppin_core::{escape, escape_non_ascii};
+use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
 
 mod discover;
 mod exit;
@@ -48,8 +48,8 @@ const STDERR_LIMIT: usize = 64 * 1024;
 /// Run the MCP servers of a client configuration and write the manifest of their tool surface.
 ///
 /// Every selected server is started (a remote one, with a `url`, reached over HTTP), read to
-/// the last page of `tools/list` as many times as `--passes` says, and stopped. The manifest says `complete: true` only when at least two
-/// readings of every server agree.
+/// the last page of each list as many times as `--passes` says, and stopped. The manifest says
+/// `complete: true` only when at least two readings of every server agree.
 #[derive(Debug, Parser)]
 #[command(name = NAME, version, about, after_help = EXIT_CODES)]
 struct Cli {
@@ -81,6 +81,27 @@ struct Cli {
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = humantime::parse_duration)]
     timeout: Duration,
 
+    /// Open each session as this client does: its `clientInfo` and capabilities
+    /// (claude-desktop, claude-code, cursor, vscode). A server may serve a client declaring
+    /// sampling, roots or elicitation more tools than one declaring none (the default).
+    #[arg(long, value_name = "NAME")]
+    client: Option<ClientProfile>,
+
+    /// Declare the capabilities in FILE (a JSON object, as in `initialize`), instead of those
+    /// of the --client profile or none.
+    #[arg(long, value_name = "FILE")]
+    client_capabilities: Option<PathBuf>,
+
+    /// The answer to a VS Code input prompt: `${input:ID}` in the configuration becomes
+    /// VALUE (repeatable).
+    #[arg(long = "input", value_name = "ID=VALUE", value_parser = parse_input)]
+    inputs: Vec<(String, String)>,
+
+    /// The folder `${workspaceFolder}` stands for (VS Code); by default the folder holding the
+    /// `.vscode` folder the configuration is in.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+
     /// Give servers the whole environment instead of only HOME LOGNAME PATH SHELL TERM USER
     /// LANG TMPDIR (and their configured `env`).
     #[arg(long)]
@@ -111,6 +132,14 @@ struct Cli {
     /// The wait between the steps of stopping a server, for tests.
     #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
     grace: Duration,
+}
+
+/// `ID=VALUE`; the value may hold `=`, the id may not be empty.
+fn parse_input(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((id, value)) if !id.is_empty() => Ok((id.to_owned(), value.to_owned())),
+        _ => Err("expected ID=VALUE (the id of a VS Code input, then its value)".to_owned()),
+    }
 }
 
 fn parse_protocol(text: &str) -> Result<Protocol, String> {
@@ -173,23 +202,54 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let environment: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
+    let inputs: BTreeMap<String, String> = cli.inputs.iter().cloned().collect();
+    let workspace = cli
+        .workspace
+        .clone()
+        .or_else(|| default_workspace(config_path));
+    let variables = Variables {
+        environment: &environment,
+        inputs: &inputs,
+        workspace: workspace.as_deref(),
+    };
     // Every selected entry is resolved before any server starts: a configuration error is
     // found without running anything.
     let mut servers = Vec::new();
     for id in &ids {
-        let unreadable = |e: mcppin_client::Error| {
-            Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()))
-        };
-        let server = match &config.servers[id.as_str()] {
+        let unreadable =
+            |e: String| Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()));
+        match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                Resolved::Stdio(server.expand(id, &environment).map_err(unreadable)?)
+                let launch = server.launch();
+                let mut server = server
+                    .expand_with(id, &variables)
+                    .map_err(|e| unreadable(e.to_string()))?;
+                if let Some(file) = server.env_file.take() {
+                    let text = std::fs::read(&file)
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
+                        .map_err(|e| {
+                            unreadable(format!(
+                                "server {}: cannot read its envFile {}: {e}",
+                                quoted(id),
+                                file.display()
+                            ))
+                        })?;
+                    server.add_env_file(&text);
+                }
+                servers.push((id.as_str(), Resolved::Stdio(server), launch));
             }
             ServerEntry::Http(server) => {
-                Resolved::Http(server.expand(id, &environment).map_err(unreadable)?)
+                let launch = server.launch();
+                let server = server
+                    .expand_with(id, &variables)
+                    .map_err(|e| unreadable(e.to_string()))?;
+                servers.push((id.as_str(), Resolved::Http(server), launch));
             }
-        };
-        servers.push((id.as_str(), server));
+        }
     }
+
+    let (client, capabilities) = client_of(cli)?;
 
     let running = Running::default();
     interrupt::install(&running, cli.grace).context("cannot install the signal handler")?;
@@ -206,11 +266,19 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     if !cli.servers.is_empty() {
         manifest.scope = Some(ids.iter().cloned().collect());
     }
-    for (id, server) in &servers {
+    for (id, server, launch) in &servers {
         let started = Instant::now();
+        let options = SessionOptions {
+            protocol: cli.protocol,
+            timeout: cli.timeout,
+            client: client.clone(),
+            capabilities: capabilities.clone(),
+        };
         let captured = match server {
-            Resolved::Stdio(server) => capture_server(cli, id, server, &running, started)?,
-            Resolved::Http(server) => capture_remote(cli, id, server, started)?,
+            Resolved::Stdio(server) => {
+                capture_server(cli, &options, id, server, &running, started)?
+            }
+            Resolved::Http(server) => capture_remote(cli, &options, id, server, started)?,
         };
         let took = started.elapsed();
         let reading = Reading {
@@ -218,7 +286,9 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             passes: captured.passes,
             agreed: captured.agreed,
         };
-        let surface = surface_of(id, captured)?;
+        let mut surface = surface_of(id, captured)?;
+        surface.client_capabilities = Some(Value::from(capabilities.clone()));
+        surface.launch = Some(launch.clone());
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),
@@ -248,6 +318,53 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     }
     write_manifest(output, &manifest.to_bytes())?;
     Ok(Exit::Written)
+}
+
+/// The `clientInfo` and capabilities sessions open with: the `--client` profile's, the
+/// capabilities of `--client-capabilities` instead of the profile's, or this exporter declaring
+/// none.
+fn client_of(cli: &Cli) -> anyhow::Result<(ClientInfo, Object)> {
+    let client = match cli.client {
+        Some(profile) => profile.client_info(),
+        None => ClientInfo {
+            name: NAME.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+    };
+    let capabilities = match &cli.client_capabilities {
+        Some(path) => {
+            let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
+            let bytes = std::fs::read(path)
+                .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
+            let value = mcppin_core::parse(&bytes)
+                .map_err(|e| unreadable(format!("{}: {e}", path.display())))?;
+            match value.into_kind() {
+                Kind::Object(object) => object,
+                _ => {
+                    return Err(unreadable(format!(
+                        "{}: the client capabilities are not a JSON object",
+                        path.display()
+                    ))
+                    .into());
+                }
+            }
+        }
+        None => cli
+            .client
+            .map(ClientProfile::capabilities)
+            .unwrap_or_default(),
+    };
+    Ok((client, capabilities))
+}
+
+/// The workspace of a configuration inside a `.vscode` folder: the folder holding it.
+fn default_workspace(config: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(config).ok()?;
+    let dir = absolute.parent()?;
+    if dir.file_name()? != ".vscode" {
+        return None;
+    }
+    dir.parent().map(Path::to_path_buf)
 }
 
 fn read_config(path: &Path) -> anyhow::Result<ClientConfig> {
@@ -294,21 +411,10 @@ enum Resolved {
     Http(HttpServer),
 }
 
-/// The session settings of every server.
-fn session_options(cli: &Cli) -> SessionOptions {
-    SessionOptions {
-        protocol: cli.protocol,
-        timeout: cli.timeout,
-        client: ClientInfo {
-            name: NAME.to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
-    }
-}
-
 /// Opens a session over `transport` (with the notes of a slow start) and reads the surface.
 fn read_surface(
     cli: &Cli,
+    options: &SessionOptions,
     id: &str,
     transport: &mut dyn Transport,
     started: Instant,
@@ -321,7 +427,7 @@ fn read_surface(
         open: false,
         quiet: cli.quiet,
     };
-    Session::open(watched, &session_options(cli)).and_then(|mut session| {
+    Session::open(watched, options).and_then(|mut session| {
         session.transport_mut().open = true;
         capture(&mut session, cli.passes)
     })
@@ -332,6 +438,7 @@ fn read_surface(
 /// client leaves them out, and every message is redacted once more here.
 fn capture_remote(
     cli: &Cli,
+    options: &SessionOptions,
     id: &str,
     server: &HttpServer,
     started: Instant,
@@ -347,13 +454,12 @@ fn capture_remote(
         )
         .into()
     };
-    let options = HttpOptions {
+    let http = HttpOptions {
         max_message: DEFAULT_MAX_LINE,
         timeout: cli.timeout,
     };
-    let mut transport =
-        HttpTransport::connect(server, options).map_err(|e| failed(e.to_string()))?;
-    let result = read_surface(cli, id, &mut transport, started);
+    let mut transport = HttpTransport::connect(server, http).map_err(|e| failed(e.to_string()))?;
+    let result = read_surface(cli, options, id, &mut transport, started);
     // Ending the session is a courtesy to the server: the capture stands without it.
     let _ = transport.close();
     result.map_err(|e| failed(e.to_string()))
@@ -363,6 +469,7 @@ fn capture_remote(
 /// exit 3.
 fn capture_server(
     cli: &Cli,
+    options: &SessionOptions,
     id: &str,
     server: &StdioServer,
     running: &Running,
@@ -400,7 +507,7 @@ fn capture_server(
     let mut connection =
         Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
     running.add(connection.id());
-    let result = read_surface(cli, id, &mut connection, started);
+    let result = read_surface(cli, options, id, &mut connection, started);
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -541,17 +648,28 @@ fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface
     surface.reported_name = captured.reported_name;
     surface.protocol_version = Some(captured.protocol_version.as_str().to_owned());
     surface.passes = Some(u64::from(captured.passes));
-    for (i, tool) in captured.tools.into_iter().enumerate() {
-        // Names were checked unique by the session; this is the manifest's own guard.
-        surface
-            .tools
-            .insert(id, ItemKind::Tool, tool, &format!("/tools/{i}"))
-            .map_err(|e| {
-                Fail::new(
-                    Exit::Uncaptured,
-                    format!("server {} could not be captured: {e}", quoted(id)),
-                )
-            })?;
+    surface.widened = true;
+    surface.instructions = captured.instructions;
+    let kinds = [
+        (ItemKind::Tool, captured.tools),
+        (ItemKind::Prompt, captured.prompts),
+        (ItemKind::ResourceTemplate, captured.resource_templates),
+    ];
+    for (kind, items) in kinds {
+        for (i, item) in items.into_iter().enumerate() {
+            // Tool names were checked unique by the session; this is the manifest's own guard,
+            // and the only one for prompts and templates.
+            let pointer = format!("/{}/{i}", kind.list_member());
+            surface
+                .items_mut(kind)
+                .insert(id, kind, item, &pointer)
+                .map_err(|e| {
+                    Fail::new(
+                        Exit::Uncaptured,
+                        format!("server {} could not be captured: {e}", quoted(id)),
+                    )
+                })?;
+        }
     }
     Ok(surface)
 }

@@ -452,7 +452,7 @@ fn verbose_shows_the_stderr_of_servers_that_succeed() {
     run.code(0)
         .stderr_has("[demo] <U+001B>[2J")
         .stderr_has("[demo] fixture: ready")
-        .stderr_has("server \"demo\": 4 tools over 2025-11-25, 2 readings agree");
+        .stderr_has("server \"demo\": 4 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree");
     assert!(!run.stderr.contains('\u{1b}'));
     // Without -v, a successful server's stderr is not shown.
     let quiet = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
@@ -468,7 +468,7 @@ fn assert_summary(stderr: &str, ids: &[&str]) {
     for (line, id) in lines.iter().zip(ids) {
         let rest = line
             .strip_prefix(&format!(
-                "mcppin-export: server {id}: 4 tools over 2025-11-25, 2 readings agree, "
+                "mcppin-export: server {id}: 4 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree, "
             ))
             .unwrap_or_else(|| panic!("not a summary of {id}: {line:?}\n{stderr}"));
         let seconds = rest
@@ -565,7 +565,7 @@ fn a_slow_server_shows_progress_while_it_starts() {
     assert!(child.wait().unwrap().success());
     let last = rest.last().expect("a summary line");
     assert!(
-        last.starts_with("mcppin-export: server \"slow\": 4 tools over 2025-11-25"),
+        last.starts_with("mcppin-export: server \"slow\": 4 tools, 0 prompts, 0 resource templates over 2025-11-25"),
         "{rest:?}"
     );
     // Notes come at 2, 4, 8, ... seconds: the ones before the summary are all of that form.
@@ -717,7 +717,7 @@ fn an_unreadable_configuration_exits_4() {
 }
 
 #[test]
-fn an_input_variable_is_refused_with_a_message() {
+fn an_input_variable_without_an_answer_is_refused_naming_the_flag() {
     let dir = Dir::new();
     dir.write(
         "mcp.json",
@@ -725,8 +725,155 @@ fn an_input_variable_is_refused_with_a_message() {
     );
     dir.export(&["--config", "mcp.json", "-o", "m.json"])
         .code(4)
-        .stderr_has("server \"gh\": ${input:token} prompts the user");
+        .stderr_has("server \"gh\": ${input:token} is a value VS Code prompts for; give it with --input token=VALUE");
     assert!(!dir.exists("m.json"));
+}
+
+/// A VS Code configuration whose server prints its environment and arguments on stderr, then
+/// becomes the fixture: `-v` shows what the export expanded.
+fn vs_code_env_printer(dir: &Dir, path: &str, extra: &str) {
+    dir.write(
+        path,
+        format!(
+            "{{\"servers\": {{\"demo\": {{\"type\": \"stdio\", \"command\": \"/bin/sh\", \
+             \"args\": [\"-c\", \"env | sort >&2; echo ARG=$0 >&2; exec {}\", \"${{workspaceFolder}}/x\"], \
+             \"env\": {{\"TOKEN\": \"${{input:token}}\", \"BOTH\": \"from env\"}}{extra}}}}}}}",
+            fixture().to_string_lossy()
+        ),
+    );
+}
+
+#[test]
+fn vs_code_inputs_workspace_and_env_file_are_supplied() {
+    let dir = Dir::new();
+    vs_code_env_printer(
+        &dir,
+        "app/.vscode/mcp.json",
+        ", \"envFile\": \"${workspaceFolder}/.env\"",
+    );
+    dir.write(
+        "app/.env",
+        "# the server's settings\nexport FROM_FILE='yes'\nBOTH=from file\n",
+    );
+    let app = dir.path().join("app");
+    let run = dir.export(&[
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t=0k",
+        "-v",
+        "-o",
+        "m.json",
+    ]);
+    run.code(0)
+        .stderr_has("[demo] TOKEN=t=0k")
+        .stderr_has("[demo] FROM_FILE=yes")
+        .stderr_has("[demo] BOTH=from env")
+        .stderr_has(&format!("[demo] ARG={}/x", app.display()));
+    let m = manifest(&dir, "m.json");
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    // The launch is recorded as written: placeholders stay, env values never appear.
+    let launch = m.servers["demo"]
+        .launch
+        .as_ref()
+        .unwrap()
+        .to_value()
+        .to_string();
+    assert!(launch.contains(r#""${workspaceFolder}/x""#), "{launch}");
+    assert!(launch.contains(r#""env":["BOTH","TOKEN"]"#), "{launch}");
+    assert!(
+        launch.contains(r#""env_file":"${workspaceFolder}/.env""#),
+        "{launch}"
+    );
+    let written = String::from_utf8(dir.read("m.json")).unwrap();
+    assert!(
+        !written.contains("t=0k") && !written.contains("from env"),
+        "{written}"
+    );
+    // --workspace names another folder.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(app.join(".env"), other.join(".env")).unwrap();
+    let run = dir.export(&[
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t",
+        "--workspace",
+        &other.to_string_lossy(),
+        "-v",
+        "-o",
+        "m.json",
+    ]);
+    run.code(0)
+        .stderr_has(&format!("[demo] ARG={}/x", other.display()));
+}
+
+#[test]
+fn a_workspace_variable_outside_a_vscode_folder_names_the_flag() {
+    let dir = Dir::new();
+    vs_code_env_printer(&dir, "mcp.json", "");
+    dir.export(&["--config", "mcp.json", "--input", "token=t", "-o", "m.json"])
+        .code(4)
+        .stderr_has("server \"demo\": ${workspaceFolder} is the folder VS Code has open; give it with --workspace DIR");
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn a_missing_env_file_exits_4_naming_it() {
+    let dir = Dir::new();
+    vs_code_env_printer(
+        &dir,
+        "app/.vscode/mcp.json",
+        ", \"envFile\": \"${workspaceFolder}/.env\"",
+    );
+    dir.export(&[
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("server \"demo\": cannot read its envFile")
+    .stderr_has("app/.env");
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn a_malformed_input_flag_is_a_usage_error() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "--input", "=x", "-o", "m.json"])
+        .code(2)
+        .stderr_has("expected ID=VALUE");
+}
+
+#[test]
+fn a_guarded_entry_is_captured_as_the_server_behind_the_guard() {
+    let dir = Dir::new();
+    let pid = dir.path().join("demo.pid");
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"demo\": {{\"command\": \"/opt/bin/mcppin-guard\", \"args\": \
+             [\"--lock\", \"mcp.lock.json\", \"--server\", \"demo\", \"--\", {}, \"--pid-file\", {}]}}}}}}",
+            json_string(&fixture().to_string_lossy()),
+            json_string(&pid.to_string_lossy())
+        ),
+    );
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(0);
+    let m = manifest(&dir, "m.json");
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    // The launch identity is the server's, not the guard's.
+    let launch = m.servers["demo"].launch.as_ref().unwrap().to_value();
+    assert_eq!(
+        launch.get("command").and_then(|c| c.as_str()),
+        fixture().to_str()
+    );
+    dir.assert_gone("demo");
 }
 
 #[test]
@@ -837,4 +984,91 @@ fn the_manifest_gets_the_mode_of_any_new_file() {
     dir.export(&["--config", "mcp.json", "-o", "manifest.json"])
         .code(0);
     assert_eq!(mode(&dir.path().join("manifest.json")), plain);
+}
+
+#[test]
+fn a_client_profile_or_capabilities_file_is_recorded_per_server() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "-o", "m.json"])
+        .code(0);
+    let bare = manifest(&dir, "m.json");
+    assert_eq!(
+        bare.servers["demo"]
+            .client_capabilities
+            .as_ref()
+            .map(ToString::to_string),
+        Some("{}".to_owned())
+    );
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client",
+        "claude-code",
+        "-o",
+        "m.json",
+    ])
+    .code(0);
+    let code = manifest(&dir, "m.json");
+    assert_eq!(
+        code.servers["demo"]
+            .client_capabilities
+            .as_ref()
+            .map(ToString::to_string),
+        Some(r#"{"elicitation":{},"roots":{}}"#.to_owned())
+    );
+    dir.write("caps.json", r#"{"sampling": {}}"#);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client",
+        "vscode",
+        "--client-capabilities",
+        "caps.json",
+        "-o",
+        "m.json",
+    ])
+    .code(0);
+    let custom = manifest(&dir, "m.json");
+    assert_eq!(
+        custom.servers["demo"]
+            .client_capabilities
+            .as_ref()
+            .map(ToString::to_string),
+        Some(r#"{"sampling":{}}"#.to_owned())
+    );
+}
+
+#[test]
+fn a_bad_client_flag_is_refused() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    dir.export(&["--config", "mcp.json", "--client", "claude", "-o", "m.json"])
+        .code(2)
+        .stderr_has(
+            "no client profile \"claude\" (known: claude-desktop, claude-code, cursor, vscode)",
+        );
+    dir.write("caps.json", r#"["roots"]"#);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client-capabilities",
+        "caps.json",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("caps.json: the client capabilities are not a JSON object");
+    dir.write("dup.json", r#"{"roots": {}, "roots": {}}"#);
+    dir.export(&[
+        "--config",
+        "mcp.json",
+        "--client-capabilities",
+        "dup.json",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("dup.json:");
+    assert!(!dir.exists("m.json"));
 }

@@ -169,3 +169,136 @@ fn a_lock_approving_another_description_fails_verify_naming_it() {
     .stdout_has("read_text_file")
     .stdout_has("/description");
 }
+
+/// Exports with `extra` flags and returns the manifest as JSON.
+fn export_with(dir: &Dir, extra: &[&str]) -> serde_json::Value {
+    let path = path_var();
+    let mut args = vec![
+        "--config",
+        "claude_desktop_config.json",
+        "-o",
+        "manifest.json",
+    ];
+    args.extend_from_slice(extra);
+    dir.export_env(
+        &args,
+        &[
+            ("PATH", path.as_str()),
+            ("HOME", &dir.path().to_string_lossy()),
+        ],
+    )
+    .code(0);
+    serde_json::from_slice(&dir.read("manifest.json")).unwrap()
+}
+
+fn tool_count(manifest: &serde_json::Value) -> usize {
+    manifest["servers"][0]["tools"].as_array().unwrap().len()
+}
+
+#[test]
+fn the_everything_server_serves_more_tools_to_a_client_declaring_capabilities() {
+    let dir = Dir::new();
+    config(
+        &dir,
+        "everything",
+        &server_script("mcp-server-everything"),
+        &["stdio"],
+    );
+    let bare = export_with(&dir, &[]);
+    assert_eq!(tool_count(&bare), 13, "{bare}");
+    assert_eq!(
+        bare["servers"][0]["client_capabilities"],
+        serde_json::json!({})
+    );
+
+    dir.write(
+        "caps.json",
+        r#"{"sampling": {}, "roots": {"listChanged": true}, "elicitation": {}}"#,
+    );
+    let declaring = export_with(&dir, &["--client-capabilities", "caps.json"]);
+    assert_eq!(tool_count(&declaring), 16, "{declaring}");
+    assert_eq!(
+        declaring["servers"][0]["client_capabilities"],
+        serde_json::json!({"sampling": {}, "roots": {"listChanged": true}, "elicitation": {}})
+    );
+    let names: Vec<&str> = declaring["servers"][0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for conditional in [
+        "get-roots-list",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+    ] {
+        assert!(names.contains(&conditional), "{conditional} in {names:?}");
+    }
+
+    // VS Code also declares URL elicitation, for which the server adds one more tool.
+    let vscode = export_with(&dir, &["--client", "vscode"]);
+    assert_eq!(tool_count(&vscode), 17, "{vscode}");
+    assert_eq!(
+        vscode["servers"][0]["client_capabilities"]["elicitation"],
+        serde_json::json!({"form": {}, "url": {}})
+    );
+}
+
+#[test]
+fn the_everything_server_pins_its_prompts_templates_and_instructions() {
+    let dir = Dir::new();
+    config(
+        &dir,
+        "everything",
+        &server_script("mcp-server-everything"),
+        &["stdio"],
+    );
+    let served = export_with(&dir, &[]);
+    let server = &served["servers"][0];
+    let prompts: Vec<&str> = server["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(prompts.contains(&"simple-prompt"), "{prompts:?}");
+    assert!(
+        !server["resource_templates"].as_array().unwrap().is_empty(),
+        "{server}"
+    );
+    assert!(
+        server["instructions"]
+            .as_str()
+            .is_some_and(|i| !i.is_empty())
+    );
+    run_mcppin(&dir, &["lock", "-o", "mcp.lock.json", "manifest.json"]).code(0);
+    run_mcppin(
+        &dir,
+        &["verify", "--lock", "mcp.lock.json", "manifest.json"],
+    )
+    .code(0)
+    .stdout_has("PASS");
+
+    // The approval of a prompt the server no longer serves as approved: verify names it.
+    let mut approved = served.clone();
+    let prompt = approved["servers"][0]["prompts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["name"] == "simple-prompt")
+        .unwrap();
+    prompt["description"] = serde_json::Value::String("Approved wording.".to_owned());
+    approved["servers"][0]["instructions"] = serde_json::Value::String("Approved.".to_owned());
+    dir.write(
+        "approved.json",
+        serde_json::to_vec_pretty(&approved).unwrap(),
+    );
+    run_mcppin(&dir, &["lock", "-o", "mcp.lock.json", "approved.json"]).code(0);
+    run_mcppin(
+        &dir,
+        &["verify", "--lock", "mcp.lock.json", "manifest.json"],
+    )
+    .code(1)
+    .stdout_has("prompt-changed [gated]: everything/simple-prompt")
+    .stdout_has("instructions-changed [gated]: everything");
+}

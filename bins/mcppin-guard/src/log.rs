@@ -77,6 +77,11 @@ impl Log {
         }
     }
 
+    /// The server id (`--server`).
+    pub(crate) fn server(&self) -> &str {
+        &self.server
+    }
+
     /// Whether lines are written at all (the engine builds no events otherwise).
     pub(crate) fn enabled(&self) -> bool {
         self.file.is_some()

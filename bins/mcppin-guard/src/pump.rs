@@ -7,7 +7,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use mcppin_client::LineReader;
+use mcppin_client::{ClientProfile, LineReader};
 use mcppin_core::engine::{Event, Line, Session, Stop};
 
 use crate::feed::{Client, ServerIn, feed};
@@ -63,6 +63,34 @@ pub(crate) fn no_answers(shared: &Mutex<Shared>) {
     let now = state.now();
     let mut events = state.session.finish(now);
     state.write(&mut events);
+}
+
+/// What to run when the client declared other capabilities than the capture the lock was
+/// approved from: the export that captures the surface this client is served (with the
+/// profile that declares exactly these capabilities, or a file holding them), then the lock.
+fn capture_advice(server: &str, declared: &mcppin_core::Value) -> Vec<String> {
+    let server = mcppin_core::shell_word(&mcppin_core::escape(server));
+    let client = match ClientProfile::declaring(declared) {
+        Some(profile) => format!("--client {profile}"),
+        None => "--client-capabilities caps.json".to_owned(),
+    };
+    let mut notes = vec![
+        "to pin the surface this client is served, capture it as this client and lock it again:"
+            .to_owned(),
+    ];
+    if ClientProfile::declaring(declared).is_none() {
+        notes.push(format!(
+            "  caps.json: {}",
+            mcppin_core::report::value_text(declared)
+        ));
+    }
+    notes.push(format!(
+        "  mcppin-export --config CONFIG --server {server} {client} -o manifest.json"
+    ));
+    notes.push(format!(
+        "  mcppin lock --approve {server} -o LOCK manifest.json"
+    ));
+    notes
 }
 
 /// Writes the engine's notes to stderr (escaped by the engine). Continuation lines (a diff
@@ -242,6 +270,11 @@ pub(crate) fn server_to_client(
             let now = state.now();
             let mut action = state.session.server(&read, now);
             state.write(&mut action.events);
+            if let Some(hint) = &action.capabilities {
+                action
+                    .notes
+                    .extend(capture_advice(state.log.server(), &hint.declared));
+            }
             action
         };
         print_notes(&action.notes);

@@ -502,6 +502,38 @@ fn bad_requests_get_http_errors_and_nothing_is_forwarded() {
 }
 
 #[test]
+fn a_batch_loses_its_refused_element_and_the_refusal_comes_back() {
+    // 2025-03-26 allowed batches: a call to a tool the lock does not know is answered here,
+    // the rest goes on (the fixture reads no batches: it accepts the POST with 202).
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let guard = guard(&lock, &server.url, &[]);
+    let session = open(&guard.url);
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"marker": "KEPT"}},
+        util::call(8, "MARK_unknown_tool"),
+    ]);
+    let answer = post(&guard.url, Some(&session), &batch);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let answers: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(answers[0]["id"], json!(8), "{answers}");
+    assert_eq!(answers[0]["error"]["code"], json!(-32001), "{answers}");
+    assert!(record(&dir).contains("KEPT"), "{}", record(&dir));
+    assert!(
+        !record(&dir).contains("MARK_unknown_tool"),
+        "{}",
+        record(&dir)
+    );
+    // A batch refused whole is answered whole, as an array, and nothing is forwarded.
+    let refused = json!([util::call(9, "MARK_a"), util::call(10, "MARK_b")]);
+    let answer = post(&guard.url, Some(&session), &refused);
+    let answers: Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+    assert!(!record(&dir).contains("MARK_a"), "{}", record(&dir));
+}
+
+#[test]
 fn a_server_that_breaks_the_protocol_gets_its_session_ended() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));

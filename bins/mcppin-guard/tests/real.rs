@@ -217,3 +217,156 @@ fn with_one_description_edited_in_the_lock_the_session_is_refused() {
     assert_eq!(steps.len(), 2, "nothing after the refusal: {steps:?}");
     assert_eq!(through["guard_stderr_mentions_refusal"], json!(true));
 }
+
+/// The capabilities VS Code declares (`mcppin-export --client vscode`).
+const VSCODE_CAPABILITIES: &str =
+    r#"{"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": true}, "sampling": {}}"#;
+
+/// Exports server-everything with `export_flags`, locks it, and runs the SDK client through
+/// the guard declaring `capabilities`; returns the client's summary (with the command's stderr).
+fn everything_declaring(dir: &Dir, export_flags: &[&str], capabilities: &str) -> Value {
+    let (id, scenario, command) = servers(dir).remove(0);
+    dir.write(
+        "mcp.json",
+        json!({"mcpServers": {id: {"command": command[0], "args": command[1..]}}}).to_string(),
+    );
+    let mut args = vec!["--config", "mcp.json", "-o", "manifest.json"];
+    args.extend_from_slice(export_flags);
+    run(dir, &sibling("mcppin-export"), &args).code(0);
+    run(
+        dir,
+        &sibling("mcppin"),
+        &["lock", "-o", "mcp.lock.json", "manifest.json"],
+    )
+    .code(0);
+    let lock = dir.path().join("mcp.lock.json");
+    let script = installed("sdk-client", "client.mjs");
+    let mut client_args = vec![script.display().to_string(), scenario.to_owned()];
+    client_args.extend(guarded(&lock, id, &command));
+    let out = Command::new("node")
+        .args(&client_args)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", path_var())
+        .env("MCPPIN_CLIENT_CAPABILITIES", capabilities)
+        .env("MCPPIN_SHOW_STDERR", "1")
+        .output()
+        .expect("run node");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("client summary {e}: {out:?}"))
+}
+
+#[test]
+fn a_client_declaring_capabilities_passes_with_a_lock_exported_under_its_profile() {
+    let dir = Dir::new();
+    let through = everything_declaring(&dir, &["--client", "vscode"], VSCODE_CAPABILITIES);
+    let steps = through["steps"].as_array().unwrap();
+    assert!(steps.iter().all(|s| s.get("error").is_none()), "{steps:?}");
+    let tools = steps[1]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 17, "{tools:?}");
+    for conditional in [
+        "get-roots-list",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+    ] {
+        assert!(
+            tools.contains(&json!(conditional)),
+            "{conditional}: {tools:?}"
+        );
+    }
+    let stderr = through["stderr"].as_str().unwrap();
+    assert!(!stderr.contains("capabilities"), "{stderr}");
+}
+
+#[test]
+fn a_client_declaring_capabilities_is_refused_under_a_bare_lock_with_the_export_to_run() {
+    let dir = Dir::new();
+    let through = everything_declaring(&dir, &[], VSCODE_CAPABILITIES);
+    let steps = through["steps"].as_array().unwrap();
+    let error = &steps[1]["error"];
+    assert_eq!(error["code"], json!(-32001), "{steps:?}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(": mcppin-guard refused tools/list: 4 tools added (tool-added)"),
+        "{error}"
+    );
+    let stderr = through["stderr"].as_str().unwrap();
+    for needle in [
+        "mcppin-guard: tool-added: get-roots-list",
+        "mcppin-guard: the client declared the capabilities {\"elicitation\":{\"form\":{},\"url\":{}},\"roots\":{\"listChanged\":true},\"sampling\":{}}, but the lock was captured under {}",
+        "  mcppin-export --config CONFIG --server everything --client vscode -o manifest.json",
+        "  mcppin lock --approve everything -o LOCK manifest.json",
+    ] {
+        assert!(stderr.contains(needle), "{needle} not in\n{stderr}");
+    }
+    // A client declaring what the capture declared gets no such advice.
+    let bare = everything_declaring(&dir, &[], "{}");
+    let stderr = bare["stderr"].as_str().unwrap();
+    assert!(!stderr.contains("capabilities"), "{stderr}");
+    assert!(
+        bare["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.get("error").is_none()),
+        "{bare}"
+    );
+}
+
+/// Locks server-everything with the description of its `simple-prompt` edited, and runs the
+/// SDK client's `prompts` scenario through the guard in `mode`.
+fn prompts_through_the_guard(dir: &Dir, mode: &str) -> Vec<Value> {
+    let lock = lock(dir, |manifest| {
+        let everything = manifest["servers"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["id"] == "everything")
+            .unwrap();
+        let prompt = everything["prompts"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|p| p["name"] == "simple-prompt")
+            .unwrap();
+        prompt["description"] = json!("Approved wording.");
+    });
+    let (id, _, command) = servers(dir).remove(0);
+    let mut guard = guarded(&lock, id, &command);
+    guard.splice(1..1, ["--mode".to_owned(), mode.to_owned()]);
+    let through = client(dir, "prompts", &guard);
+    through["steps"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_prompt_that_departs_from_the_lock_is_refused() {
+    let dir = Dir::new();
+    let steps = prompts_through_the_guard(&dir, "refuse");
+    assert_eq!(steps[1]["error"]["code"], json!(-32001), "{steps:?}");
+    assert!(
+        steps[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("mcppin-guard refused prompts/list: 1 departed (prompt-changed)"),
+        "{steps:?}"
+    );
+}
+
+#[test]
+fn quarantine_withholds_a_prompt_that_departs_from_the_lock() {
+    let dir = Dir::new();
+    let steps = prompts_through_the_guard(&dir, "quarantine");
+    let prompts = steps[1]["prompts"].as_array().expect("a prompt list");
+    assert!(!prompts.contains(&json!("simple-prompt")), "{steps:?}");
+    assert!(prompts.contains(&json!("args-prompt")), "{steps:?}");
+    assert_eq!(steps[2]["error"]["code"], json!(-32001), "{steps:?}");
+    assert!(
+        steps[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("mcppin-guard refused prompts/get: prompt-changed"),
+        "{steps:?}"
+    );
+}

@@ -76,6 +76,36 @@ fn a_moved_surface_shows_the_diff_and_moves_the_serial() {
 }
 
 #[test]
+fn a_moved_launch_shows_the_old_and_new_launch_and_moves_the_serial() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    dir.write(
+        "m.json",
+        BASE.replacen("parcel-mcp@3.1.0", "parcel-mcp@3.2.0", 1),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(1)
+        .stdout_has("launch-changed [gated]: parcel");
+    let run = dir.mcppin(&["lock", "-o", "lock.json", "m.json"]);
+    run.code(0).stdout_has(
+        "launch-changed [reported]: parcel\n  approved: npx -y parcel-mcp@3.1.0 (env: PARCEL_TOKEN)\n  \
+         served:   npx -y parcel-mcp@3.2.0 (env: PARCEL_TOKEN)",
+    );
+    assert_eq!(serial(&dir, "lock.json"), 2);
+    dir.mcppin(&["verify", "--lock", "lock.json", "m.json"])
+        .code(0);
+    // A first lock of a launch without a pinned version says so, and still writes.
+    dir.write(
+        "f.json",
+        BASE.replacen("parcel-mcp@3.1.0", "parcel-mcp@latest", 1),
+    );
+    dir.mcppin(&["lock", "-o", "first.json", "f.json"])
+        .code(0)
+        .stdout_has("floating-version [reported]: parcel\n  package: parcel-mcp@latest");
+}
+
+#[test]
 fn approve_takes_one_item_at_a_time() {
     let dir = Dir::new();
     dir.write("m.json", BASE);

@@ -78,6 +78,49 @@ fn no_drift_passes() {
 }
 
 #[test]
+fn a_tool_renamed_and_otherwise_unchanged_is_one_finding_naming_both() {
+    let dir = locked(BASE);
+    let served = variant(&[(r#""name": "get_article","#, r#""name": "read_article","#)]);
+    let run = scenario("tool_renamed", &dir, &served, &[], 1);
+    run.stdout_has("tool-renamed [gated]: docs/read_article\n  approved as: \"get_article\"");
+    assert!(!run.stdout.contains("tool-added"), "{}", run.stdout);
+    assert!(!run.stdout.contains("tool-removed"), "{}", run.stdout);
+    // The command the report gives approves both halves, after which the rename holds.
+    dir.mcppin(&[
+        "lock",
+        "--approve",
+        "docs/read_article",
+        "--approve",
+        "docs/get_article",
+        "-o",
+        "lock.json",
+        "served.json",
+    ])
+    .code(0);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0);
+}
+
+#[test]
+fn another_package_version_is_a_launch_change_showing_both_launches() {
+    let dir = locked(BASE);
+    let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@3.2.0")]);
+    let run = scenario("launch_changed", &dir, &served, &[], 1);
+    run.stdout_has(
+        "launch-changed [gated]: parcel\n  approved: npx -y parcel-mcp@3.1.0 (env: PARCEL_TOKEN)\n  \
+         served:   npx -y parcel-mcp@3.2.0 (env: PARCEL_TOKEN)",
+    );
+}
+
+#[test]
+fn an_unpinned_package_is_reported_as_a_floating_version() {
+    let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
+    let dir = locked(&served);
+    let run = scenario("floating_version", &dir, &served, &[], 0);
+    run.stdout_has("floating-version [reported]: parcel\n  package: parcel-mcp@latest");
+}
+
+#[test]
 fn version_2_update_fails_with_four_findings() {
     // Both servers updated: the search tool asks for the learner's email (a changed
     // description and a new optional argument), and the delivery server adds a get_article
@@ -498,12 +541,14 @@ fn a_version_1_lockfile_is_verified_by_digest() {
     let run = dir.mcppin(&["verify", "--lock", "v1.lock.json", "served.json"]);
     run.code(1)
         .stdout_has("tool-changed [gated]: docs/search_docs\n  approved: sha256:");
-    // Locking over it upgrades to version 2 without moving the serial.
+    // Locking over it upgrades to the current version (recording the launch) without moving
+    // the serial.
     dir.write("served.json", BASE);
     dir.mcppin(&["lock", "-o", "v1.lock.json", "served.json"])
         .code(0);
     let upgraded = String::from_utf8(dir.read("v1.lock.json")).unwrap();
-    assert!(upgraded.contains("\"schema_version\": 2"));
+    assert!(upgraded.contains("\"schema_version\": 3"));
+    assert!(upgraded.contains("\"launch\""));
     assert!(upgraded.contains("\"approval_serial\": 1"));
 }
 
@@ -542,7 +587,7 @@ fn every_policy_fires_on_the_binary_and_gates_as_documented() {
     );
     // (policy, edits, exit by default, exit with --fail-on POLICY)
     type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, i32, i32);
-    let cases: [Case<'_>; 9] = [
+    let cases: [Case<'_>; 12] = [
         (
             "tool-changed",
             vec![("closest matches", "nearest matches")],
@@ -551,6 +596,24 @@ fn every_policy_fires_on_the_binary_and_gates_as_documented() {
         ),
         ("tool-added", vec![added], 1, 1),
         ("tool-removed", vec![PARCEL_WITHOUT_TOOLS], 1, 1),
+        (
+            "tool-renamed",
+            vec![(r#""name": "get_article","#, r#""name": "read_article","#)],
+            1,
+            1,
+        ),
+        (
+            "launch-changed",
+            vec![("parcel-mcp@3.1.0", "parcel-mcp@3.2.0")],
+            1,
+            1,
+        ),
+        (
+            "floating-version",
+            vec![("parcel-mcp@3.1.0", "parcel-mcp")],
+            0,
+            1,
+        ),
         (
             "server-renamed",
             vec![(r#""reported_name": "parcel-mcp","#, "")],
@@ -602,7 +665,11 @@ fn every_policy_fires_on_the_binary_and_gates_as_documented() {
         let served = variant(edits);
         let text_policy = matches!(
             *policy,
-            "name-collision" | "hidden-characters" | "mixed-script-name" | "invalid-tool-name"
+            "name-collision"
+                | "hidden-characters"
+                | "mixed-script-name"
+                | "invalid-tool-name"
+                | "floating-version"
         );
         let lock = if text_policy {
             dir.write("relock.json", &served);

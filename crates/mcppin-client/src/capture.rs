@@ -25,13 +25,21 @@ pub struct ServerCapture {
     pub agreed: bool,
     /// The tools of the last reading, exactly as served, in the order served.
     pub tools: Vec<Value>,
+    /// The prompts of the last reading (none when the server did not declare `prompts`).
+    pub prompts: Vec<Value>,
+    /// The resource templates of the last reading (none when the server did not declare
+    /// `resources`).
+    pub resource_templates: Vec<Value>,
+    /// The server's `instructions`, when it gave any.
+    pub instructions: Option<String>,
 }
 
-/// Reads the tools of an open session `passes` times.
+/// Reads the surface of an open session `passes` times: tools, prompts and resource templates
+/// (docs/formats.md), with the `instructions` of the session.
 ///
-/// Readings agree when they hold the same tools by name with equal content; the order in which
-/// a server lists them is not part of the surface. A server that did not declare the `tools`
-/// capability has no tools and is not asked.
+/// Readings agree when they hold the same items by key with equal content; the order in which
+/// a server lists them is not part of the surface. A server that did not declare the `tools`,
+/// `prompts` or `resources` capability has none of those items and is not asked.
 ///
 /// # Errors
 ///
@@ -40,37 +48,59 @@ pub fn capture<T: Transport>(
     session: &mut Session<T>,
     passes: NonZeroU32,
 ) -> Result<ServerCapture, Error> {
-    let mut first: Option<Vec<Value>> = None;
-    let mut last = Vec::new();
+    let mut first: Option<[Vec<Value>; 3]> = None;
+    let mut last = [Vec::new(), Vec::new(), Vec::new()];
     let mut agreed = true;
+    let offers =
+        |session: &Session<T>, capability: &str| session.capabilities().get(capability).is_some();
     for _ in 0..passes.get() {
         let tools = if session.offers_tools() {
             session.list_tools()?
         } else {
             Vec::new()
         };
-        let sorted = sorted_by_name(&tools);
+        let prompts = if offers(session, "prompts") {
+            session.list_all("prompts/list", "prompts")?
+        } else {
+            Vec::new()
+        };
+        let templates = if offers(session, "resources") {
+            session.list_all("resources/templates/list", "resourceTemplates")?
+        } else {
+            Vec::new()
+        };
+        let sorted = [
+            sorted_by(&tools, "name"),
+            sorted_by(&prompts, "name"),
+            sorted_by(&templates, "uriTemplate"),
+        ];
         match &first {
             None => first = Some(sorted),
             Some(reference) => agreed &= *reference == sorted,
         }
-        last = tools;
+        last = [tools, prompts, templates];
     }
+    let [tools, prompts, resource_templates] = last;
     Ok(ServerCapture {
         reported_name: session.reported_name().map(str::to_owned),
         protocol_version: session.revision(),
         passes: passes.get(),
         agreed,
-        tools: last,
+        tools,
+        prompts,
+        resource_templates,
+        instructions: session.instructions().map(str::to_owned),
     })
 }
 
-fn sorted_by_name(tools: &[Value]) -> Vec<Value> {
-    let mut sorted = tools.to_vec();
-    sorted.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+fn sorted_by(items: &[Value], key: &str) -> Vec<Value> {
+    let key_of = |item: &Value| -> String {
+        item.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut sorted = items.to_vec();
+    sorted.sort_by_key(key_of);
     sorted
-}
-
-fn name_of(tool: &Value) -> &str {
-    tool.get("name").and_then(Value::as_str).unwrap_or_default()
 }

@@ -5,13 +5,17 @@
 //! `{"mcp": {"servers": {...}}}` inside VS Code user settings. The file is the user's own, so
 //! comments and trailing commas are accepted; unknown keys are ignored (and never rewritten:
 //! nothing here writes a configuration). `${VAR}` and `${env:VAR}` expand from an environment
-//! map the caller passes; `${input:...}` (a VS Code prompt) is refused, since an exporter
-//! cannot ask.
+//! map the caller passes; VS Code's `${input:ID}`, `${workspaceFolder}` and its other editor
+//! variables from the [`Variables`] the caller passes, and `envFile` through
+//! [`parse_env_file`] (the caller reads the file). An entry that runs `mcppin-guard ... --
+//! CMD ARGS` is read as `CMD ARGS`: the configuration the client runs through the guard is
+//! the one the export captures.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use jsonc_parser::{JsonObject, JsonValue, ParseOptions};
+use mcppin_core::launch::Launch;
 
 use crate::Error;
 
@@ -80,7 +84,25 @@ impl HttpServer {
     ///
     /// As [`StdioServer::expand`].
     pub fn expand(&self, id: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
-        let x = |text: &str| expand(id, text, environment);
+        let inputs = BTreeMap::new();
+        self.expand_with(
+            id,
+            &Variables {
+                environment,
+                inputs: &inputs,
+                workspace: None,
+            },
+        )
+    }
+
+    /// The server with every variable of [`Variables`] expanded in its URL and header values
+    /// (VS Code's `${input:ID}` is the usual way to give a remote server its token).
+    ///
+    /// # Errors
+    ///
+    /// As [`StdioServer::expand_with`].
+    pub fn expand_with(&self, id: &str, variables: &Variables<'_>) -> Result<Self, Error> {
+        let x = |text: &str| expand(id, text, variables);
         Ok(Self {
             url: x(&self.url)?,
             kind: self.kind,
@@ -90,6 +112,13 @@ impl HttpServer {
                 .map(|(k, v)| Ok((k.clone(), x(v)?)))
                 .collect::<Result<_, Error>>()?,
         })
+    }
+
+    /// How the server is reached, as the configuration writes it before expansion: its URL
+    /// without query, fragment or user information (header values are never recorded).
+    #[must_use]
+    pub fn launch(&self) -> Launch {
+        Launch::remote(&self.url)
     }
 }
 
@@ -104,7 +133,47 @@ pub struct StdioServer {
     pub env: BTreeMap<String, String>,
     /// `cwd`.
     pub cwd: Option<PathBuf>,
+    /// `envFile` (VS Code): a file of `NAME=value` lines the server's environment starts from;
+    /// `env` wins over it. The caller reads it ([`parse_env_file`], [`StdioServer::add_env_file`]).
+    pub env_file: Option<PathBuf>,
 }
+
+/// What the variables of a configuration expand to.
+///
+/// `${VAR}`, `${env:VAR}` and `${VAR:-default}` come from `environment`; the rest are VS
+/// Code's: `${input:ID}` from `inputs` (the editor prompts for them, the export takes them from
+/// `--input ID=VALUE`), `${workspaceFolder}` and `${workspaceFolderBasename}` from `workspace`
+/// (`--workspace DIR`), `${userHome}` from `HOME`, `${pathSeparator}` and `${/}` are `/`.
+#[derive(Clone, Copy, Debug)]
+pub struct Variables<'a> {
+    /// The environment variables.
+    pub environment: &'a BTreeMap<String, String>,
+    /// The answers to VS Code's input prompts, by input id.
+    pub inputs: &'a BTreeMap<String, String>,
+    /// The folder VS Code has open, for `${workspaceFolder}`.
+    pub workspace: Option<&'a Path>,
+}
+
+/// VS Code variables that describe the editor's state at the moment (the open file, the
+/// selection, ...): nothing outside the editor knows them.
+const EDITOR_VARIABLES: [&str; 16] = [
+    "file",
+    "fileWorkspaceFolder",
+    "relativeFile",
+    "relativeFileDirname",
+    "fileBasename",
+    "fileBasenameNoExtension",
+    "fileExtname",
+    "fileDirname",
+    "fileDirnameBasename",
+    "cwd",
+    "lineNumber",
+    "columnNumber",
+    "selectedText",
+    "execPath",
+    "defaultBuildTask",
+    "workspaceRoot",
+];
 
 impl ClientConfig {
     /// Reads a configuration. Variables are left as written: [`StdioServer::expand`] resolves
@@ -230,11 +299,18 @@ fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error>
         Some(JsonValue::String(dir)) => Some(PathBuf::from(dir.into_owned())),
         Some(_) => return Err(shape(Some(id), "\"cwd\" is not a string")),
     };
+    let env_file = match entry.take("envFile") {
+        None | Some(JsonValue::Null) => None,
+        Some(JsonValue::String(file)) => Some(PathBuf::from(file.into_owned())),
+        Some(_) => return Err(shape(Some(id), "\"envFile\" is not a string")),
+    };
+    let (command, args) = unguarded(id, command, args)?;
     Ok(ServerEntry::Stdio(StdioServer {
         command,
         args,
         env,
         cwd,
+        env_file,
     }))
 }
 
@@ -274,7 +350,53 @@ fn read_http(
     Ok(ServerEntry::Http(HttpServer { url, kind, headers }))
 }
 
+/// The server behind `mcppin-guard ... -- CMD ARGS`: `CMD ARGS`; any other command as it is.
+///
+/// The guard stands where the server command was (docs/guard.md), so a configuration guarded
+/// for the client names the server after the guard's `--`. Capturing the guard itself would
+/// capture the server through a lock that may not hold yet.
+fn unguarded(id: &str, command: String, args: Vec<String>) -> Result<(String, Vec<String>), Error> {
+    let program = Path::new(&command)
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    if program != "mcppin-guard" && program != "mcppin-guard.exe" {
+        return Ok((command, args));
+    }
+    let Some(split) = args.iter().position(|arg| arg == "--") else {
+        return Err(shape(
+            Some(id),
+            "the entry runs mcppin-guard without \"--\" and the server command after it",
+        ));
+    };
+    let mut server = args.into_iter().skip(split + 1);
+    let Some(command) = server.next() else {
+        return Err(shape(
+            Some(id),
+            "the entry runs mcppin-guard with nothing after \"--\"",
+        ));
+    };
+    Ok((command, server.collect()))
+}
+
 impl StdioServer {
+    /// The launch identity of the entry as written (call it before [`StdioServer::expand`]:
+    /// `${TOKEN}` then stays a placeholder): command, arguments, the names of `env`, `envFile`
+    /// and `cwd`.
+    #[must_use]
+    pub fn launch(&self) -> Launch {
+        Launch::Stdio {
+            command: self.command.clone(),
+            args: self.args.clone(),
+            env: self.env.keys().cloned().collect(),
+            env_file: self
+                .env_file
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+            cwd: self.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        }
+    }
+
     /// The server with `${VAR}`, `${env:VAR}` and `${VAR:-default}` expanded from
     /// `environment` in its command, arguments, environment values and working directory.
     ///
@@ -282,9 +404,37 @@ impl StdioServer {
     ///
     /// [`Error::InputVariable`] for `${input:...}` (a VS Code prompt an exporter cannot
     /// answer), [`Error::UndefinedVariable`] for a variable missing from `environment`; both
-    /// name `id`.
+    /// name `id`. As [`StdioServer::expand_with`] otherwise.
     pub fn expand(&self, id: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
-        let x = |text: &str| expand(id, text, environment);
+        let inputs = BTreeMap::new();
+        self.expand_with(
+            id,
+            &Variables {
+                environment,
+                inputs: &inputs,
+                workspace: None,
+            },
+        )
+    }
+
+    /// The server with every variable of [`Variables`] expanded in its command, arguments,
+    /// environment values, working directory and `envFile`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InputVariable`] for `${input:ID}` without an answer in `inputs`,
+    /// [`Error::WorkspaceVariable`] for `${workspaceFolder}` without a workspace,
+    /// [`Error::EditorVariable`] for a variable only the editor knows (`${file}`,
+    /// `${config:...}`, `${command:...}`), [`Error::UndefinedVariable`] for an environment
+    /// variable that is not set; all name `id`.
+    pub fn expand_with(&self, id: &str, variables: &Variables<'_>) -> Result<Self, Error> {
+        let x = |text: &str| expand(id, text, variables);
+        let path = |p: &Option<PathBuf>| -> Result<Option<PathBuf>, Error> {
+            match p {
+                Some(dir) => Ok(Some(PathBuf::from(x(&dir.to_string_lossy())?))),
+                None => Ok(None),
+            }
+        };
         Ok(Self {
             command: x(&self.command)?,
             args: self.args.iter().map(|a| x(a)).collect::<Result<_, _>>()?,
@@ -293,20 +443,85 @@ impl StdioServer {
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), x(v)?)))
                 .collect::<Result<_, Error>>()?,
-            cwd: match &self.cwd {
-                Some(dir) => Some(PathBuf::from(x(&dir.to_string_lossy())?)),
-                None => None,
-            },
+            cwd: path(&self.cwd)?,
+            env_file: path(&self.env_file)?,
         })
+    }
+
+    /// Adds the variables of an `envFile` (its text, as [`parse_env_file`] reads it) to the
+    /// server's environment, under those of `env`: as in VS Code, a variable that `env` sets
+    /// keeps the value `env` gives it.
+    pub fn add_env_file(&mut self, text: &str) {
+        for (name, value) in parse_env_file(text) {
+            self.env.entry(name).or_insert(value);
+        }
     }
 }
 
-/// Expands `${VAR}`, `${env:VAR}` and `${VAR:-default}`; refuses `${input:...}`.
-fn expand(
-    server: &str,
-    text: &str,
-    environment: &BTreeMap<String, String>,
-) -> Result<String, Error> {
+/// The variables of an `envFile`, read as VS Code reads it: line by line (CRLF and CR count as
+/// line ends), blank lines and lines starting with `#` skipped, an optional `export ` prefix, the
+/// name up to the first `=` or `:` outside quotes, the value trimmed and cut at a `#` outside
+/// quotes; a value wrapped in matching `"`, `'` or `` ` `` loses them, and inside `"` the
+/// sequences `\n` and `\r` become a line feed and a carriage return. A line without a
+/// separator, or with an empty name, is skipped; a later line wins over an earlier one.
+#[must_use]
+pub fn parse_env_file(text: &str) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::new();
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    for line in text.split('\n') {
+        let mut line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("export ") {
+            line = rest.trim();
+        }
+        let Some(separator) = outside_quotes(line, |c| c == '=' || c == ':') else {
+            continue;
+        };
+        let name = line[..separator].trim();
+        let mut value = line[separator + 1..].trim();
+        if let Some(comment) = outside_quotes(value, |c| c == '#') {
+            value = value[..comment].trim();
+        }
+        let mut value = value.to_owned();
+        for quote in ['"', '\'', '`'] {
+            if value.len() >= 2 && value.starts_with(quote) && value.ends_with(quote) {
+                value = value[1..value.len() - 1].to_owned();
+                if quote == '"' {
+                    value = value.replace("\\n", "\n").replace("\\r", "\r");
+                }
+                break;
+            }
+        }
+        if !name.is_empty() {
+            vars.insert(name.to_owned(), value);
+        }
+    }
+    vars
+}
+
+/// The byte offset of the first character matching `wanted` outside `"`, `'` or `` ` ``
+/// quotes (a quote preceded by a backslash does not close one).
+fn outside_quotes(text: &str, wanted: impl Fn(char) -> bool) -> Option<usize> {
+    let mut open: Option<char> = None;
+    let mut previous = '\0';
+    for (at, c) in text.char_indices() {
+        match open {
+            Some(quote) if c == quote && previous != '\\' => open = None,
+            Some(_) => {}
+            None if matches!(c, '"' | '\'' | '`') => open = Some(c),
+            None if wanted(c) => return Some(at),
+            None => {}
+        }
+        previous = c;
+    }
+    None
+}
+
+/// Expands the variables of [`Variables`] in `text`.
+fn expand(server: &str, text: &str, variables: &Variables<'_>) -> Result<String, Error> {
+    let environment = variables.environment;
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -318,11 +533,22 @@ fn expand(
             return Ok(out);
         };
         let reference = &after[..end];
+        rest = &after[end + 1..];
         if let Some(name) = reference.strip_prefix("input:") {
-            return Err(Error::InputVariable {
-                server: server.to_owned(),
-                name: name.to_owned(),
-            });
+            match variables.inputs.get(name) {
+                Some(value) => out.push_str(value),
+                None => {
+                    return Err(Error::InputVariable {
+                        server: server.to_owned(),
+                        name: name.to_owned(),
+                    });
+                }
+            }
+            continue;
+        }
+        if let Some(value) = editor_variable(server, reference, variables)? {
+            out.push_str(&value);
+            continue;
         }
         let reference = reference.strip_prefix("env:").unwrap_or(reference);
         let (name, default) = match reference.split_once(":-") {
@@ -339,10 +565,61 @@ fn expand(
                 });
             }
         }
-        rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The value of a VS Code variable, `None` when `reference` is not one (it is then an
+/// environment variable).
+///
+/// An environment variable of the same name stands in for `${workspaceFolder}` and the
+/// editor-state variables when no flag gives them, as earlier versions read them.
+fn editor_variable(
+    server: &str,
+    reference: &str,
+    variables: &Variables<'_>,
+) -> Result<Option<String>, Error> {
+    let from_environment = || variables.environment.get(reference).cloned();
+    let editor = |name: &str| Error::EditorVariable {
+        server: server.to_owned(),
+        name: name.to_owned(),
+    };
+    match reference {
+        "workspaceFolder" | "workspaceFolderBasename" => {
+            let Some(folder) = variables.workspace else {
+                return from_environment()
+                    .map(Some)
+                    .ok_or_else(|| Error::WorkspaceVariable {
+                        server: server.to_owned(),
+                        name: reference.to_owned(),
+                    });
+            };
+            if reference == "workspaceFolder" {
+                return Ok(Some(folder.to_string_lossy().into_owned()));
+            }
+            let base = folder
+                .file_name()
+                .map(|b| b.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok(Some(base))
+        }
+        "userHome" => match variables.environment.get("HOME") {
+            Some(home) => Ok(Some(home.clone())),
+            None => Err(Error::UndefinedVariable {
+                server: server.to_owned(),
+                name: "HOME".to_owned(),
+            }),
+        },
+        "pathSeparator" | "/" => Ok(Some("/".to_owned())),
+        _ if reference.starts_with("config:") || reference.starts_with("command:") => {
+            Err(editor(reference))
+        }
+        _ if EDITOR_VARIABLES.contains(&reference) => from_environment()
+            .map(Some)
+            .ok_or_else(|| editor(reference)),
+        _ => Ok(None),
+    }
 }
 
 fn shape(server: Option<&str>, problem: &str) -> Error {
@@ -492,17 +769,165 @@ mod tests {
         assert_eq!(stdio(&config, "a").command, "a");
     }
 
+    fn x(
+        server: &str,
+        text: &str,
+        environment: &BTreeMap<String, String>,
+    ) -> Result<String, Error> {
+        let inputs = BTreeMap::new();
+        let variables = Variables {
+            environment,
+            inputs: &inputs,
+            workspace: None,
+        };
+        expand(server, text, &variables)
+    }
+
     #[test]
     fn expands_both_variable_spellings_and_defaults() {
         let e = env(&[("HOME", "/h"), ("PORT", "80")]);
-        assert_eq!(expand("s", "${HOME}/x:${env:PORT}", &e).unwrap(), "/h/x:80");
-        assert_eq!(expand("s", "${MISSING:-d}", &e).unwrap(), "d");
-        assert_eq!(expand("s", "no ${ closing", &e).unwrap(), "no ${ closing");
+        assert_eq!(x("s", "${HOME}/x:${env:PORT}", &e).unwrap(), "/h/x:80");
+        assert_eq!(x("s", "${MISSING:-d}", &e).unwrap(), "d");
+        assert_eq!(x("s", "no ${ closing", &e).unwrap(), "no ${ closing");
+    }
+
+    #[test]
+    fn expands_vs_code_variables_from_inputs_and_the_workspace() {
+        let e = env(&[("HOME", "/home/me")]);
+        let inputs = env(&[("token", "t0k")]);
+        let variables = Variables {
+            environment: &e,
+            inputs: &inputs,
+            workspace: Some(Path::new("/src/app")),
+        };
+        let text = "${input:token} ${workspaceFolder}${/}x ${workspaceFolderBasename} ${userHome}";
+        assert_eq!(
+            expand("s", text, &variables).unwrap(),
+            "t0k /src/app/x app /home/me"
+        );
+    }
+
+    #[test]
+    fn refuses_a_workspace_variable_without_a_workspace_naming_the_flag() {
+        let err = x("s", "${workspaceFolder}/data", &env(&[])).unwrap_err();
+        assert!(
+            matches!(err, Error::WorkspaceVariable { ref name, .. } if name == "workspaceFolder")
+        );
+        assert!(err.to_string().contains("--workspace DIR"), "{err}");
+        // An environment variable of the name stands in, as before the flag existed.
+        let e = env(&[("workspaceFolder", "/w")]);
+        assert_eq!(x("s", "${workspaceFolder}/data", &e).unwrap(), "/w/data");
+    }
+
+    #[test]
+    fn refuses_editor_state_variables() {
+        for text in [
+            "${file}",
+            "${selectedText}",
+            "${config:editor.fontSize}",
+            "${command:pick}",
+        ] {
+            let err = x("s", text, &env(&[])).unwrap_err();
+            assert!(
+                matches!(err, Error::EditorVariable { .. }),
+                "{text}: {err:?}"
+            );
+            assert!(err.to_string().contains("no flag supplies it"), "{err}");
+        }
+    }
+
+    #[test]
+    fn captures_the_server_behind_a_guard_under_the_same_id() {
+        let text = r#"{"mcpServers": {"files": {
+            "command": "/usr/local/bin/mcppin-guard",
+            "args": ["--lock", "mcp.lock.json", "--server", "files", "--", "npx", "-y", "fs", "--", "/tmp"],
+            "env": {"A": "1"}
+        }}}"#;
+        let config = ClientConfig::parse(text).unwrap();
+        let files = stdio(&config, "files");
+        assert_eq!(files.command, "npx");
+        assert_eq!(files.args, ["-y", "fs", "--", "/tmp"]);
+        assert_eq!(files.env, env(&[("A", "1")]));
+    }
+
+    #[test]
+    fn the_launch_keeps_placeholders_and_env_names_only() {
+        let text = r#"{"mcpServers": {"gh": {"command": "mcppin-guard",
+            "args": ["--lock", "l", "--", "npx", "-y", "gh-mcp@1.0.0", "--token", "${TOKEN}"],
+            "env": {"GH_TOKEN": "ghp_secret"}, "cwd": "/srv"}}}"#;
+        let launch = stdio(&ClientConfig::parse(text).unwrap(), "gh").launch();
+        assert_eq!(
+            launch.to_string(),
+            "npx -y gh-mcp@1.0.0 --token '${TOKEN}' (env: GH_TOKEN) (cwd: /srv)"
+        );
+        assert!(!launch.to_value().to_string().contains("ghp_secret"));
+    }
+
+    #[test]
+    fn refuses_a_guard_entry_without_a_server_command() {
+        for args in [
+            r#"["--lock", "l", "--server", "x"]"#,
+            r#"["--lock", "l", "--"]"#,
+        ] {
+            let text = format!(
+                r#"{{"mcpServers": {{"x": {{"command": "mcppin-guard", "args": {args}}}}}}}"#
+            );
+            let err = ClientConfig::parse(&text).unwrap_err();
+            assert!(
+                matches!(err, Error::ConfigShape { server: Some(ref s), .. } if s == "x"),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn leaves_other_commands_alone() {
+        let text = r#"{"mcpServers": {"x": {"command": "not-mcppin-guard", "args": ["--", "y"]}}}"#;
+        let x = stdio(&ClientConfig::parse(text).unwrap(), "x");
+        assert_eq!(
+            (x.command.as_str(), x.args.as_slice()),
+            ("not-mcppin-guard", &["--".to_owned(), "y".to_owned()][..])
+        );
+    }
+
+    #[test]
+    fn reads_env_files_as_vs_code_does() {
+        let text = "# comment\r\nexport A=1\rB = \"two # not a comment\" # comment\n\
+                    C:'three'\nD=\"x\\ny\"\nE=`e`\nno separator\n=empty name\nA=again\n";
+        let vars = parse_env_file(text);
+        assert_eq!(
+            vars,
+            env(&[
+                ("A", "again"),
+                ("B", "two # not a comment"),
+                ("C", "three"),
+                ("D", "x\ny"),
+                ("E", "e"),
+            ])
+        );
+    }
+
+    #[test]
+    fn env_wins_over_the_env_file() {
+        let text = r#"{"servers": {"s": {"command": "c", "env": {"A": "from env"},
+                       "envFile": "${workspaceFolder}/.env"}}}"#;
+        let config = ClientConfig::parse(text).unwrap();
+        let e = env(&[]);
+        let inputs = env(&[]);
+        let variables = Variables {
+            environment: &e,
+            inputs: &inputs,
+            workspace: Some(Path::new("/w")),
+        };
+        let mut s = stdio(&config, "s").expand_with("s", &variables).unwrap();
+        assert_eq!(s.env_file, Some(PathBuf::from("/w/.env")));
+        s.add_env_file("A=from file\nB=from file\n");
+        assert_eq!(s.env, env(&[("A", "from env"), ("B", "from file")]));
     }
 
     #[test]
     fn refuses_an_undefined_variable() {
-        let err = expand("billing", "${NOPE}", &env(&[])).unwrap_err();
+        let err = x("billing", "${NOPE}", &env(&[])).unwrap_err();
         assert!(
             matches!(err, Error::UndefinedVariable { ref server, ref name }
             if server == "billing" && name == "NOPE")
@@ -510,12 +935,13 @@ mod tests {
     }
 
     #[test]
-    fn refuses_input_variables() {
+    fn refuses_input_variables_without_an_answer_naming_the_flag() {
         let text = r#"{"servers": {"gh": {"command": "gh", "env": {"T": "${input:token}"}}}}"#;
         let config = ClientConfig::parse(text).unwrap();
         let err = stdio(&config, "gh").expand("gh", &env(&[])).unwrap_err();
         assert!(matches!(err, Error::InputVariable { ref server, ref name }
             if server == "gh" && name == "token"));
+        assert!(err.to_string().contains("--input token=VALUE"), "{err}");
     }
 
     #[test]

@@ -164,9 +164,9 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
-    /// `${input:...}` asks the user at start-up (VS Code); an exporter cannot.
+    /// `${input:ID}` asks the user at start-up (VS Code), and no answer was given for `ID`.
     #[error(
-        "server {}: ${{input:{name}}} prompts the user, which an export cannot do; pass the value through an environment variable (${{env:NAME}})",
+        "server {}: ${{input:{name}}} is a value VS Code prompts for; give it with --input {name}=VALUE",
         quoted(.server)
     )]
     InputVariable {
@@ -228,6 +228,30 @@ pub enum Error {
     BadRemote {
         /// What is wrong, naming the header or the URL part but never a secret value.
         problem: String,
+    },
+    /// `${workspaceFolder}` (or `${workspaceFolderBasename}`) with no workspace known: the
+    /// configuration is not inside a `.vscode` folder and none was given.
+    #[error(
+        "server {}: ${{{name}}} is the folder VS Code has open; give it with --workspace DIR",
+        quoted(.server)
+    )]
+    WorkspaceVariable {
+        /// The server id.
+        server: String,
+        /// The variable, without `${}`.
+        name: String,
+    },
+    /// A VS Code variable only the running editor knows (`${file}`, `${selectedText}`,
+    /// `${config:...}`, `${command:...}`).
+    #[error(
+        "server {}: ${{{name}}} is known only to the running editor, and no flag supplies it; set an environment variable of that name, or replace it in the configuration",
+        quoted(.server)
+    )]
+    EditorVariable {
+        /// The server id.
+        server: String,
+        /// The variable, without `${}`.
+        name: String,
     },
     /// `${VAR}` names a variable the environment does not have.
     #[error("server {}: environment variable {name} is not set", quoted(.server))]

@@ -306,8 +306,9 @@ impl HttpTransport {
     /// let options = HttpOptions { max_message: mcppin_client::DEFAULT_MAX_LINE, timeout };
     /// let transport = HttpTransport::connect(&server, options)?;
     /// let client = ClientInfo { name: "me".to_owned(), version: "1".to_owned() };
-    /// let mut session =
-    ///     Session::open(transport, &SessionOptions { protocol: Protocol::Auto, timeout, client })?;
+    /// let capabilities = mcppin_core::Object::new();
+    /// let options = SessionOptions { protocol: Protocol::Auto, timeout, client, capabilities };
+    /// let mut session = Session::open(transport, &options)?;
     /// let surface = capture(&mut session, NonZeroU32::new(2).expect("two"))?;
     /// session.into_transport().close()?; // DELETE, when the server gave a session
     /// # let _ = surface;

@@ -45,12 +45,15 @@ pub mod frame;
 pub mod http;
 pub mod log;
 pub mod process;
+pub mod profile;
 pub mod session;
 pub mod sse;
 pub mod transport;
 
 pub use capture::{ServerCapture, capture};
-pub use config::{ClientConfig, HttpKind, HttpServer, ServerEntry, StdioServer};
+pub use config::{
+    ClientConfig, HttpKind, HttpServer, ServerEntry, StdioServer, Variables, parse_env_file,
+};
 
 pub use error::Error;
 pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
@@ -61,5 +64,6 @@ pub use process::{
     Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment, stop_group,
     trampoline,
 };
+pub use profile::ClientProfile;
 pub use session::{ClientInfo, MAX_PAGES, Protocol, Revision, Session, SessionOptions};
 pub use transport::{Channel, Connection, Received, Transport};

@@ -162,6 +162,9 @@ pub struct SessionOptions {
     pub timeout: Duration,
     /// How the client names itself.
     pub client: ClientInfo,
+    /// The capabilities the client declares (`{}` for none): a server may serve another
+    /// surface to a client declaring `sampling`, `roots` or `elicitation`.
+    pub capabilities: Object,
 }
 
 /// An open session with a server.
@@ -171,6 +174,8 @@ pub struct Session<T> {
     revision: Revision,
     timeout: Duration,
     client: ClientInfo,
+    /// The capabilities this client declares.
+    declared: Object,
     next_id: u64,
     /// Ids of requests given up on (a timed-out probe): a late answer to them is dropped.
     abandoned: BTreeSet<u64>,
@@ -193,6 +198,7 @@ impl<T: Transport> Session<T> {
             revision: Revision::LATEST_LEGACY,
             timeout: options.timeout,
             client: options.client.clone(),
+            declared: options.capabilities.clone(),
             next_id: 1,
             abandoned: BTreeSet::new(),
             reported_name: None,
@@ -338,7 +344,7 @@ impl<T: Transport> Session<T> {
     fn initialize(&mut self, revision: Revision) -> Result<(), Error> {
         let mut params = Object::new();
         params.insert("protocolVersion", revision.as_str());
-        params.insert("capabilities", Object::new());
+        params.insert("capabilities", self.declared.clone());
         params.insert("clientInfo", self.client_info());
         let result = self.request_with("initialize", params, revision)?;
         let answered = result
@@ -456,7 +462,7 @@ impl<T: Transport> Session<T> {
             };
             meta.insert(META_PROTOCOL_VERSION, revision.as_str());
             meta.insert(META_CLIENT_INFO, self.client_info());
-            meta.insert(META_CLIENT_CAPABILITIES, Object::new());
+            meta.insert(META_CLIENT_CAPABILITIES, self.declared.clone());
             params.insert("_meta", meta);
         }
         let mut message = Object::new();
@@ -541,14 +547,19 @@ impl<T: Transport> Session<T> {
         }
     }
 
-    /// Answers a request the server sent: `ping` with an empty result, anything else with
-    /// "method not found" (this client offers no sampling, roots or elicitation).
+    /// Answers a request the server sent: `ping` with an empty result, `roots/list` with no
+    /// roots when the client declared `roots`, anything else with "method not found" (an
+    /// export samples nothing and asks the user nothing).
     fn answer_server_request(&mut self, asked: &str, request_id: &Value) -> Result<(), Error> {
         let mut reply = Object::new();
         reply.insert("jsonrpc", "2.0");
         reply.insert("id", request_id.clone());
         if asked == "ping" {
             reply.insert("result", Object::new());
+        } else if asked == "roots/list" && self.declared.get("roots").is_some() {
+            let mut result = Object::new();
+            result.insert("roots", Vec::<Value>::new());
+            reply.insert("result", result);
         } else {
             let mut error = Object::new();
             error.insert("code", -32601_i64);

@@ -33,6 +33,7 @@ fn options(protocol: Protocol, timeout: Duration) -> SessionOptions {
             name: "mcppin-test".to_owned(),
             version: "0.0.0".to_owned(),
         },
+        capabilities: mcppin_core::Object::new(),
     }
 }
 

@@ -53,6 +53,7 @@ use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::lockfile::{LockedServer, Pin};
 use crate::policy::{GuardPolicy, Policy};
+use crate::surface::ItemKind;
 use crate::value::{Kind, Object, Span, Value};
 
 /// The outcome of one check.
@@ -101,6 +102,14 @@ pub enum Reason {
         /// JSON pointer into the answer's `result`.
         pointer: String,
     },
+    /// A prompt, resource template or the instructions depart from the lock (policy
+    /// `policy`: prompt-changed, prompt-added, resource-template-changed,
+    /// resource-template-added, instructions-changed), or a prompt is asked for whose listed
+    /// form departed.
+    Departed {
+        /// The surface policy.
+        policy: Policy,
+    },
     /// An answer pinned for this session changed (policy `policy`, e.g. prompt-changed).
     SessionPinChanged {
         /// The policy for the method (`prompt-changed`, `resource-template-changed`,
@@ -120,6 +129,7 @@ impl Reason {
             Self::DuplicateTool => GuardPolicy::DuplicateTool,
             Self::Malformed { .. } => GuardPolicy::MalformedAnswer,
             Self::SessionPinChanged { policy } => *policy,
+            Self::Departed { policy } => GuardPolicy::Surface(*policy),
         }
     }
 }
@@ -410,6 +420,41 @@ pub struct Gate {
     seen: HashSet<String>,
     quarantined: BTreeSet<String>,
     pins: BTreeMap<(String, Vec<u8>), Pin>,
+    /// Prompts whose listed form departed from the lock: `prompts/get` for them is refused.
+    withheld_prompts: BTreeSet<String>,
+}
+
+/// What the lock says of an answer of the widened surface (`prompts/list`,
+/// `resources/templates/list`, the instructions of `initialize` or `server/discover`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LockCheck {
+    /// The departures, each with the item's key (`None` for the instructions), in the order
+    /// served.
+    pub departed: Vec<(Policy, Option<String>)>,
+    /// The span of the list in the answer and of each item the lock admits (for rebuilding
+    /// the answer without the departed ones); `None` for the instructions.
+    list: Option<(Span, Vec<Span>)>,
+}
+
+impl LockCheck {
+    /// The answer rebuilt from the original bytes of `message` with only the admitted items;
+    /// `None` when there is no list to rebuild.
+    #[must_use]
+    pub fn rebuild(&self, message: &[u8]) -> Option<Vec<u8>> {
+        let (list, kept) = self.list.as_ref()?;
+        let mut out = Vec::with_capacity(message.len());
+        out.extend_from_slice(message.get(..list.range().start)?);
+        out.push(b'[');
+        for (i, span) in kept.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(message.get(span.range())?);
+        }
+        out.push(b']');
+        out.extend_from_slice(message.get(list.range().end..)?);
+        Some(out)
+    }
 }
 
 impl Gate {
@@ -423,6 +468,7 @@ impl Gate {
             seen: HashSet::new(),
             quarantined: BTreeSet::new(),
             pins: BTreeMap::new(),
+            withheld_prompts: BTreeSet::new(),
         }
     }
 
@@ -618,6 +664,81 @@ impl Gate {
         }
     }
 
+    /// Checks an answer of the widened surface against the lock, when the lock approves it
+    /// (lockfile version 3): each prompt of a `prompts/list` page and each template of a
+    /// `resources/templates/list` page against its approved digest (unknown: added; another
+    /// digest: changed), the `instructions` of an `initialize` or `server/discover` result
+    /// against the approved ones. Prompts that departed are remembered: [`Gate::prompt_get`]
+    /// refuses them. `None` when the lock does not cover the answer.
+    pub fn lock_check(&mut self, method: &str, result: &Value) -> Option<LockCheck> {
+        if !self.server.widened {
+            return None;
+        }
+        let (kind, member, changed, added) = match method {
+            "prompts/list" => (
+                ItemKind::Prompt,
+                "prompts",
+                Policy::PromptChanged,
+                Policy::PromptAdded,
+            ),
+            "resources/templates/list" => (
+                ItemKind::ResourceTemplate,
+                "resourceTemplates",
+                Policy::ResourceTemplateChanged,
+                Policy::ResourceTemplateAdded,
+            ),
+            "initialize" | "server/discover" => {
+                let served = result.get("instructions").and_then(Value::as_str);
+                let mut check = LockCheck::default();
+                if served != self.server.instructions.as_deref() {
+                    check.departed.push((Policy::InstructionsChanged, None));
+                }
+                return Some(check);
+            }
+            _ => return None,
+        };
+        let list = result.get(member)?;
+        let items = list.as_array()?;
+        let approved = self.server.items(kind);
+        let mut check = LockCheck::default();
+        let mut kept = Vec::new();
+        for item in items {
+            let key = item
+                .get(kind.key_member())
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let verdict = match approved.get(key) {
+                None => Some(added),
+                Some(locked) if *locked.pin() != Pin::of(item) => Some(changed),
+                Some(_) => None,
+            };
+            match verdict {
+                Some(policy) => {
+                    if kind == ItemKind::Prompt {
+                        self.withheld_prompts.insert(key.to_owned());
+                    }
+                    check.departed.push((policy, Some(key.to_owned())));
+                }
+                None => kept.push(item.span()),
+            }
+        }
+        check.list = Some((list.span(), kept));
+        Some(check)
+    }
+
+    /// Whether `prompts/get` for `name` may pass: refused when its listed form departed from
+    /// the lock in this session (quarantine withholds it).
+    #[must_use]
+    pub fn prompt_get(&self, name: &str) -> Decision {
+        if self.withheld_prompts.contains(name) {
+            Decision::Deny(Reason::Departed {
+                policy: Policy::PromptChanged,
+            })
+        } else {
+            Decision::Allow
+        }
+    }
+
     /// The name the server gives itself in an `initialize` or `server/discover` result
     /// (`serverInfo.name`, or the `io.modelcontextprotocol/serverInfo` result meta of
     /// 2026-07-28), against the approved one. `None` when it matches, or when the answer does
@@ -709,9 +830,9 @@ fn without(value: &Value, names: &[&str]) -> Value {
 #[must_use]
 pub fn session_policy(method: &str) -> GuardPolicy {
     match method {
-        "prompts/get" | "prompts/list" => GuardPolicy::PromptChanged,
-        "resources/templates/list" => GuardPolicy::ResourceTemplateChanged,
-        "server/discover" | "initialize" => GuardPolicy::InstructionsChanged,
+        "prompts/get" | "prompts/list" => GuardPolicy::Surface(Policy::PromptChanged),
+        "resources/templates/list" => GuardPolicy::Surface(Policy::ResourceTemplateChanged),
+        "server/discover" | "initialize" => GuardPolicy::Surface(Policy::InstructionsChanged),
         _ => GuardPolicy::SessionPinChanged,
     }
 }
@@ -1177,7 +1298,7 @@ mod tests {
         assert_eq!(
             denied,
             Decision::Deny(Reason::SessionPinChanged {
-                policy: GuardPolicy::PromptChanged
+                policy: GuardPolicy::Surface(Policy::PromptChanged)
             })
         );
         assert_eq!(denied.reason().unwrap().policy().name(), "prompt-changed");
@@ -1199,7 +1320,7 @@ mod tests {
         assert_eq!(
             gate.session_answer("prompts/get", Some(&retry), &changed),
             Decision::Deny(Reason::SessionPinChanged {
-                policy: GuardPolicy::PromptChanged
+                policy: GuardPolicy::Surface(Policy::PromptChanged)
             })
         );
         assert_eq!(
@@ -1252,7 +1373,7 @@ mod tests {
             assert_eq!(
                 gate.session_answer("prompts/get", other_params.as_ref(), &changed),
                 Decision::Deny(Reason::SessionPinChanged {
-                    policy: GuardPolicy::PromptChanged
+                    policy: GuardPolicy::Surface(Policy::PromptChanged)
                 }),
                 "{one:?} then {other:?}"
             );

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::canon::to_pretty;
 use crate::document::{Document, Error};
+use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array, take_list,
@@ -61,8 +62,23 @@ pub struct ServerSurface {
     pub protocol_version: Option<String>,
     /// How many times the surface was read (docs/formats.md).
     pub passes: Option<u64>,
+    /// The capabilities the capturing client declared (an object, `{}` for none), when the
+    /// capture says: a server may serve another surface to a client declaring other ones.
+    pub client_capabilities: Option<Value>,
+    /// How the server is started, as the configuration writes it, when the capture says.
+    pub launch: Option<Launch>,
     /// The tools, kept exactly as served.
     pub tools: Items,
+    /// Whether the capture read the widened surface: prompts, resource templates and
+    /// `instructions` (docs/formats.md). Without it those were not read, and nothing is known
+    /// of them.
+    pub widened: bool,
+    /// The prompts, kept exactly as served (meaningful when `widened`).
+    pub prompts: Items,
+    /// The resource templates, kept exactly as served (meaningful when `widened`).
+    pub resource_templates: Items,
+    /// The server's `instructions`, when it gave any (meaningful when `widened`).
+    pub instructions: Option<String>,
 }
 
 impl ServerSurface {
@@ -77,6 +93,8 @@ impl ServerSurface {
     pub fn items(&self, kind: ItemKind) -> &Items {
         match kind {
             ItemKind::Tool => &self.tools,
+            ItemKind::Prompt => &self.prompts,
+            ItemKind::ResourceTemplate => &self.resource_templates,
         }
     }
 
@@ -84,6 +102,8 @@ impl ServerSurface {
     pub fn items_mut(&mut self, kind: ItemKind) -> &mut Items {
         match kind {
             ItemKind::Tool => &mut self.tools,
+            ItemKind::Prompt => &mut self.prompts,
+            ItemKind::ResourceTemplate => &mut self.resource_templates,
         }
     }
 }
@@ -97,7 +117,18 @@ const MANIFEST_MEMBERS: &[&str] = &[
     "scope",
     "servers",
 ];
-const SERVER_MEMBERS: &[&str] = &["id", "reported_name", "protocol_version", "passes", "tools"];
+const SERVER_MEMBERS: &[&str] = &[
+    "id",
+    "reported_name",
+    "protocol_version",
+    "passes",
+    "client_capabilities",
+    "launch",
+    "tools",
+    "prompts",
+    "resource_templates",
+    "instructions",
+];
 
 impl Manifest {
     /// An empty manifest making the given completeness statement.
@@ -244,9 +275,21 @@ impl Manifest {
                 if let Some(passes) = server.passes {
                     put(&mut s, "passes", passes);
                 }
+                if let Some(capabilities) = &server.client_capabilities {
+                    put(&mut s, "client_capabilities", capabilities.clone());
+                }
+                if let Some(launch) = &server.launch {
+                    put(&mut s, "launch", launch.to_value());
+                }
                 for kind in ItemKind::ALL {
+                    if !kind.always_listed() && !server.widened {
+                        continue;
+                    }
                     let items = server.items(kind).iter().map(|(_, v)| v.clone()).collect();
                     put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
+                }
+                if server.widened {
+                    put_opt(&mut s, "instructions", server.instructions.as_deref());
                 }
                 Value::from(s)
             })
@@ -300,9 +343,28 @@ fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurfac
             .optional("passes")
             .map(|v| count(v, &fields.at("passes")))
             .transpose()?,
+        client_capabilities: fields
+            .optional("client_capabilities")
+            .map(|v| {
+                crate::surface::object(v, &fields.at("client_capabilities")).map(|_| v.clone())
+            })
+            .transpose()?,
+        launch: fields
+            .optional("launch")
+            .map(|v| Launch::from_value(v, &fields.at("launch")))
+            .transpose()?,
         tools: Items::new(),
+        widened: fields.optional("prompts").is_some()
+            || fields.optional("resource_templates").is_some()
+            || fields.optional("instructions").is_some(),
+        prompts: Items::new(),
+        resource_templates: Items::new(),
+        instructions: fields.optional_string("instructions")?,
     };
     for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
+        if !kind.always_listed() && !server.widened {
+            continue;
+        }
         let list_pointer = fields.at(kind.list_member());
         array(fields.required(kind.list_member())?, &list_pointer)?;
         for (i, item) in items.into_iter().enumerate() {
@@ -326,6 +388,57 @@ mod tests {
         "captured_at":"2026-08-01T09:12:00Z","captured_by":"mcppin-export/0.1.0","scope":["billing"],
         "servers":[{"id":"billing","reported_name":"stripe-mcp","protocol_version":"2025-11-25",
         "passes":2,"tools":[{"name":"z","x-unknown":[1,2]},{"name":"a","inputSchema":{"type":"object"}}]}]}"#;
+
+    #[test]
+    fn keeps_the_client_capabilities_of_a_server() {
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "client_capabilities":{"roots":{"listChanged":true},"sampling":{}},"tools":[]}]}"#;
+        let m = read(text).unwrap();
+        let caps = m.servers["a"].client_capabilities.as_ref().unwrap();
+        assert_eq!(
+            caps.to_string(),
+            r#"{"roots":{"listChanged":true},"sampling":{}}"#
+        );
+        let again = Manifest::parse(&m.to_bytes()).unwrap();
+        assert_eq!(again, m);
+        // Absent stays absent: a capture that does not say is not a capture under `{}`.
+        let bare =
+            read(r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
+                .unwrap();
+        assert_eq!(bare.servers["a"].client_capabilities, None);
+        assert!(
+            !String::from_utf8(bare.to_bytes())
+                .unwrap()
+                .contains("client_capabilities")
+        );
+    }
+
+    #[test]
+    fn keeps_the_launch_of_a_server() {
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "launch":{"command":"npx","args":["-y","pkg@1.0.0"],"env":["TOKEN"]},"tools":[]}]}"#;
+        let m = read(text).unwrap();
+        let launch = m.servers["a"].launch.as_ref().unwrap();
+        assert_eq!(launch.to_string(), "npx -y pkg@1.0.0 (env: TOKEN)");
+        assert_eq!(Manifest::parse(&m.to_bytes()).unwrap(), m);
+        let values = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "launch":{"command":"x","env":{"TOKEN":"secret"}},"tools":[]}]}"#;
+        assert!(
+            matches!(read(values), Err(Error::Invalid { ref pointer, .. })
+            if pointer == "/servers/0/launch/env")
+        );
+    }
+
+    #[test]
+    fn refuses_client_capabilities_that_are_not_an_object() {
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+            "client_capabilities":["roots"],"tools":[]}]}"#;
+        let err = read(text).unwrap_err();
+        assert!(
+            matches!(err, Error::Invalid { ref pointer, .. } if pointer == "/servers/0/client_capabilities"),
+            "{err:?}"
+        );
+    }
 
     #[test]
     fn reads_every_member_and_keeps_items_verbatim() {

@@ -31,7 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lockfile::Selection;
-use crate::policy::{Options, Policy, Report};
+use crate::policy::{Evidence, Options, Policy, Report};
 use crate::report::ServerChanges;
 
 /// A server's items are approved as the server when there are more than this many of them
@@ -81,6 +81,13 @@ impl Remedy {
                 Some(item) if !one_side => {
                     if !entry.1.contains(&item) {
                         entry.1.push(item);
+                    }
+                    // A rename is approved in both halves: the new name, and the withdrawal
+                    // of the old one.
+                    if let Evidence::ToolRenamed { from, .. } = &f.evidence
+                        && !entry.1.contains(&from.as_str())
+                    {
+                        entry.1.push(from);
                     }
                 }
                 _ => entry.0 = true,

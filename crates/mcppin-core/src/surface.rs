@@ -1,9 +1,9 @@
 //! What the manifest and the lockfile have in common: the kinds of surface item, a collection
 //! of items keyed by name, and the strict reading helpers of this project's own formats.
 //!
-//! The surface of a server is its tools today; prompts, resource templates and the
-//! `instructions` string join it with the surface widening (docs/formats.md). Code that walks a
-//! surface goes through [`ItemKind`] so that a new kind is one enum variant, not a rewrite.
+//! The surface of a server is its tools, prompts and resource templates, and its
+//! `instructions` string (docs/formats.md). Code that walks a surface goes through
+//! [`ItemKind`] so that a new kind is one enum variant, not a rewrite.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,17 +27,22 @@ pub const MAX_ITEM_DEPTH: usize = MAX_DEPTH - 5;
 pub enum ItemKind {
     /// A tool from `tools/list`, keyed by its `name`.
     Tool,
+    /// A prompt from `prompts/list`, keyed by its `name`.
+    Prompt,
+    /// A resource template from `resources/templates/list`, keyed by its `uriTemplate`.
+    ResourceTemplate,
 }
 
 impl ItemKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [Self; 1] = [Self::Tool];
+    pub const ALL: [Self; 3] = [Self::Tool, Self::Prompt, Self::ResourceTemplate];
 
     /// The member of a served item that holds its key (`name`).
     #[must_use]
     pub fn key_member(self) -> &'static str {
         match self {
-            Self::Tool => "name",
+            Self::Tool | Self::Prompt => "name",
+            Self::ResourceTemplate => "uriTemplate",
         }
     }
 
@@ -47,15 +52,27 @@ impl ItemKind {
     pub fn list_member(self) -> &'static str {
         match self {
             Self::Tool => "tools",
+            Self::Prompt => "prompts",
+            Self::ResourceTemplate => "resource_templates",
         }
     }
 
-    /// The word for one item of this kind in messages and policy names (`tool`).
+    /// The word for one item of this kind in messages (`tool`, `resource template`).
     #[must_use]
     pub fn noun(self) -> &'static str {
         match self {
             Self::Tool => "tool",
+            Self::Prompt => "prompt",
+            Self::ResourceTemplate => "resource template",
         }
+    }
+
+    /// Whether a server entry must list items of this kind: tools always; prompts and
+    /// resource templates only in a capture of the widened surface (docs/formats.md), where
+    /// both lists are present together.
+    #[must_use]
+    pub fn always_listed(self) -> bool {
+        self == Self::Tool
     }
 }
 

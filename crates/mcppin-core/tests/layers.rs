@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 20] = [
+const MODULES: [(&str, Layer); 22] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -27,10 +27,12 @@ const MODULES: [(&str, Layer); 20] = [
     ("digest", Layer::Json),
     ("fold", Layer::Json),
     ("outline", Layer::Json),
+    ("sse", Layer::Json),
     ("document", Layer::Surface),
     ("surface", Layer::Surface),
     ("manifest", Layer::Surface),
     ("lockfile", Layer::Surface),
+    ("launch", Layer::Surface),
     ("scan", Layer::Judgement),
     ("diff", Layer::Judgement),
     ("policy", Layer::Judgement),

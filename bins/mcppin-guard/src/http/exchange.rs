@@ -115,6 +115,8 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Err(response) => return response,
     };
     let line = Line::read(&bytes);
+    // JSON-RPC 2.0 section 6: a batch is answered with an array, even of one answer.
+    let batch = bytes.trim_ascii_start().starts_with(b"[");
     if !line.is_routable() {
         return fail(
             StatusCode::BAD_REQUEST,
@@ -162,7 +164,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
                 "mcppin-guard refused the notification; nothing was forwarded",
             );
         }
-        Forward::Nothing => return answered(answers),
+        Forward::Nothing => return answered(answers, batch),
         Forward::Original => bytes.clone(),
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
     };
@@ -338,7 +340,8 @@ async fn relay(
         if answers.is_empty() {
             return with_head(&head, bytes);
         }
-        return answered(answers);
+        // The guard's answers are all there is: they answer elements of a batch.
+        return answered(answers, true);
     }
     if !headers::is_media(&head.headers, "application/json") {
         if head.status.is_success() {
@@ -677,12 +680,12 @@ async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
     }
 }
 
-/// The answers the guard gives in the server's place: one message, or several (parts of a
-/// batch) as an array.
-fn answered(answers: Vec<Vec<u8>>) -> Response<Out> {
+/// The answers the guard gives in the server's place: one message, or, to a batch, an
+/// array.
+fn answered(answers: Vec<Vec<u8>>, batch: bool) -> Response<Out> {
     let body = match answers.len() {
         0 => return status_only(StatusCode::ACCEPTED),
-        1 => answers.into_iter().next().unwrap_or_default(),
+        1 if !batch => answers.into_iter().next().unwrap_or_default(),
         _ => merge(b"[]", &answers),
     };
     json(StatusCode::OK, Bytes::from(body))

@@ -29,8 +29,9 @@ const HOP_BY_HOP: [&str; 9] = [
 
 /// The headers of one hop, for the next: without the hop-by-hop ones (and those `Connection`
 /// names), without `Host` (the client of the next hop sets it), `Content-Length` (set for the
-/// body actually sent) and, toward the server, `Accept-Encoding`: the engine judges the bytes
-/// it reads, so the server must not compress them.
+/// body actually sent) and, toward the server, `Accept-Encoding` (the engine judges the bytes
+/// it reads, so the server must not compress them) and `Expect` (the guard has the whole body
+/// before it asks the server anything: a `100 Continue` was already the guard's to give).
 pub(crate) fn pass_on(from: &HeaderMap, toward_server: bool) -> HeaderMap {
     let named: Vec<String> = from
         .get_all(header::CONNECTION)
@@ -46,7 +47,7 @@ pub(crate) fn pass_on(from: &HeaderMap, toward_server: bool) -> HeaderMap {
             || named.iter().any(|n| n == text)
             || name == header::HOST
             || name == header::CONTENT_LENGTH
-            || (toward_server && name == header::ACCEPT_ENCODING);
+            || (toward_server && (name == header::ACCEPT_ENCODING || name == header::EXPECT));
         if !dropped {
             out.append(name.clone(), value.clone());
         }
@@ -152,6 +153,7 @@ mod tests {
             ("host", "guard"),
             ("content-length", "9"),
             ("accept-encoding", "gzip"),
+            ("expect", "100-continue"),
             ("authorization", "Bearer t"),
             ("mcp-session-id", "s"),
         ]);

@@ -174,6 +174,14 @@ fn approved_surface(lock: &Lockfile) -> Manifest {
         surface
             .protocol_version
             .clone_from(&server.protocol_version);
+        // The launch, capabilities and widened surface too: the diff shown names a launch or
+        // instructions being approved, not only items.
+        surface.launch.clone_from(&server.launch);
+        surface
+            .client_capabilities
+            .clone_from(&server.client_capabilities);
+        surface.widened = server.widened;
+        surface.instructions.clone_from(&server.instructions);
         for kind in ItemKind::ALL {
             for item in server.items(kind).values() {
                 if let Some(approved) = item.approved() {

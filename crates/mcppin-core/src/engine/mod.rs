@@ -65,8 +65,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use crate::admission::{
-    Decision, Gate, INPUT_REQUIRED_MEMBERS, PageReport, Reason, is_input_request, session_policy,
-    shown,
+    Decision, Gate, INPUT_REQUIRED_MEMBERS, LockCheck, PageReport, Reason, is_input_request,
+    session_policy, shown,
 };
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
@@ -185,8 +185,22 @@ pub struct ServerAction {
     pub events: Vec<Event>,
     /// Set when the session stops after `to_client` is written.
     pub stop: Option<Stop>,
+    /// Set when the surface departed and the live client declared other capabilities than
+    /// the capture the lock was approved from: the departure may be the server serving this
+    /// client another surface, not a change of the server (docs/guard.md).
+    pub capabilities: Option<CapabilitiesHint>,
     /// Strict readings of the judged answers, freed with the action.
     spent: Vec<Value>,
+}
+
+/// The capabilities behind a departure: what the live client declared in `initialize`, and
+/// what the client of the approved capture declared (the lockfile's `client_capabilities`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapabilitiesHint {
+    /// The live client's `capabilities` (`{}` when it sent none).
+    pub declared: Value,
+    /// The capabilities the approved surface was captured under.
+    pub approved: Value,
 }
 
 /// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
@@ -363,6 +377,8 @@ pub struct Session {
     stopped: bool,
     /// The latest served digest of each tool the lock knows, for call decisions in the log.
     observed: HashMap<String, Pin>,
+    /// The capabilities the client declared in `initialize`, once it was answered.
+    declared: Option<Value>,
 }
 
 /// How a new request's id stands to the outstanding ones, as a JavaScript client reads ids.
@@ -410,6 +426,7 @@ impl Session {
             aliases: HashSet::new(),
             stopped: false,
             observed: HashMap::new(),
+            declared: None,
         }
     }
 
@@ -719,6 +736,24 @@ impl Session {
             if self.config.events {
                 pending.tool = Some(tool.into_owned());
             }
+        } else if pending.method == "prompts/get"
+            && let Decision::Deny(reason) = self.gate.prompt_get(&tool())
+        {
+            return Request::Answer(refusal(
+                raw_id,
+                &format!("mcppin-guard refused prompts/get: {}", reason.policy()),
+            ));
+        }
+        if pending.method == "initialize" {
+            // What the client declares decides what some servers serve: kept to explain a
+            // departure (docs/guard.md). Absent reads as none declared.
+            self.declared = Some(
+                params
+                    .first
+                    .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok())
+                    .and_then(|p| p.get("capabilities").cloned())
+                    .unwrap_or_else(|| Value::from(crate::value::Object::new())),
+            );
         } else if pending.method == "tools/list" || SESSION_PINNED.contains(&&*pending.method) {
             // Kept whole: the answer is judged against these params.
             pending.params = params
@@ -1045,6 +1080,11 @@ impl Session {
             let report = self.gate.tools_page(pending.params.as_ref(), result);
             return self.tools_page(bytes, pending, &report, action);
         }
+        if let Some(check) = self.gate.lock_check(method, result)
+            && !check.departed.is_empty()
+        {
+            return self.departed(bytes, pending, &check, action);
+        }
         let decision = self
             .gate
             .session_answer(method, pending.params.as_ref(), result);
@@ -1091,6 +1131,65 @@ impl Session {
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
             Mode::Quarantine => Element::Replace(reply),
+        }
+    }
+
+    /// An answer of the widened surface that departs from the lock: the departures to stderr,
+    /// and the answer refused, or in quarantine rebuilt without the departed items (an
+    /// answer whose instructions departed has nothing to keep, and is refused in both modes).
+    fn departed(
+        &self,
+        bytes: &[u8],
+        pending: &Pending,
+        check: &LockCheck,
+        action: &mut ServerAction,
+    ) -> Element {
+        let mut policies: Vec<&str> = Vec::new();
+        if self.config.events {
+            // One line per departed item: which one, and under which policy.
+            for (policy, key) in &check.departed {
+                action.events.push(Event::AnswerAdmission(AnswerAdmission {
+                    request_id: RequestId::new(&pending.id),
+                    method: pending.method.to_string(),
+                    name: key.clone(),
+                    decision: Verdict::Deny,
+                    reason: Some(policy.name()),
+                }));
+            }
+        }
+        for (policy, key) in &check.departed {
+            let what = key
+                .as_deref()
+                .map_or_else(|| "the instructions".to_owned(), shown);
+            action.notes.push(format!(
+                "{policy}: {what} departs from the lock ({})",
+                escape(&pending.method)
+            ));
+            if !policies.contains(&policy.name()) {
+                policies.push(policy.name());
+            }
+        }
+        // Counts and policies only, as for tools (docs/guard.md).
+        let reply = refusal(
+            &pending.id,
+            &format!(
+                "mcppin-guard refused {}: {} departed ({})",
+                escape(&pending.method),
+                check.departed.len(),
+                policies.join(", ")
+            ),
+        );
+        match self.config.mode {
+            Mode::Refuse => Element::Refuse(reply),
+            Mode::Quarantine => match check.rebuild(bytes) {
+                Some(filtered) => {
+                    action.notes.push(
+                        "quarantined: the client sees only the approved, unchanged items".into(),
+                    );
+                    Element::Replace(filtered)
+                }
+                None => Element::Refuse(reply),
+            },
         }
     }
 
@@ -1171,6 +1270,21 @@ impl Session {
                     .notes
                     .push(format!("  and {} more changes", tool.unlisted_changes()));
             }
+        }
+        if let (Some(declared), Some(approved)) =
+            (&self.declared, &self.gate.server().client_capabilities)
+            && declared != approved
+        {
+            action.notes.push(format!(
+                "the client declared the capabilities {}, but the lock was captured under {}: \
+                 a server may serve another surface to a client declaring other capabilities",
+                crate::report::value_text(declared),
+                crate::report::value_text(approved)
+            ));
+            action.capabilities = Some(CapabilitiesHint {
+                declared: declared.clone(),
+                approved: approved.clone(),
+            });
         }
         // Counts and policies only: the names and the diff went to stderr (docs/guard.md).
         let summary = report.summary().unwrap_or_default();

@@ -95,7 +95,13 @@ fn approve_server(
     let mut server = LockedServer {
         reported_name: surface.reported_name.clone(),
         protocol_version: surface.protocol_version.clone(),
+        launch: surface.launch.clone(),
+        client_capabilities: surface.client_capabilities.clone(),
         tools: BTreeMap::new(),
+        widened: surface.widened,
+        prompts: BTreeMap::new(),
+        resource_templates: BTreeMap::new(),
+        instructions: surface.instructions.clone(),
     };
     for kind in ItemKind::ALL {
         let items = server.items_mut(kind);
@@ -124,8 +130,20 @@ fn approve_item(next: &mut Lockfile, manifest: &Manifest, server: &str, name: &s
                 .or_insert_with(|| LockedServer {
                     reported_name: surface.reported_name.clone(),
                     protocol_version: surface.protocol_version.clone(),
+                    launch: surface.launch.clone(),
+                    client_capabilities: surface.client_capabilities.clone(),
                     tools: BTreeMap::new(),
+                    widened: surface.widened,
+                    prompts: BTreeMap::new(),
+                    resource_templates: BTreeMap::new(),
+                    instructions: surface.instructions.clone(),
                 });
+            if !kind.always_listed() && !entry.widened {
+                // The first approved prompt or template widens the approval, with the
+                // instructions of the same capture.
+                entry.widened = true;
+                entry.instructions = surface.instructions.clone();
+            }
             entry
                 .items_mut(kind)
                 .insert(name.to_owned(), LockedItem::approve(item.clone()));
@@ -254,6 +272,31 @@ mod tests {
     }
 
     #[test]
+    fn approve_selects_prompts_and_templates_by_their_label() {
+        let tools_only = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[
+            {"id":"docs","tools":[{"name":"search"}]}]}"#,
+        );
+        let first = Lockfile::approve(None, &tools_only, &[]).unwrap();
+        let widened = manifest(
+            r#"{"schema_version":2,"complete":true,"servers":[{"id":"docs","tools":[{"name":"search"}],
+            "instructions":"Be brief.","prompts":[{"name":"review"}],
+            "resource_templates":[{"uriTemplate":"docs://a/{id}","name":"a"}]}]}"#,
+        );
+        let sel: Vec<Selection> = ["docs/review", "docs/docs:~1~1a~1{id}"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let next = Lockfile::approve(Some(&first), &widened, &sel).unwrap();
+        let docs = &next.servers["docs"];
+        assert!(docs.widened);
+        assert!(docs.prompts.contains_key("review"));
+        assert!(docs.resource_templates.contains_key("docs://a/{id}"));
+        assert_eq!(docs.instructions.as_deref(), Some("Be brief."));
+        assert_eq!(Lockfile::parse(&next.to_bytes()).unwrap(), next);
+    }
+
+    #[test]
     fn approving_a_withdrawn_server_needs_a_complete_capture_covering_it() {
         // Issue 14, item 4: `--approve SERVER` could not approve a server's withdrawal.
         let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
@@ -373,7 +416,7 @@ mod tests {
         // Written back in its own version, it reads the same.
         assert_eq!(Lockfile::parse(&old.to_bytes()).unwrap(), old);
         let upgraded = Lockfile::approve(Some(&old), &m, &[]).unwrap();
-        assert_eq!(upgraded.schema_version(), 2);
+        assert_eq!(upgraded.schema_version(), SCHEMA_VERSION);
         assert_eq!(upgraded.approval_serial, 4, "the surface did not move");
         assert!(
             upgraded.servers["docs"].tools["search_docs"]

@@ -7,6 +7,7 @@ use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION};
 use crate::canon::to_pretty;
 use crate::digest::Digest;
 use crate::document::{Document, Error};
+use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
     Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,
@@ -16,6 +17,19 @@ use crate::value::{Kind, Object, Value};
 
 const LOCK_MEMBERS: &[&str] = &["schema_version", "approval_serial", "servers"];
 const SERVER_MEMBERS: &[&str] = &["id", "reported_name", "protocol_version", "tools"];
+/// Version 3 adds how the server is started and the client capabilities of the capture.
+const SERVER_MEMBERS_V3: &[&str] = &[
+    "id",
+    "reported_name",
+    "protocol_version",
+    "launch",
+    "client_capabilities",
+    "tools",
+    "prompts",
+    "resource_templates",
+    "instructions",
+];
+const INSTRUCTIONS_MEMBERS: &[&str] = &["approved", "digest"];
 const ITEM_MEMBERS_V1: &[&str] = &["name", "digest"];
 const ITEM_MEMBERS_V2: &[&str] = &["name", "digest", "undecidable_literals", "approved"];
 
@@ -29,12 +43,12 @@ impl Lockfile {
         Self::read(parse(bytes)?)
     }
 
-    /// Reads a lockfile (version 1 or 2) from a value already read strictly.
+    /// Reads a lockfile (version 1, 2 or 3) from a value already read strictly.
     ///
     /// # Errors
     ///
     /// - [`Error::WrongDocument`] for a manifest or a signature (see [`Document::of`]);
-    /// - [`Error::UnsupportedVersion`] for a version other than 1 and 2;
+    /// - [`Error::UnsupportedVersion`] for a version other than 1, 2 and 3;
     /// - [`Error::PinMismatch`] when a recorded digest (or list of undecidable literals) is
     ///   not what the approved object beside it gives, [`Error::NameMismatch`] when the
     ///   approved object names another item;
@@ -104,13 +118,37 @@ impl Lockfile {
                     "protocol_version",
                     server.protocol_version.as_deref(),
                 );
+                if self.schema_version >= 3 {
+                    if let Some(launch) = &server.launch {
+                        put(&mut s, "launch", launch.to_value());
+                    }
+                    if let Some(capabilities) = &server.client_capabilities {
+                        put(&mut s, "client_capabilities", capabilities.clone());
+                    }
+                }
                 for kind in ItemKind::ALL {
+                    if !(kind.always_listed() || server.widened && self.schema_version >= 3) {
+                        continue;
+                    }
                     let items = server
                         .items(kind)
                         .iter()
                         .map(|(name, item)| item_value(name, item))
                         .collect();
                     put(&mut s, kind.list_member(), Value::new(Kind::Array(items)));
+                }
+                if server.widened
+                    && self.schema_version >= 3
+                    && let Some(text) = &server.instructions
+                {
+                    let mut i = Object::new();
+                    put(&mut i, "approved", text.as_str());
+                    put(
+                        &mut i,
+                        "digest",
+                        Pin::of(&Value::from(text.as_str())).to_string(),
+                    );
+                    put(&mut s, "instructions", Value::from(i));
                 }
                 Value::from(s)
             })
@@ -173,14 +211,39 @@ fn read_server(
 ) -> Result<(String, LockedServer), Error> {
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
-    let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
+    let known = if version >= 3 {
+        SERVER_MEMBERS_V3
+    } else {
+        SERVER_MEMBERS
+    };
+    let fields = Fields::new(value, pointer, known)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
     let mut server = LockedServer {
         reported_name: fields.optional_string("reported_name")?,
         protocol_version: fields.optional_string("protocol_version")?,
+        launch: fields
+            .optional("launch")
+            .map(|v| Launch::from_value(v, &fields.at("launch")))
+            .transpose()?,
+        client_capabilities: fields
+            .optional("client_capabilities")
+            .map(|v| object(v, &fields.at("client_capabilities")).map(|_| v.clone()))
+            .transpose()?,
         tools: BTreeMap::new(),
+        widened: fields.optional("prompts").is_some()
+            || fields.optional("resource_templates").is_some()
+            || fields.optional("instructions").is_some(),
+        prompts: BTreeMap::new(),
+        resource_templates: BTreeMap::new(),
+        instructions: fields
+            .optional("instructions")
+            .map(|v| read_instructions(v, &fields.at("instructions")))
+            .transpose()?,
     };
     for (kind, mut entries) in ItemKind::ALL.into_iter().zip(lists) {
+        if !kind.always_listed() && !server.widened {
+            continue;
+        }
         let list_pointer = fields.at(kind.list_member());
         array(fields.required(kind.list_member())?, &list_pointer)?;
         for (i, entry) in entries.iter_mut().enumerate() {
@@ -197,6 +260,30 @@ fn read_server(
         }
     }
     Ok((id, server))
+}
+
+/// The approved `instructions`: the text beside its digest, checked like an item's.
+fn read_instructions(value: &Value, pointer: &str) -> Result<String, Error> {
+    let fields = Fields::new(value, pointer, INSTRUCTIONS_MEMBERS)?;
+    let text = string(fields.required("approved")?, &fields.at("approved"))?;
+    let at = fields.at("digest");
+    let recorded = Pin::Digest(
+        string(fields.required("digest")?, &at)?
+            .parse::<Digest>()
+            .map_err(|_| Error::Invalid {
+                pointer: at,
+                expected: "\"sha256:\" and 64 lowercase hex digits",
+            })?,
+    );
+    let computed = Pin::of(&Value::from(text));
+    if computed != recorded {
+        return Err(Error::PinMismatch {
+            pointer: pointer.to_owned(),
+            recorded,
+            computed,
+        });
+    }
+    Ok(text.to_owned())
 }
 
 fn read_item(
@@ -397,6 +484,30 @@ mod tests {
     }
 
     #[test]
+    fn version_3_pins_the_instructions_and_version_2_knows_no_widened_members() {
+        let text = |version: u64, digest: &str| {
+            format!(
+                r#"{{"schema_version":{version},"approval_serial":1,"servers":[{{"id":"a","tools":[],
+                "prompts":[],"resource_templates":[],
+                "instructions":{{"approved":"Be brief.","digest":"{digest}"}}}}]}}"#
+            )
+        };
+        let right = Pin::of(&Value::from("Be brief.")).to_string();
+        let lock = Lockfile::parse(text(3, &right).as_bytes()).unwrap();
+        assert_eq!(lock.servers["a"].instructions.as_deref(), Some("Be brief."));
+        assert!(lock.servers["a"].widened);
+        let wrong = Pin::of(&Value::from("Be long.")).to_string();
+        assert!(matches!(
+            Lockfile::parse(text(3, &wrong).as_bytes()),
+            Err(Error::PinMismatch { ref pointer, .. }) if pointer == "/servers/0/instructions"
+        ));
+        assert!(matches!(
+            Lockfile::parse(text(2, &right).as_bytes()),
+            Err(Error::UnknownMember { .. })
+        ));
+    }
+
+    #[test]
     fn refuses_unknown_members_and_versions() {
         assert_eq!(
             Lockfile::parse(br#"{"schema_version":2,"approval_serial":1,"servers":[],"x":0}"#),
@@ -406,10 +517,10 @@ mod tests {
             })
         );
         assert_eq!(
-            Lockfile::parse(br#"{"schema_version":3,"approval_serial":1,"servers":[]}"#),
+            Lockfile::parse(br#"{"schema_version":4,"approval_serial":1,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Lockfile,
-                version: 3
+                version: 4
             })
         );
         assert!(matches!(

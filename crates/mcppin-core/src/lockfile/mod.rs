@@ -28,6 +28,7 @@ use std::str::FromStr;
 
 use crate::digest::{Digest, digest};
 use crate::document::Error;
+use crate::launch::Launch;
 use crate::surface::{ItemKind, label, parse_label};
 use crate::value::Value;
 
@@ -35,7 +36,7 @@ mod approve;
 mod format;
 
 /// The `schema_version` this crate writes.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// An approved surface. Holding a `Lockfile` means it passed the self-check: every pin
 /// matches the approved object beside it.
@@ -57,8 +58,23 @@ pub struct LockedServer {
     pub reported_name: Option<String>,
     /// The protocol revision it was approved over.
     pub protocol_version: Option<String>,
+    /// How it is started, as approved (version 3 on; absent when the capture did not say).
+    pub launch: Option<Launch>,
+    /// The capabilities the client declared when the approved surface was captured (an
+    /// object; version 3 on, absent when the capture did not say).
+    pub client_capabilities: Option<Value>,
     /// The approved tools, by name.
     pub tools: BTreeMap<String, LockedItem>,
+    /// Whether the approval covers the widened surface: prompts, resource templates and
+    /// `instructions` (version 3 on). Without it they are not compared.
+    pub widened: bool,
+    /// The approved prompts, by name (meaningful when `widened`).
+    pub prompts: BTreeMap<String, LockedItem>,
+    /// The approved resource templates, by `uriTemplate` (meaningful when `widened`).
+    pub resource_templates: BTreeMap<String, LockedItem>,
+    /// The approved `instructions`, `None` when the server gave none (meaningful when
+    /// `widened`).
+    pub instructions: Option<String>,
 }
 
 impl LockedServer {
@@ -67,6 +83,8 @@ impl LockedServer {
     pub fn items(&self, kind: ItemKind) -> &BTreeMap<String, LockedItem> {
         match kind {
             ItemKind::Tool => &self.tools,
+            ItemKind::Prompt => &self.prompts,
+            ItemKind::ResourceTemplate => &self.resource_templates,
         }
     }
 
@@ -74,6 +92,8 @@ impl LockedServer {
     pub fn items_mut(&mut self, kind: ItemKind) -> &mut BTreeMap<String, LockedItem> {
         match kind {
             ItemKind::Tool => &mut self.tools,
+            ItemKind::Prompt => &mut self.prompts,
+            ItemKind::ResourceTemplate => &mut self.resource_templates,
         }
     }
 }
@@ -229,7 +249,9 @@ impl Lockfile {
     }
 
     /// Whether two lockfiles approve the same surface: the same servers, names, protocol
-    /// revisions and items. The serial and the version of the file do not count.
+    /// revisions, items, launches and client capabilities. The serial and the version of the
+    /// file do not count, and neither does a launch or capabilities `self` does not record
+    /// (an older lockfile said nothing about them: recording them is an upgrade, not a change).
     #[must_use]
     pub fn same_surface(&self, other: &Self) -> bool {
         self.servers.len() == other.servers.len()
@@ -237,6 +259,10 @@ impl Lockfile {
                 other.servers.get(id).is_some_and(|b| {
                     a.reported_name == b.reported_name
                         && a.protocol_version == b.protocol_version
+                        && (a.launch.is_none() || a.launch == b.launch)
+                        && (!a.widened || (b.widened && a.instructions == b.instructions))
+                        && (a.client_capabilities.is_none()
+                            || a.client_capabilities == b.client_capabilities)
                         && ItemKind::ALL
                             .iter()
                             .all(|&k| same_items(a.items(k), b.items(k)))

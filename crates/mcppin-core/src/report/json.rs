@@ -133,6 +133,16 @@ fn finding_json(f: &Finding) -> Value {
             changes,
             approved,
             served,
+        }
+        | Evidence::PromptChanged {
+            changes,
+            approved,
+            served,
+        }
+        | Evidence::ResourceTemplateChanged {
+            changes,
+            approved,
+            served,
         } => {
             o.insert(
                 "changes",
@@ -141,11 +151,21 @@ fn finding_json(f: &Finding) -> Value {
             put_pin(&mut o, "approved", Some(approved));
             put_pin(&mut o, "served", Some(served));
         }
-        Evidence::ToolAdded { served, served_pin } => {
+        Evidence::ToolAdded { served, served_pin }
+        | Evidence::PromptAdded { served, served_pin }
+        | Evidence::ResourceTemplateAdded { served, served_pin } => {
             o.insert("served", served.clone());
             put_pin(&mut o, "served", Some(served_pin));
         }
         Evidence::ToolRemoved {
+            approved,
+            approved_pin,
+        }
+        | Evidence::PromptRemoved {
+            approved,
+            approved_pin,
+        }
+        | Evidence::ResourceTemplateRemoved {
             approved,
             approved_pin,
         } => {
@@ -154,7 +174,25 @@ fn finding_json(f: &Finding) -> Value {
             }
             put_pin(&mut o, "approved", Some(approved_pin));
         }
-        Evidence::ServerRenamed { approved, served } => {
+        Evidence::ToolRenamed {
+            from,
+            approved,
+            served,
+        } => {
+            o.insert("from", from.as_str());
+            o.insert("approved", approved.clone());
+            o.insert("served", served.clone());
+        }
+        Evidence::LaunchChanged { approved, served } => {
+            o.insert("approved", approved.to_value());
+            o.insert("served", served.to_value());
+        }
+        Evidence::FloatingVersion { launch, package } => {
+            o.insert("launch", launch.to_value());
+            o.insert("package", package.as_str());
+        }
+        Evidence::ServerRenamed { approved, served }
+        | Evidence::InstructionsChanged { approved, served } => {
             opt_str(&mut o, "approved", approved.as_deref());
             opt_str(&mut o, "served", served.as_deref());
         }

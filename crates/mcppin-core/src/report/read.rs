@@ -5,6 +5,7 @@ use super::{SCHEMA_VERSION, SignatureStatus, Signer, to_json};
 use crate::diff::{Change, ChangeClass};
 use crate::digest::Digest;
 use crate::document::Error;
+use crate::launch::Launch;
 use crate::lockfile::Pin;
 use crate::policy::{Evidence, Finding, Policy, Reason, Report, Unverified};
 use crate::scan::CollisionKind;
@@ -168,8 +169,11 @@ fn pin_from(f: &Fields<'_>, prefix: &str) -> Result<Option<Pin>, Error> {
 }
 
 /// The members of a finding that hold evidence, each written by some policies only.
-const EVIDENCE_MEMBERS: [&str; 11] = [
+const EVIDENCE_MEMBERS: [&str; 14] = [
     "changes",
+    "from",
+    "launch",
+    "package",
     "approved",
     "served",
     "approved_digest",
@@ -185,20 +189,27 @@ const EVIDENCE_MEMBERS: [&str; 11] = [
 /// The evidence members `policy` writes (docs/formats.md).
 fn evidence_members(policy: Policy) -> &'static [&'static str] {
     match policy {
-        Policy::ToolChanged => &[
+        Policy::ToolChanged | Policy::PromptChanged | Policy::ResourceTemplateChanged => &[
             "changes",
             "approved_digest",
             "approved_undecidable_literals",
             "served_digest",
             "served_undecidable_literals",
         ],
-        Policy::ToolAdded => &["served", "served_digest", "served_undecidable_literals"],
-        Policy::ToolRemoved => &[
+        Policy::ToolAdded | Policy::PromptAdded | Policy::ResourceTemplateAdded => {
+            &["served", "served_digest", "served_undecidable_literals"]
+        }
+        Policy::ToolRemoved | Policy::PromptRemoved | Policy::ResourceTemplateRemoved => &[
             "approved",
             "approved_digest",
             "approved_undecidable_literals",
         ],
-        Policy::ServerRenamed | Policy::ProtocolChanged => &["approved", "served"],
+        Policy::ToolRenamed => &["from", "approved", "served"],
+        Policy::ServerRenamed
+        | Policy::ProtocolChanged
+        | Policy::LaunchChanged
+        | Policy::InstructionsChanged => &["approved", "served"],
+        Policy::FloatingVersion => &["launch", "package"],
         Policy::NameCollision => &["other", "collision"],
         Policy::HiddenCharacters => &["in_name", "code_points"],
         Policy::MixedScriptName | Policy::InvalidToolName => &[],
@@ -242,25 +253,78 @@ fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
         })
     };
     let evidence = match policy {
-        Policy::ToolChanged => {
+        Policy::ToolChanged | Policy::PromptChanged | Policy::ResourceTemplateChanged => {
             let at = f.at("changes");
-            Evidence::ToolChanged {
-                changes: array(f.required("changes")?, &at)?
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| change_from(c, &element(&at, i)))
-                    .collect::<Result<_, _>>()?,
-                approved: pin("approved", "approved_digest")?,
-                served: pin("served", "served_digest")?,
+            let changes = array(f.required("changes")?, &at)?
+                .iter()
+                .enumerate()
+                .map(|(i, c)| change_from(c, &element(&at, i)))
+                .collect::<Result<_, _>>()?;
+            let approved = pin("approved", "approved_digest")?;
+            let served = pin("served", "served_digest")?;
+            match policy {
+                Policy::PromptChanged => Evidence::PromptChanged {
+                    changes,
+                    approved,
+                    served,
+                },
+                Policy::ResourceTemplateChanged => Evidence::ResourceTemplateChanged {
+                    changes,
+                    approved,
+                    served,
+                },
+                _ => Evidence::ToolChanged {
+                    changes,
+                    approved,
+                    served,
+                },
             }
         }
-        Policy::ToolAdded => Evidence::ToolAdded {
-            served: f.required("served")?.clone(),
-            served_pin: pin("served", "served_digest")?,
+        Policy::ToolAdded | Policy::PromptAdded | Policy::ResourceTemplateAdded => {
+            let served = f.required("served")?.clone();
+            let served_pin = pin("served", "served_digest")?;
+            match policy {
+                Policy::PromptAdded => Evidence::PromptAdded { served, served_pin },
+                Policy::ResourceTemplateAdded => {
+                    Evidence::ResourceTemplateAdded { served, served_pin }
+                }
+                _ => Evidence::ToolAdded { served, served_pin },
+            }
+        }
+        Policy::ToolRemoved | Policy::PromptRemoved | Policy::ResourceTemplateRemoved => {
+            let approved = f.optional("approved").cloned();
+            let approved_pin = pin("approved", "approved_digest")?;
+            match policy {
+                Policy::PromptRemoved => Evidence::PromptRemoved {
+                    approved,
+                    approved_pin,
+                },
+                Policy::ResourceTemplateRemoved => Evidence::ResourceTemplateRemoved {
+                    approved,
+                    approved_pin,
+                },
+                _ => Evidence::ToolRemoved {
+                    approved,
+                    approved_pin,
+                },
+            }
+        }
+        Policy::InstructionsChanged => Evidence::InstructionsChanged {
+            approved: opt_string_or_null(&f, "approved")?,
+            served: opt_string_or_null(&f, "served")?,
         },
-        Policy::ToolRemoved => Evidence::ToolRemoved {
-            approved: f.optional("approved").cloned(),
-            approved_pin: pin("approved", "approved_digest")?,
+        Policy::ToolRenamed => Evidence::ToolRenamed {
+            from: string(f.required("from")?, &f.at("from"))?.to_owned(),
+            approved: f.required("approved")?.clone(),
+            served: f.required("served")?.clone(),
+        },
+        Policy::LaunchChanged => Evidence::LaunchChanged {
+            approved: Launch::from_value(f.required("approved")?, &f.at("approved"))?,
+            served: Launch::from_value(f.required("served")?, &f.at("served"))?,
+        },
+        Policy::FloatingVersion => Evidence::FloatingVersion {
+            launch: Launch::from_value(f.required("launch")?, &f.at("launch"))?,
+            package: string(f.required("package")?, &f.at("package"))?.to_owned(),
         },
         Policy::ServerRenamed => Evidence::ServerRenamed {
             approved: opt_string_or_null(&f, "approved")?,

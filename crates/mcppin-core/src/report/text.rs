@@ -250,6 +250,14 @@ fn block_body(f: &Finding, indent: &str, out: &mut String) {
         Evidence::ToolRemoved {
             approved: None,
             approved_pin,
+        }
+        | Evidence::PromptRemoved {
+            approved: None,
+            approved_pin,
+        }
+        | Evidence::ResourceTemplateRemoved {
+            approved: None,
+            approved_pin,
         } => {
             let _ = writeln!(out, "{indent}approved: {approved_pin}");
         }
@@ -490,6 +498,16 @@ fn finding_body(f: &Finding, out: &mut String) {
             changes,
             approved,
             served,
+        }
+        | Evidence::PromptChanged {
+            changes,
+            approved,
+            served,
+        }
+        | Evidence::ResourceTemplateChanged {
+            changes,
+            approved,
+            served,
         } => {
             let classes: Vec<&str> = f.classes().iter().map(|c| c.name()).collect();
             if !classes.is_empty() {
@@ -503,10 +521,18 @@ fn finding_body(f: &Finding, out: &mut String) {
                 change_text(c, out);
             }
         }
-        Evidence::ToolAdded { served, .. } => {
+        Evidence::ToolAdded { served, .. }
+        | Evidence::PromptAdded { served, .. }
+        | Evidence::ResourceTemplateAdded { served, .. } => {
             let _ = writeln!(out, "  served: {}", opt_value_text(Some(served)));
         }
         Evidence::ToolRemoved {
+            approved: Some(v), ..
+        }
+        | Evidence::PromptRemoved {
+            approved: Some(v), ..
+        }
+        | Evidence::ResourceTemplateRemoved {
             approved: Some(v), ..
         } => {
             let _ = writeln!(out, "  approved: {}", value_text(v));
@@ -514,10 +540,44 @@ fn finding_body(f: &Finding, out: &mut String) {
         Evidence::ToolRemoved {
             approved: None,
             approved_pin,
+        }
+        | Evidence::PromptRemoved {
+            approved: None,
+            approved_pin,
+        }
+        | Evidence::ResourceTemplateRemoved {
+            approved: None,
+            approved_pin,
         } => {
             let _ = writeln!(out, "  approved: {approved_pin}");
         }
-        Evidence::ServerRenamed { approved, served } => {
+        Evidence::ToolRenamed { from, served, .. } => {
+            let _ = writeln!(
+                out,
+                "  approved as: {}\n  served as:   {}\n  otherwise unchanged: {}",
+                text_or_absent(Some(from)),
+                text_or_absent(f.item.as_deref()),
+                value_text(served)
+            );
+        }
+        Evidence::LaunchChanged { approved, served } => {
+            let _ = writeln!(
+                out,
+                "  approved: {}\n  served:   {}",
+                escape(&approved.to_string()),
+                escape(&served.to_string())
+            );
+        }
+        Evidence::FloatingVersion { launch, package } => {
+            let _ = writeln!(
+                out,
+                "  package: {} (no pinned version or digest)\n  launch:  {}",
+                escape(package),
+                escape(&launch.to_string())
+            );
+        }
+        Evidence::ServerRenamed { approved, served }
+        | Evidence::InstructionsChanged { approved, served } => {
             let _ = writeln!(
                 out,
                 "  approved: {}\n  served:   {}",
@@ -771,7 +831,7 @@ mod tests {
         assert!(!text.contains("PASS"), "{text}");
         assert!(
             text.ends_with(
-                "\n2 findings reported, none gating (--fail-on none); 0 approved items matched\n"
+                "\n1 finding reported, none gating (--fail-on none); 0 approved items matched\n"
             ),
             "{text}"
         );

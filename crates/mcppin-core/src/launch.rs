@@ -1,0 +1,595 @@
+//! Launch identity: how a server is started, as its client configuration writes it
+//! (docs/export.md, "Launch identity").
+//!
+//! The incidents of this field moved how a server is started, not what its tools say: a
+//! package version that turned malicious, a configuration edited after approval, a look-alike
+//! package name. A [`Launch`] holds the command, arguments, environment variable *names* and
+//! working directory as written before any expansion (so `${TOKEN}` stays a placeholder and
+//! no secret value is held), or the URL of a remote server without its query. [`Launch::package`]
+//! reads the package or image a runner (`npx`, `uvx`, `pipx run`, `docker run`) fetches, with
+//! its version or digest; [`Package::floating`] says when that version is not pinned.
+//!
+//! ```
+//! use mcppin_core::launch::Launch;
+//!
+//! let launch = Launch::Stdio {
+//!     command: "npx".to_owned(),
+//!     args: vec!["-y".to_owned(), "@scope/server@1.2.3".to_owned()],
+//!     env: Default::default(),
+//!     env_file: None,
+//!     cwd: None,
+//! };
+//! let package = launch.package().unwrap();
+//! assert_eq!((package.name.as_str(), package.version.as_deref()), ("@scope/server", Some("1.2.3")));
+//! assert!(!package.floating());
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::document::Error;
+use crate::surface::{Fields, put, put_opt, string, string_array, strings};
+use crate::value::{Object, Value};
+
+/// How a server is started.
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub enum Launch {
+    /// A process spoken to over stdio.
+    Stdio {
+        /// `command`, as written.
+        command: String,
+        /// `args`, as written.
+        args: Vec<String>,
+        /// The names of the `env` variables (never their values).
+        env: BTreeSet<String>,
+        /// `envFile` (VS Code), as written.
+        env_file: Option<String>,
+        /// `cwd`, as written.
+        cwd: Option<String>,
+    },
+    /// A server reached over HTTP.
+    Remote {
+        /// The URL without query, fragment or user information.
+        url: String,
+    },
+}
+
+/// The package or image a runner fetches.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct Package {
+    /// The runner: `npx`, `uvx`, `pipx`, `docker`.
+    pub runner: &'static str,
+    /// The package name, or the image without tag and digest.
+    pub name: String,
+    /// The version (or image tag) asked for, when one is.
+    pub version: Option<String>,
+    /// The image digest (`sha256:...`), when one is given.
+    pub digest: Option<String>,
+}
+
+const STDIO_MEMBERS: &[&str] = &["command", "args", "env", "env_file", "cwd"];
+const REMOTE_MEMBERS: &[&str] = &["url"];
+
+impl Launch {
+    /// The launch of a remote server at `url`: the query (`?...`), fragment (`#...`) and user
+    /// information (`user:password@`) are left out, since they often carry a token.
+    #[must_use]
+    pub fn remote(url: &str) -> Self {
+        let end = url.find(['?', '#']).unwrap_or(url.len());
+        let url = &url[..end];
+        let url = match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let authority_end = rest.find('/').unwrap_or(rest.len());
+                let (authority, path) = rest.split_at(authority_end);
+                let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                format!("{scheme}://{host}{path}")
+            }
+            None => url.to_owned(),
+        };
+        Self::Remote { url }
+    }
+
+    /// The package or image a runner fetches, when the command is `npx`, `uvx`, `pipx run` or
+    /// `docker run` (`podman run` too) and names one.
+    #[must_use]
+    pub fn package(&self) -> Option<Package> {
+        let Self::Stdio { command, args, .. } = self else {
+            return None;
+        };
+        let program = command.rsplit('/').next().unwrap_or(command);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match program {
+            "npx" | "npx.cmd" => npx(&args),
+            "uvx" => uvx(&args),
+            "pipx" => match args.split_first() {
+                Some((&"run", rest)) => pipx_run(rest),
+                _ => None,
+            },
+            "docker" | "podman" => match args.split_first() {
+                Some((&"run", rest)) => docker_run(rest),
+                Some((&"container", rest)) => match rest.split_first() {
+                    Some((&"run", rest)) => docker_run(rest),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Reads a launch as [`Launch::to_value`] writes it; `pointer` locates it for messages.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownMember`], [`Error::MissingMember`] or [`Error::Invalid`] for a member
+    /// that is not of the format.
+    pub fn from_value(value: &Value, pointer: &str) -> Result<Self, Error> {
+        let remote = value.as_object().is_some_and(|o| o.get("url").is_some());
+        if remote {
+            let fields = Fields::new(value, pointer, REMOTE_MEMBERS)?;
+            let url = string(fields.required("url")?, &fields.at("url"))?;
+            return Ok(Self::Remote {
+                url: url.to_owned(),
+            });
+        }
+        let fields = Fields::new(value, pointer, STDIO_MEMBERS)?;
+        let command = string(fields.required("command")?, &fields.at("command"))?.to_owned();
+        let args = match fields.optional("args") {
+            Some(v) => strings(v, &fields.at("args"))?,
+            None => Vec::new(),
+        };
+        let env = match fields.optional("env") {
+            Some(v) => strings(v, &fields.at("env"))?.into_iter().collect(),
+            None => BTreeSet::new(),
+        };
+        Ok(Self::Stdio {
+            command,
+            args,
+            env,
+            env_file: fields.optional_string("env_file")?,
+            cwd: fields.optional_string("cwd")?,
+        })
+    }
+
+    /// The launch as a value of our formats (`command`, `args`, `env` names, `env_file`,
+    /// `cwd`; or `url`).
+    #[must_use]
+    pub fn to_value(&self) -> Value {
+        let mut o = Object::new();
+        match self {
+            Self::Stdio {
+                command,
+                args,
+                env,
+                env_file,
+                cwd,
+            } => {
+                put(&mut o, "command", command.as_str());
+                put(
+                    &mut o,
+                    "args",
+                    string_array(args.iter().map(String::as_str)),
+                );
+                put(&mut o, "env", string_array(env.iter().map(String::as_str)));
+                put_opt(&mut o, "env_file", env_file.as_deref());
+                put_opt(&mut o, "cwd", cwd.as_deref());
+            }
+            Self::Remote { url } => put(&mut o, "url", url.as_str()),
+        }
+        Value::from(o)
+    }
+}
+
+impl fmt::Display for Launch {
+    /// The launch on one line, each word quoted as a shell would need it (`npx -y pkg@1`,
+    /// `env: TOKEN`), or the URL; not escaped for a terminal (the caller escapes).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Stdio {
+                command,
+                args,
+                env,
+                env_file,
+                cwd,
+            } => {
+                f.write_str(&crate::shell_word(command))?;
+                for arg in args {
+                    write!(f, " {}", crate::shell_word(arg))?;
+                }
+                if !env.is_empty() {
+                    let names: Vec<&str> = env.iter().map(String::as_str).collect();
+                    write!(f, " (env: {})", names.join(", "))?;
+                }
+                if let Some(file) = env_file {
+                    write!(f, " (envFile: {file})")?;
+                }
+                if let Some(dir) = cwd {
+                    write!(f, " (cwd: {dir})")?;
+                }
+                Ok(())
+            }
+            Self::Remote { url } => f.write_str(url),
+        }
+    }
+}
+
+impl Package {
+    /// Whether the version is not pinned: none given, `latest`, a range or tag instead of an
+    /// exact version, or an image without a digest.
+    #[must_use]
+    pub fn floating(&self) -> bool {
+        if self.runner == "docker" {
+            return self.digest.is_none();
+        }
+        match self.version.as_deref() {
+            None => true,
+            Some(version) => !is_exact_version(version),
+        }
+    }
+}
+
+impl fmt::Display for Package {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        if let Some(version) = &self.version {
+            let at = if matches!(self.runner, "docker") {
+                ":"
+            } else {
+                "@"
+            };
+            write!(f, "{at}{version}")?;
+        }
+        if let Some(digest) = &self.digest {
+            write!(f, "@{digest}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `1.2.3`, `1.2.3-rc.1`, `1.2.3+build` (npm), `1.2` or `1.2.3.post1` (Python): digits and
+/// dots first, nothing that reads as a range.
+fn is_exact_version(version: &str) -> bool {
+    let core_end = version.find(['-', '+']).unwrap_or(version.len());
+    let core = &version[..core_end];
+    core.split('.').count() >= 2
+        && core.split('.').all(|part| {
+            !part.is_empty()
+                && !part.eq_ignore_ascii_case("x")
+                && part.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+        && core.bytes().next().is_some_and(|b| b.is_ascii_digit())
+}
+
+/// `npx [options] PKG[@VERSION] [args]`, or the package of `-p`/`--package`.
+fn npx(args: &[&str]) -> Option<Package> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if let Some(spec) = arg.strip_prefix("--package=") {
+            return npm_package(spec);
+        }
+        if matches!(*arg, "-p" | "--package") {
+            return npm_package(args.get(i + 1)?);
+        }
+        if matches!(*arg, "-c" | "--call") {
+            return None;
+        }
+        if arg == &"--" {
+            return args.get(i + 1).and_then(|spec| npm_package(spec));
+        }
+        if !arg.starts_with('-') {
+            return npm_package(arg);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `name`, `name@version`, `@scope/name@version`; a path is no package.
+fn npm_package(spec: &str) -> Option<Package> {
+    if spec.starts_with(['.', '/']) || spec.is_empty() {
+        return None;
+    }
+    let (name, version) = match spec.get(1..).and_then(|rest| rest.rfind('@')) {
+        Some(at) => (&spec[..=at], Some(&spec[at + 2..])),
+        None => (spec, None),
+    };
+    Some(Package {
+        runner: "npx",
+        name: name.to_owned(),
+        version: version.filter(|v| !v.is_empty()).map(str::to_owned),
+        digest: None,
+    })
+}
+
+/// `uvx [options] PKG[==VERSION|@VERSION] [args]`, or the package of `--from`.
+fn uvx(args: &[&str]) -> Option<Package> {
+    const WITH_VALUE: &[&str] = &["--with", "--python", "-p", "--index", "--index-url"];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if let Some(spec) = arg.strip_prefix("--from=") {
+            return python_package("uvx", spec);
+        }
+        if *arg == "--from" {
+            return python_package("uvx", args.get(i + 1)?);
+        }
+        if WITH_VALUE.contains(arg) {
+            i += 2;
+            continue;
+        }
+        if !arg.starts_with('-') {
+            return python_package("uvx", arg);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `pipx run [--spec SPEC] [options] APP[==VERSION] [args]`.
+fn pipx_run(args: &[&str]) -> Option<Package> {
+    const WITH_VALUE: &[&str] = &["--python", "--pip-args", "--index-url"];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if let Some(spec) = arg.strip_prefix("--spec=") {
+            return python_package("pipx", spec);
+        }
+        if *arg == "--spec" {
+            return python_package("pipx", args.get(i + 1)?);
+        }
+        if WITH_VALUE.contains(arg) {
+            i += 2;
+            continue;
+        }
+        if !arg.starts_with('-') {
+            return python_package("pipx", arg);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `name`, `name==1.2`, `name@1.2`, `name[extra]==1.2`; other specifiers (`>=`, `~=`) are
+/// kept as the version, which then floats.
+fn python_package(runner: &'static str, spec: &str) -> Option<Package> {
+    if spec.starts_with(['.', '/']) || spec.is_empty() {
+        return None;
+    }
+    let (name, version) = if let Some((name, version)) = spec.split_once("==") {
+        (name, Some(version))
+    } else if let Some((name, version)) = spec.split_once('@') {
+        (name, Some(version))
+    } else if let Some(at) = spec.find(['>', '<', '~', '!', '=']) {
+        (&spec[..at], Some(&spec[at..]))
+    } else {
+        (spec, None)
+    };
+    let name = name.split('[').next().unwrap_or(name).trim();
+    Some(Package {
+        runner,
+        name: name.to_owned(),
+        version: version.filter(|v| !v.is_empty()).map(str::to_owned),
+        digest: None,
+    })
+}
+
+/// `docker run [options] IMAGE[:TAG][@DIGEST] [command]`.
+fn docker_run(args: &[&str]) -> Option<Package> {
+    // Options of `docker run` that take a value as the next argument.
+    const WITH_VALUE: &[&str] = &[
+        "-e",
+        "--env",
+        "--env-file",
+        "-v",
+        "--volume",
+        "--mount",
+        "--name",
+        "-p",
+        "--publish",
+        "--network",
+        "--net",
+        "-w",
+        "--workdir",
+        "-u",
+        "--user",
+        "--entrypoint",
+        "--platform",
+        "-l",
+        "--label",
+        "--add-host",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--pull",
+        "--runtime",
+        "--gpus",
+        "--device",
+        "--cap-add",
+        "--cap-drop",
+        "--security-opt",
+        "--tmpfs",
+        "--ulimit",
+        "--log-driver",
+        "--log-opt",
+        "-h",
+        "--hostname",
+        "--ipc",
+        "--pid",
+        "--restart",
+        "--shm-size",
+        "--stop-signal",
+        "--dns",
+        "--group-add",
+        "--label-file",
+        "--cidfile",
+        "--expose",
+    ];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if WITH_VALUE.contains(arg) {
+            i += 2;
+            continue;
+        }
+        if !arg.starts_with('-') {
+            return Some(image(arg));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `registry/name:tag@sha256:...`: the tag is after the last `:` of the last path segment.
+fn image(reference: &str) -> Package {
+    let (rest, digest) = match reference.split_once('@') {
+        Some((rest, digest)) => (rest, Some(digest.to_owned())),
+        None => (reference, None),
+    };
+    let segment_start = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[segment_start..].rfind(':') {
+        Some(colon) => {
+            let at = segment_start + colon;
+            (&rest[..at], Some(rest[at + 1..].to_owned()))
+        }
+        None => (rest, None),
+    };
+    Package {
+        runner: "docker",
+        name: name.to_owned(),
+        version: tag,
+        digest,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(command: &str, args: &[&str]) -> Launch {
+        Launch::Stdio {
+            command: command.to_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeSet::new(),
+            env_file: None,
+            cwd: None,
+        }
+    }
+
+    fn package(command: &str, args: &[&str]) -> Option<(String, Option<String>, bool)> {
+        stdio(command, args)
+            .package()
+            .map(|p| (p.to_string(), p.version.clone(), p.floating()))
+    }
+
+    #[test]
+    fn reads_npx_packages_and_their_versions() {
+        let pinned = package("npx", &["-y", "@scope/server-x@1.2.3", "/data"]).unwrap();
+        assert_eq!(pinned.0, "@scope/server-x@1.2.3");
+        assert!(!pinned.2);
+        assert!(!package("npx", &["server-x@1.0.0-linux"]).unwrap().2);
+        for floating in [
+            &["-y", "server-x"][..],
+            &["server-x@1.x"],
+            &["server-x@next"],
+            &["--yes", "server-x@latest"],
+            &["server-x@^1.2.0"],
+            &["-y", "@scope/server-x"],
+        ] {
+            let found = package("npx", floating).unwrap();
+            assert!(found.2, "{floating:?} should float: {found:?}");
+        }
+        let by_flag = package("/usr/bin/npx", &["-p", "pkg@2.0.0", "pkg-bin"]).unwrap();
+        assert_eq!(by_flag.0, "pkg@2.0.0");
+        assert_eq!(package("npx", &["./local-server"]), None);
+        assert_eq!(package("node", &["server.js"]), None);
+    }
+
+    #[test]
+    fn reads_python_runners() {
+        let pinned = package("uvx", &["mcp-server-git==0.6.2", "--repo", "."]).unwrap();
+        assert_eq!(
+            (pinned.0.as_str(), pinned.2),
+            ("mcp-server-git@0.6.2", false)
+        );
+        assert!(package("uvx", &["mcp-server-git"]).unwrap().2);
+        assert!(package("uvx", &["mcp-server-git@latest"]).unwrap().2);
+        assert!(package("uvx", &["--from", "pkg>=1.0", "cmd"]).unwrap().2);
+        let pipx = package("pipx", &["run", "--spec", "tool[all]==1.4", "tool"]).unwrap();
+        assert_eq!((pipx.0.as_str(), pipx.2), ("tool@1.4", false));
+        assert_eq!(package("pipx", &["install", "tool"]), None);
+    }
+
+    #[test]
+    fn reads_docker_images_and_wants_a_digest() {
+        let tagged = package(
+            "docker",
+            &["run", "-i", "--rm", "-e", "TOKEN", "ghcr.io/org/server:1.2"],
+        )
+        .unwrap();
+        assert_eq!(tagged.0, "ghcr.io/org/server:1.2");
+        assert!(tagged.2, "a tag without a digest floats");
+        let digest = package(
+            "docker",
+            &["run", "-i", "localhost:5000/server:1.2@sha256:abc", "serve"],
+        )
+        .unwrap();
+        assert_eq!(digest.0, "localhost:5000/server:1.2@sha256:abc");
+        assert!(!digest.2);
+        let bare = stdio("docker", &["run", "-i", "localhost:5000/server"])
+            .package()
+            .unwrap();
+        assert_eq!(
+            (bare.name.as_str(), bare.version),
+            ("localhost:5000/server", None)
+        );
+    }
+
+    #[test]
+    fn a_remote_url_loses_its_query_fragment_and_credentials() {
+        assert_eq!(
+            Launch::remote("https://user:secret@mcp.example.com:8443/v1/mcp?token=abc#x"),
+            Launch::Remote {
+                url: "https://mcp.example.com:8443/v1/mcp".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn round_trips_through_its_value_and_refuses_unknown_members() {
+        let launch = Launch::Stdio {
+            command: "npx".to_owned(),
+            args: vec!["-y".to_owned(), "${PKG}".to_owned()],
+            env: BTreeSet::from(["TOKEN".to_owned()]),
+            env_file: Some("${workspaceFolder}/.env".to_owned()),
+            cwd: Some("/srv".to_owned()),
+        };
+        assert_eq!(
+            Launch::from_value(&launch.to_value(), "/l").unwrap(),
+            launch
+        );
+        let remote = Launch::remote("https://h/mcp");
+        assert_eq!(
+            Launch::from_value(&remote.to_value(), "/l").unwrap(),
+            remote
+        );
+        let bad = crate::parse(br#"{"command": "x", "env": {"A": "secret"}}"#).unwrap();
+        assert!(matches!(
+            Launch::from_value(&bad, "/l"),
+            Err(Error::Invalid { ref pointer, .. }) if pointer == "/l/env"
+        ));
+        let unknown = crate::parse(br#"{"url": "https://h", "command": "x"}"#).unwrap();
+        assert!(matches!(
+            Launch::from_value(&unknown, "/l"),
+            Err(Error::UnknownMember { .. })
+        ));
+    }
+
+    #[test]
+    fn displays_as_a_command_line_without_values() {
+        let launch = Launch::Stdio {
+            command: "npx".to_owned(),
+            args: vec!["-y".to_owned(), "a b".to_owned()],
+            env: BTreeSet::from(["TOKEN".to_owned()]),
+            env_file: None,
+            cwd: None,
+        };
+        assert_eq!(launch.to_string(), "npx -y 'a b' (env: TOKEN)");
+    }
+}
