@@ -172,7 +172,6 @@ fn open(addr: &str) -> String {
 }
 
 #[test]
-#[ignore = "attack finding: a server's redirect reaches the client, which follows it to /.well-known/, passed unjudged"]
 fn a_redirect_from_the_server_never_reaches_the_client() {
     // The GET stream is redirected beside the endpoint, where the guard passes answers
     // unjudged: a client following redirects within the origin (the TypeScript SDK does, for
@@ -228,6 +227,39 @@ fn a_redirect_from_the_server_never_reaches_the_client() {
         !beside.body.contains("Ignore all previous"),
         "an MCP answer passed unjudged beside the endpoint: {beside:?}"
     );
+}
+
+#[test]
+fn metadata_beside_the_endpoint_passes_as_served_without_the_session_id() {
+    // OAuth discovery still works: a document under /.well-known/ passes unjudged, but no
+    // session id goes to the server or comes back from it.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.target.starts_with("/.well-known/") {
+            let document = json!({"resource": "http://example.test/mcp"});
+            return respond_json(stream, &[("Mcp-Session-Id", "sess-beside")], &document);
+        }
+        json_server(request, stream);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let path = "/.well-known/oauth-protected-resource";
+    let beside = send(
+        &guard.addr,
+        "GET",
+        path,
+        &[("Accept", "application/json"), ("Mcp-Session-Id", &session)],
+        "",
+    );
+    assert_eq!(beside.status, 200, "{beside:?}");
+    assert!(beside.body.contains("example.test"), "{beside:?}");
+    assert!(beside.header("mcp-session-id").is_none(), "{beside:?}");
+    let requests = peer.requests();
+    let forwarded = requests
+        .iter()
+        .find(|r| r.target == path)
+        .expect("forwarded");
+    assert!(forwarded.header("mcp-session-id").is_none());
 }
 
 #[test]
@@ -673,7 +705,6 @@ fn sessions_beyond_max_sessions_get_503_and_leave_no_server_session() {
 }
 
 #[test]
-#[ignore = "attack finding: the TypeScript SDK follows a server's redirect of the GET stream to /.well-known/ and reads an unjudged list there"]
 fn the_sdk_client_never_reads_a_list_served_beside_the_endpoint_after_a_redirect() {
     // The official client follows a GET redirect within the origin, here the guard's own, to
     // /.well-known/, where the guard passes answers unjudged: the rug-pulled list arrives

@@ -219,7 +219,11 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     };
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.uri_mut() = uri;
-    *upstream.headers_mut() = headers::pass_on(&parts.headers, true);
+    let mut toward = headers::pass_on(&parts.headers, true);
+    // No session goes beside the endpoint: a server serving MCP there gets no session to
+    // answer in.
+    toward.remove(SESSION_ID);
+    *upstream.headers_mut() = toward;
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(_) => {
@@ -230,7 +234,18 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
             );
         }
     };
-    let (head, body) = response.into_parts();
+    let (mut head, body) = response.into_parts();
+    // Metadata is a document: a redirect (a client follows it within the guard's origin) or
+    // an event stream (MCP messages) is no metadata, and passes unjudged nowhere.
+    if head.status.is_redirection() || headers::is_media(&head.headers, "text/event-stream") {
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer beside the endpoint (a redirect or an \
+             event stream)",
+        );
+    }
+    head.headers.remove(SESSION_ID);
     match collect(state, body).await {
         Ok(bytes) => with_head(&head, bytes),
         Err(_) => fail(
@@ -269,6 +284,24 @@ async fn relay(
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
+    if head.status.is_redirection() {
+        // A redirect is no MCP answer: passed on, a client following it within the origin
+        // (the guard's) would read what the guard never judged. Like an HTTP error it holds
+        // no message, so the session goes on (the TypeScript SDK opens its GET stream beside
+        // its first requests: ending the session would end the client's listing too).
+        state.say(
+            &guarded,
+            "the server answered with a redirect; refused, nothing of it was forwarded",
+        );
+        if !guarded.is_kept() {
+            state.end(&guarded);
+        }
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer (a redirect)",
+        );
+    }
     if let Belongs::Fresh(_) = &belongs
         && let Some(key) = headers::text(&head.headers, SESSION_ID)
     {
