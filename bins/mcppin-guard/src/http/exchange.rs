@@ -214,7 +214,8 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
         return fail(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
-            "mcppin-guard: bad path",
+            "mcppin-guard: a path with a dot segment (`.`, `..`, percent-encoded or not) is \
+             refused; nothing was forwarded",
         );
     };
     let mut upstream = Request::new(Full::new(Bytes::new()));
