@@ -638,7 +638,6 @@ fn parser_differentials_in_an_http_answer_fail_closed() {
 }
 
 #[test]
-#[ignore = "attack finding: an initialize beyond --max-sessions opens a server session the guard refuses and never DELETEs"]
 fn sessions_beyond_max_sessions_get_503_and_leave_no_server_session() {
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
         // A fresh session id for every initialize.
@@ -702,6 +701,54 @@ fn sessions_beyond_max_sessions_get_503_and_leave_no_server_session() {
         2,
         "{initializes} sessions opened on the server, {deletes} ended, 2 kept by the guard"
     );
+}
+
+#[test]
+fn a_session_ended_by_its_client_frees_its_place_under_max_sessions() {
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        if request.rpc_method() == "initialize" {
+            let id = format!("s{}", NEXT.fetch_add(1, Ordering::SeqCst));
+            return respond_json(
+                stream,
+                &[("Mcp-Session-Id", &id)],
+                &mcp_answer(request).unwrap(),
+            );
+        }
+        json_server(request, stream);
+    });
+    let dir = Dir::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .env_clear()
+        .arg("--lock")
+        .arg(lock(&dir))
+        .args(["--server", "fixture", "--listen", "127.0.0.1:0"])
+        .args(["--max-sessions", "1", "--upstream", &peer.url("/mcp")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|u| u.split('/').next())
+        .unwrap()
+        .to_owned();
+    let session = open(&addr);
+    let refused = post(&addr, None, &util::initialize(1));
+    let ended = send(&addr, "DELETE", "/mcp", &[("Mcp-Session-Id", &session)], "");
+    let again = post(&addr, None, &util::initialize(1));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(ended.status, 200, "{ended:?}");
+    assert_eq!(again.status, 200, "{again:?}");
+    assert!(again.header("mcp-session-id").is_some(), "{again:?}");
 }
 
 #[test]

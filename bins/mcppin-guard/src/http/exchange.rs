@@ -136,6 +136,17 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Ok(belongs) => belongs,
         Err(response) => return response,
     };
+    if let Belongs::Fresh(_) = &belongs
+        && state.is_full()
+    {
+        // It could open a session the guard cannot keep: refused before the server opens one.
+        super::eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+        return fail(
+            StatusCode::SERVICE_UNAVAILABLE,
+            INVALID_REQUEST,
+            "mcppin-guard could not open the session (--max-sessions); nothing was forwarded",
+        );
+    }
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
     let action = {
@@ -314,6 +325,11 @@ async fn relay(
                     Refused::Full => "the guard holds --max-sessions sessions",
                 };
                 state.say(&guarded, &format!("refused a new session: {why}"));
+                if let Refused::Full = refused {
+                    // Opened at the server by a request that raced others past the check in
+                    // `post`: ended there. Never for `Taken`: the id is another client's.
+                    delete_at_server(&state, key, &end, guarded.number);
+                }
                 return fail(
                     StatusCode::SERVICE_UNAVAILABLE,
                     INVALID_REQUEST,
@@ -594,11 +610,17 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
         guarded,
         &format!("{why}: the session was ended; later requests with its id get 404"),
     );
+    delete_at_server(state, &key, end, guarded.number);
+}
+
+/// Ends the session `key` at the server: a DELETE carrying the client's `Authorization`, sent
+/// without waiting for its answer.
+fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
     let mut request = Request::new(Full::new(Bytes::new()));
     *request.method_mut() = Method::DELETE;
     *request.uri_mut() = state.upstream.uri().clone();
     let headers = request.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&key) {
+    if let Ok(value) = HeaderValue::from_str(key) {
         headers.insert(headers::name(SESSION_ID), value);
     }
     if let Some(value) = &end.authorization {
@@ -608,7 +630,6 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
         headers.insert(headers::name("mcp-protocol-version"), value.clone());
     }
     let state = Arc::clone(state);
-    let number = guarded.number;
     tokio::spawn(async move {
         match state.upstream.send(request).await {
             Ok(response) => {

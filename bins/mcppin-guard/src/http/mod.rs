@@ -175,6 +175,12 @@ impl State {
         self.sessions().get(key).cloned()
     }
 
+    /// Whether the table holds `--max-sessions` sessions: a request that could open another
+    /// one is refused before it reaches the server.
+    pub(crate) fn is_full(&self) -> bool {
+        self.sessions().len() >= self.max_sessions
+    }
+
     /// Keeps `guarded` under the id the server assigned.
     pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), Refused> {
         let mut sessions = self.sessions();
