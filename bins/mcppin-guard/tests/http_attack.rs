@@ -948,11 +948,50 @@ fn a_client_head_far_over_the_bound_is_refused_and_reaches_no_server() {
 }
 
 #[test]
-#[ignore = "attack finding: heads up to about 112 KiB pass, though docs/guard.md says headers are held up to 64 KiB"]
 fn a_client_head_over_64_kib_is_refused_and_reaches_no_server() {
     let (answer, reached) = padded_head(80);
     assert!(answer.status == 431 || answer.status == 0, "{answer:?}");
     assert!(!reached, "the request reached the server");
+}
+
+#[test]
+fn a_client_head_under_64_kib_passes() {
+    let (answer, reached) = padded_head(60);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(reached, "the request never reached the server");
+}
+
+/// The guard's answer to `initialize` when the server's answer head carries `kib` KiB of
+/// padding.
+fn padded_answer_head(kib: usize) -> Answer {
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        let huge = "a".repeat(kib * 1024);
+        match mcp_answer(request) {
+            Some(answer) => respond_json(
+                stream,
+                &[("Mcp-Session-Id", "sess-1"), ("X-Pad", &huge)],
+                &answer,
+            ),
+            None => json_server(request, stream),
+        }
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    post(&guard.addr, None, &util::initialize(1))
+}
+
+#[test]
+fn a_server_answer_head_over_64_kib_is_refused() {
+    let answer = padded_answer_head(80);
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert!(answer.header("x-pad").is_none());
+}
+
+#[test]
+fn a_server_answer_head_under_64_kib_passes() {
+    let answer = padded_answer_head(60);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.header("x-pad").is_some());
 }
 
 #[test]

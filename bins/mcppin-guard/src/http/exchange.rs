@@ -35,6 +35,15 @@ const REFUSED: i64 = mcppin_core::engine::REFUSED;
 
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
+    // The request line: method, target, `HTTP/1.1`, two spaces.
+    let line = request.method().as_str().len() + request.uri().to_string().len() + 10;
+    if headers::head_size(line, request.headers()) > super::MAX_HEADERS {
+        return fail(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            INVALID_REQUEST,
+            "mcppin-guard: the request head exceeds 64 KiB; nothing was forwarded",
+        );
+    }
     let path = request.uri().path();
     if path != state.upstream.endpoint_path() {
         // OAuth discovery (RFC 9728, RFC 8414) reads metadata beside the endpoint: it carries

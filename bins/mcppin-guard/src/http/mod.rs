@@ -40,7 +40,9 @@ mod exchange;
 mod headers;
 mod upstream;
 
-/// The most bytes of request or response headers read (hyper's read buffer).
+/// The most bytes of a request or answer head (the first line and the headers): a longer one
+/// is refused. Hyper's read buffer is set to the same size, and may grow to about twice it
+/// while a head arrives: a head it cannot parse within that is refused by hyper itself.
 const MAX_HEADERS: usize = 64 * 1024;
 
 /// How long the guard waits, once told to stop, for open exchanges to end.

@@ -123,7 +123,16 @@ impl Upstream {
         match tokio::time::timeout(self.timeout, self.client.request(request)).await {
             Err(_) => Err(Failure::Timeout),
             Ok(Err(err)) => Err(Failure::Broken(error_chain(&err))),
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => {
+                // The status line, `HTTP/1.1 200 OK`, with the canonical reason phrase.
+                let line = 13 + response.status().canonical_reason().map_or(0, str::len);
+                if super::headers::head_size(line, response.headers()) > super::MAX_HEADERS {
+                    return Err(Failure::Broken(
+                        "the answer's head exceeds 64 KiB".to_owned(),
+                    ));
+                }
+                Ok(response)
+            }
         }
     }
 }
