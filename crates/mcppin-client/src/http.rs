@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use mcppin_core::sse::{Event, Reader};
-use mcppin_core::{Object, Strictness, Value, parse_with};
+use mcppin_core::{Kind, Object, Strictness, Value, parse_with};
 use reqwest::blocking::{Client, Response};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
@@ -118,9 +118,43 @@ impl Secrets {
         Self { values }
     }
 
-    /// Whether `bytes` contain any secret.
+    /// Whether `bytes` contain any secret: as they are, or, when they are JSON with escapes,
+    /// in a string or member name once its escapes are decoded (`\u0074ok...` is the token
+    /// to every reader of the answer, and to the manifest written from it).
     #[must_use]
     pub fn found_in(&self, bytes: &[u8]) -> bool {
+        if self.values.is_empty() {
+            return false;
+        }
+        if self.in_text(bytes) {
+            return true;
+        }
+        if memchr::memchr(b'\\', bytes).is_none() {
+            return false;
+        }
+        let Ok(value) = parse_with(bytes, Strictness::Relaxed) else {
+            return false;
+        };
+        let mut stack = vec![&value];
+        while let Some(value) = stack.pop() {
+            match value.kind() {
+                Kind::String(text) if self.in_text(text.as_bytes()) => return true,
+                Kind::Array(items) => stack.extend(items.iter()),
+                Kind::Object(object) => {
+                    for (name, member) in object.iter() {
+                        if self.in_text(name.as_bytes()) {
+                            return true;
+                        }
+                        stack.push(member);
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn in_text(&self, bytes: &[u8]) -> bool {
         self.values
             .iter()
             .any(|s| memchr::memmem::find(bytes, s.as_bytes()).is_some())
@@ -1340,6 +1374,11 @@ mod tests {
         assert!(secrets.found_in(b"hunter22"));
         assert!(secrets.found_in(b"?key=s3cr3tk3y"));
         assert!(!secrets.found_in(b"Bearer is a word, eu a region"));
+        // Escaped in a JSON string or member name: the same secret to a reader.
+        assert!(secrets.found_in(br#"{"d": "\u0074ok3n-abcdef"}"#));
+        assert!(secrets.found_in(br#"{"hunter\u0032\u0032": 1}"#));
+        assert!(!secrets.found_in(br#"{"d": "\u0074ok3n"}"#));
+        assert!(!secrets.found_in(br#"not json \u0074ok3n-abcdef"#));
         assert_eq!(
             secrets.redact("sent Bearer tok3n-abcdef and s3cr3tk3y"),
             "sent <redacted> and <redacted>"

@@ -35,6 +35,15 @@ const REFUSED: i64 = mcppin_core::engine::REFUSED;
 
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
+    // The request line: method, target, `HTTP/1.1`, two spaces.
+    let line = request.method().as_str().len() + request.uri().to_string().len() + 10;
+    if headers::head_size(line, request.headers()) > super::MAX_HEADERS {
+        return fail(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            INVALID_REQUEST,
+            "mcppin-guard: the request head exceeds 64 KiB; nothing was forwarded",
+        );
+    }
     let path = request.uri().path();
     if path != state.upstream.endpoint_path() {
         // OAuth discovery (RFC 9728, RFC 8414) reads metadata beside the endpoint: it carries
@@ -185,6 +194,17 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Ok(belongs) => belongs,
         Err(response) => return response,
     };
+    if let Belongs::Fresh(_) = &belongs
+        && state.is_full()
+    {
+        // It could open a session the guard cannot keep: refused before the server opens one.
+        super::eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+        return fail(
+            StatusCode::SERVICE_UNAVAILABLE,
+            INVALID_REQUEST,
+            "mcppin-guard could not open the session (--max-sessions); nothing was forwarded",
+        );
+    }
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
     let action = {
@@ -263,12 +283,17 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
         return fail(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
-            "mcppin-guard: bad path",
+            "mcppin-guard: a path with a dot segment (`.`, `..`, percent-encoded or not) is \
+             refused; nothing was forwarded",
         );
     };
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.uri_mut() = uri;
-    *upstream.headers_mut() = toward_server(state, &parts.headers);
+    let mut toward = toward_server(state, &parts.headers);
+    // No session goes beside the endpoint: a server serving MCP there gets no session to
+    // answer in.
+    toward.remove(SESSION_ID);
+    *upstream.headers_mut() = toward;
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(_) => {
@@ -279,7 +304,18 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
             );
         }
     };
-    let (head, body) = response.into_parts();
+    let (mut head, body) = response.into_parts();
+    // Metadata is a document: a redirect (a client follows it within the guard's origin) or
+    // an event stream (MCP messages) is no metadata, and passes unjudged nowhere.
+    if head.status.is_redirection() || headers::is_media(&head.headers, "text/event-stream") {
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer beside the endpoint (a redirect or an \
+             event stream)",
+        );
+    }
+    head.headers.remove(SESSION_ID);
     match collect(state, body).await {
         Ok(bytes) => with_head(state, &head, bytes),
         Err(_) => fail(
@@ -318,6 +354,24 @@ async fn relay(
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
+    if head.status.is_redirection() {
+        // A redirect is no MCP answer: passed on, a client following it within the origin
+        // (the guard's) would read what the guard never judged. Like an HTTP error it holds
+        // no message, so the session goes on (the TypeScript SDK opens its GET stream beside
+        // its first requests: ending the session would end the client's listing too).
+        state.say(
+            &guarded,
+            "the server answered with a redirect; refused, nothing of it was forwarded",
+        );
+        if !guarded.is_kept() {
+            state.end(&guarded);
+        }
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer (a redirect)",
+        );
+    }
     if let Belongs::Fresh(_) = &belongs
         && let Some(key) = headers::text(&head.headers, SESSION_ID)
     {
@@ -329,6 +383,11 @@ async fn relay(
                     Refused::Full => "the guard holds --max-sessions sessions",
                 };
                 state.say(&guarded, &format!("refused a new session: {why}"));
+                if let Refused::Full = refused {
+                    // Opened at the server by a request that raced others past the check in
+                    // `post`: ended there. Never for `Taken`: the id is another client's.
+                    delete_at_server(&state, key, &end, guarded.number);
+                }
                 return fail(
                     StatusCode::SERVICE_UNAVAILABLE,
                     INVALID_REQUEST,
@@ -610,11 +669,17 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
         guarded,
         &format!("{why}: the session was ended; later requests with its id get 404"),
     );
+    delete_at_server(state, &key, end, guarded.number);
+}
+
+/// Ends the session `key` at the server: a DELETE carrying the client's `Authorization`, sent
+/// without waiting for its answer.
+fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
     let mut request = Request::new(Full::new(Bytes::new()));
     *request.method_mut() = Method::DELETE;
     *request.uri_mut() = state.upstream.uri().clone();
     let headers = request.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&key) {
+    if let Ok(value) = HeaderValue::from_str(key) {
         headers.insert(headers::name(SESSION_ID), value);
     }
     if let Some(value) = &end.authorization {
@@ -624,7 +689,6 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
         headers.insert(headers::name("mcp-protocol-version"), value.clone());
     }
     let state = Arc::clone(state);
-    let number = guarded.number;
     tokio::spawn(async move {
         match state.upstream.send(request).await {
             Ok(response) => {

@@ -55,6 +55,15 @@ pub(crate) fn pass_on(from: &HeaderMap, toward_server: bool) -> HeaderMap {
     out
 }
 
+/// The size of a head as written on the wire: `first_line` (the request or status line) and
+/// each header as `name: value` with its line end.
+pub(crate) fn head_size(first_line: usize, headers: &HeaderMap) -> usize {
+    headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .fold(first_line + 2, usize::saturating_add)
+}
+
 /// Whether the headers say the body is of this media type (`type/subtype`, parameters and
 /// case ignored).
 pub(crate) fn is_media(headers: &HeaderMap, media: &str) -> bool {
@@ -161,6 +170,13 @@ mod tests {
         let names: Vec<&str> = to_server.keys().map(HeaderName::as_str).collect();
         assert_eq!(names, ["authorization", "mcp-session-id"]);
         assert!(pass_on(&from, false).contains_key("accept-encoding"));
+    }
+
+    #[test]
+    fn a_head_counts_its_first_line_and_every_header_line() {
+        assert_eq!(head_size(14, &map(&[])), 16);
+        let headers = map(&[("x-a", "12345"), ("x-a", "6")]);
+        assert_eq!(head_size(14, &headers), 16 + (3 + 5 + 4) + (3 + 1 + 4));
     }
 
     #[test]

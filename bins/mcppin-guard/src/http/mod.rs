@@ -43,7 +43,9 @@ mod upstream;
 
 pub(crate) use replica::Replica;
 
-/// The most bytes of request or response headers read (hyper's read buffer).
+/// The most bytes of a request or answer head (the first line and the headers): a longer one
+/// is refused. Hyper's read buffer is set to the same size, and may grow to about twice it
+/// while a head arrives: a head it cannot parse within that is refused by hyper itself.
 const MAX_HEADERS: usize = 64 * 1024;
 
 /// How long the guard waits, once told to stop, for open exchanges to end.
@@ -202,6 +204,12 @@ impl State {
     /// The session kept under `key` (the server's id), if it is open.
     pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
         self.sessions().get(key).cloned()
+    }
+
+    /// Whether the table holds `--max-sessions` sessions: a request that could open another
+    /// one is refused before it reaches the server.
+    pub(crate) fn is_full(&self) -> bool {
+        self.sessions().len() >= self.max_sessions
     }
 
     /// Keeps `guarded` under the id the server assigned.

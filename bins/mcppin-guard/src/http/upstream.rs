@@ -112,8 +112,13 @@ impl Upstream {
         &self.uri
     }
 
-    /// The URI of another path on the server (`/.well-known/...`).
+    /// The URI of another path on the server (`/.well-known/...`); `None` for a path with a
+    /// dot segment (a server resolving it could serve its MCP endpoint there).
     pub(crate) fn beside(&self, path_and_query: &str) -> Option<Uri> {
+        let path = path_and_query.split('?').next().unwrap_or_default();
+        if has_dot_segment(path) {
+            return None;
+        }
         let mut parts = self.uri.clone().into_parts();
         parts.path_and_query = Some(path_and_query.parse().ok()?);
         Uri::from_parts(parts).ok()
@@ -127,9 +132,47 @@ impl Upstream {
         match tokio::time::timeout(self.timeout, self.client.request(request)).await {
             Err(_) => Err(Failure::Timeout),
             Ok(Err(err)) => Err(Failure::Broken(error_chain(&err))),
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => {
+                // The status line, `HTTP/1.1 200 OK`, with the canonical reason phrase.
+                let line = 13 + response.status().canonical_reason().map_or(0, str::len);
+                if super::headers::head_size(line, response.headers()) > super::MAX_HEADERS {
+                    return Err(Failure::Broken(
+                        "the answer's head exceeds 64 KiB".to_owned(),
+                    ));
+                }
+                Ok(response)
+            }
         }
     }
+}
+
+/// Whether a path holds a `.` or `..` segment, written plainly or percent-encoded (`%2e`,
+/// `%2E`, mixed), with `/`, `\` or their encoded forms as separators: a server resolving dot
+/// segments (as WHATWG URL parsing does) would read another path than the one checked.
+fn has_dot_segment(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let escaped = (b == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            None => {
+                decoded.push(b);
+                i += 1;
+            }
+        }
+    }
+    decoded
+        .split(|b| *b == b'/' || *b == b'\\')
+        .any(|segment| segment == b"." || segment == b"..")
 }
 
 /// An error with its causes, for stderr.
@@ -142,4 +185,38 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_dot_segment;
+
+    #[test]
+    fn dot_segments_are_found_however_written() {
+        for path in [
+            "/.well-known/../mcp",
+            "/.well-known/./x",
+            "/.well-known/%2e%2e/mcp",
+            "/.well-known/%2E./mcp",
+            "/.well-known/.%2E/mcp",
+            "/.well-known/..%2fmcp",
+            "/.well-known/..\\mcp",
+            "/.well-known/x/..",
+        ] {
+            assert!(has_dot_segment(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn names_holding_dots_are_no_dot_segments() {
+        for path in [
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-authorization-server/mcp",
+            "/.well-known/a..b/...",
+            "/.well-known/%2e%2e%2e",
+            "/.well-known/x%2",
+        ] {
+            assert!(!has_dot_segment(path), "{path}");
+        }
+    }
 }
