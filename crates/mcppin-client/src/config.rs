@@ -84,15 +84,7 @@ impl HttpServer {
     ///
     /// As [`StdioServer::expand`].
     pub fn expand(&self, id: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
-        let inputs = BTreeMap::new();
-        self.expand_with(
-            id,
-            &Variables {
-                environment,
-                inputs: &inputs,
-                workspace: None,
-            },
-        )
+        self.expand_with(id, &Variables::environment(environment))
     }
 
     /// The server with every variable of [`Variables`] expanded in its URL and header values
@@ -152,6 +144,21 @@ pub struct Variables<'a> {
     pub inputs: &'a BTreeMap<String, String>,
     /// The folder VS Code has open, for `${workspaceFolder}`.
     pub workspace: Option<&'a Path>,
+}
+
+/// No answers to VS Code's prompts.
+static NO_INPUTS: BTreeMap<String, String> = BTreeMap::new();
+
+impl<'a> Variables<'a> {
+    /// The variables of `environment` alone: no `${input:ID}` answers, no workspace.
+    #[must_use]
+    pub fn environment(environment: &'a BTreeMap<String, String>) -> Self {
+        Self {
+            environment,
+            inputs: &NO_INPUTS,
+            workspace: None,
+        }
+    }
 }
 
 /// VS Code variables that describe the editor's state at the moment (the open file, the
@@ -406,15 +413,7 @@ impl StdioServer {
     /// answer), [`Error::UndefinedVariable`] for a variable missing from `environment`; both
     /// name `id`. As [`StdioServer::expand_with`] otherwise.
     pub fn expand(&self, id: &str, environment: &BTreeMap<String, String>) -> Result<Self, Error> {
-        let inputs = BTreeMap::new();
-        self.expand_with(
-            id,
-            &Variables {
-                environment,
-                inputs: &inputs,
-                workspace: None,
-            },
-        )
+        self.expand_with(id, &Variables::environment(environment))
     }
 
     /// The server with every variable of [`Variables`] expanded in its command, arguments,
