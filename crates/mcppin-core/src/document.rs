@@ -218,8 +218,12 @@ pub enum Error {
         /// The key inside the approved object.
         approved: String,
     },
-    /// An approval selection that is neither `SERVER` nor `SERVER/ITEM`.
-    #[error("{} is not SERVER or SERVER/ITEM", Excerpt::quoted(.text))]
+    /// An approval selection that is neither `SERVER`, `SERVER/ITEM` nor
+    /// `SERVER/~instructions`.
+    #[error(
+        "{} is not SERVER, SERVER/ITEM or SERVER/~instructions",
+        Excerpt::quoted(.text)
+    )]
     InvalidSelection {
         /// The text given.
         text: String,
