@@ -41,7 +41,7 @@ fn relocking_an_unchanged_surface_writes_identical_bytes() {
     // The same surface captured in another member order and layout.
     let reordered =
         BASE.replace("\n", " ")
-            .replacen("\"schema_version\": 2,", "\"schema_version\": 2 ,", 1);
+            .replacen("\"schema_version\": 3,", "\"schema_version\": 3 ,", 1);
     dir.write("m.json", reordered);
     let run = dir.mcppin(&["lock", "-o", "lock.json", "m.json"]);
     run.code(0)
@@ -507,7 +507,7 @@ fn a_lockfile_given_as_the_manifest_and_the_reverse_are_named_as_such() {
 /// A widened capture of one server with instructions `text` and a prompt described `prompt`.
 fn widened(text: &str, prompt: &str) -> String {
     format!(
-        r#"{{"schema_version": 2, "complete": true, "servers": [{{"id": "docs",
+        r#"{{"schema_version": 3, "complete": true, "servers": [{{"id": "docs",
         "tools": [{{"name": "search"}}], "instructions": "{text}",
         "prompts": [{{"name": "review", "description": "{prompt}"}}], "resource_templates": []}}]}}"#
     )
@@ -593,4 +593,45 @@ fn approve_server_slash_tilde_instructions_approves_the_instructions_alone() {
     ])
     .code(2)
     .stderr_has("nothing to approve for docs/~instructions");
+}
+
+#[test]
+fn manifests_of_version_2_and_3_are_read_and_a_version_3_member_in_version_2_is_named() {
+    let dir = Dir::new();
+    let v2 = r#"{"schema_version": 2, "complete": true, "servers": [{"id": "docs", "tools": [{"name": "search"}]}]}"#;
+    dir.write("v2.json", v2);
+    dir.mcppin(&["lock", "-o", "lock.json", "v2.json"]).code(0);
+    dir.write(
+        "v3.json",
+        v2.replace("\"schema_version\": 2", "\"schema_version\": 3"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "v3.json"])
+        .code(0);
+    dir.mcppin(&["verify", "--lock", "lock.json", "v2.json"])
+        .code(0);
+    // Before version 3, `launch` was written under version 2; such a file names the mismatch.
+    let launched = v2.replace(
+        "\"tools\"",
+        "\"launch\": {\"command\": \"docs-mcp\"}, \"tools\"",
+    );
+    dir.write("mixed.json", &launched);
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "mixed.json"]);
+    run.code(4).stderr_has(
+        "manifest schema_version 2 has no member \"launch\" at \"/servers/0/launch\": it was \
+         added in schema_version 3",
+    );
+    assert_eq!(run.stdout, "");
+    dir.write(
+        "mixed.json",
+        launched.replace("\"schema_version\": 2", "\"schema_version\": 3"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "mixed.json"])
+        .code(0);
+    dir.write(
+        "v4.json",
+        v2.replace("\"schema_version\": 2", "\"schema_version\": 4"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "v4.json"])
+        .code(4)
+        .stderr_has("manifest schema_version 4 is not supported by this build");
 }

@@ -189,7 +189,7 @@ mod tests {
     fn changed_instructions_are_selected_by_their_label() {
         let with = |text: &str, tool: &str| {
             format!(
-                r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"a","instructions":"{text}",
+                r#"{{"schema_version":3,"complete":true,"servers":[{{"id":"a","instructions":"{text}",
                 "prompts":[],"resource_templates":[],"tools":[{{"name":"t","description":"{tool}"}}]}}]}}"#
             )
         };

@@ -306,7 +306,7 @@ mod tests {
         );
         let first = Lockfile::approve(None, &tools_only, &[]).unwrap();
         let widened = manifest(
-            r#"{"schema_version":2,"complete":true,"servers":[{"id":"docs","tools":[{"name":"search"}],
+            r#"{"schema_version":3,"complete":true,"servers":[{"id":"docs","tools":[{"name":"search"}],
             "instructions":"Be brief.","prompts":[{"name":"review"}],
             "resource_templates":[{"uriTemplate":"docs://a/{id}","name":"a"}]}]}"#,
         );
@@ -326,7 +326,7 @@ mod tests {
     /// A widened capture of server `docs` with instructions `text` and prompt `prompt`.
     fn docs_widened(text: &str, prompt: &str) -> Manifest {
         manifest(&format!(
-            r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"docs",
+            r#"{{"schema_version":3,"complete":true,"servers":[{{"id":"docs",
             "tools":[{{"name":"search"}}],"instructions":"{text}",
             "prompts":[{{"name":"review","description":"{prompt}"}}],"resource_templates":[]}}]}}"#
         ))
