@@ -101,7 +101,7 @@ fn writes_the_manifest_to_stdout_with_a_dash() {
         "--now",
         "2026-08-01T09:12:00Z",
     ]);
-    run.code(0).stdout_has("\"schema_version\": 2");
+    run.code(0).stdout_has("\"schema_version\": 3");
     let m = Manifest::parse(run.stdout.as_bytes()).unwrap();
     assert_eq!(tool_names(&m, "demo"), HONEST);
     // One byte form: what was written is what the writer writes.

@@ -1991,3 +1991,33 @@ fn a_tool_of_long_undecidable_literals_is_refused_with_a_short_reason() {
         run.stderr.len()
     );
 }
+
+/// Writes the lockfile approving, for server `fixture`, the prompts `review` and `draft` and
+/// no resource template.
+fn lock_prompts(dir: &Dir) {
+    let manifest = json!({"schema_version": 3, "complete": true, "servers": [
+        {"id": "fixture", "tools": [], "resource_templates": [],
+         "prompts": [{"name": "review"}, {"name": "draft"}]}]});
+    let manifest = mcppin_core::manifest::Manifest::parse(manifest.to_string().as_bytes()).unwrap();
+    let lock = mcppin_core::lockfile::Lockfile::approve(None, &manifest, &[]).unwrap();
+    dir.write(LOCK, lock.to_bytes());
+}
+
+#[test]
+fn an_approved_prompt_a_complete_reading_did_not_serve_is_reported_not_refused() {
+    let dir = Dir::new();
+    lock_prompts(&dir);
+    let answer = r#"'{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"review"}]}}'"#;
+    let script = format!("read a; printf '%s\\n' {answer}; cat > /dev/null");
+    let run = dir.run_guard(&shell(script), &[request(1, "prompts/list", json!({}))]);
+    run.code(0)
+        .lines(&[Expect::Result(json!(1))])
+        .stderr_has("prompt-removed: draft is approved but was not served (reported, not refused)");
+    // Served whole, nothing is said.
+    let answer =
+        r#"'{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"review"},{"name":"draft"}]}}'"#;
+    let script = format!("read a; printf '%s\\n' {answer}; cat > /dev/null");
+    let run = dir.run_guard(&shell(script), &[request(1, "prompts/list", json!({}))]);
+    run.code(0);
+    assert!(!run.stderr.contains("removed"), "{}", run.stderr);
+}

@@ -422,6 +422,9 @@ pub struct Gate {
     pins: BTreeMap<(String, Vec<u8>), Pin>,
     /// Prompts whose listed form departed from the lock: `prompts/get` for them is refused.
     withheld_prompts: BTreeSet<String>,
+    /// Per kind of the widened surface, the approved keys the current reading of its list
+    /// served (what `LockCheck::removed` is computed from).
+    seen_items: BTreeMap<ItemKind, BTreeSet<String>>,
 }
 
 /// What the lock says of an answer of the widened surface (`prompts/list`,
@@ -431,6 +434,9 @@ pub struct LockCheck {
     /// The departures, each with the item's key (`None` for the instructions), in the order
     /// served.
     pub departed: Vec<(Policy, Option<String>)>,
+    /// On the last page of a reading of a list: approved items the reading did not serve
+    /// (prompt-removed, resource-template-removed; reported, not refused), with their keys.
+    pub removed: Vec<(Policy, String)>,
     /// The span of the list in the answer and of each item the lock admits (for rebuilding
     /// the answer without the departed ones); `None` for the instructions.
     list: Option<(Span, Vec<Span>)>,
@@ -469,6 +475,7 @@ impl Gate {
             quarantined: BTreeSet::new(),
             pins: BTreeMap::new(),
             withheld_prompts: BTreeSet::new(),
+            seen_items: BTreeMap::new(),
         }
     }
 
@@ -669,23 +676,33 @@ impl Gate {
     /// `resources/templates/list` page against its approved digest (unknown: added; another
     /// digest: changed), the `instructions` of an `initialize` or `server/discover` result
     /// against the approved ones. Prompts that departed are remembered: [`Gate::prompt_get`]
-    /// refuses them. `None` when the lock does not cover the answer.
-    pub fn lock_check(&mut self, method: &str, result: &Value) -> Option<LockCheck> {
+    /// refuses them. `params` are the request's: one without a `cursor` (or with a `null`
+    /// one) begins a reading of the list, and on its last page (no `nextCursor`) the approved
+    /// items the reading did not serve are reported as removed, as [`Gate::tools_page`]
+    /// reports tools. `None` when the lock does not cover the answer.
+    pub fn lock_check(
+        &mut self,
+        method: &str,
+        params: Option<&Value>,
+        result: &Value,
+    ) -> Option<LockCheck> {
         if !self.server.widened {
             return None;
         }
-        let (kind, member, changed, added) = match method {
+        let (kind, member, changed, added, removed) = match method {
             "prompts/list" => (
                 ItemKind::Prompt,
                 "prompts",
                 Policy::PromptChanged,
                 Policy::PromptAdded,
+                Policy::PromptRemoved,
             ),
             "resources/templates/list" => (
                 ItemKind::ResourceTemplate,
                 "resourceTemplates",
                 Policy::ResourceTemplateChanged,
                 Policy::ResourceTemplateAdded,
+                Policy::ResourceTemplateRemoved,
             ),
             "initialize" | "server/discover" => {
                 let served = result.get("instructions").and_then(Value::as_str);
@@ -699,6 +716,18 @@ impl Gate {
         };
         let list = result.get(member)?;
         let items = list.as_array()?;
+        let cursor = result.get("nextCursor");
+        if cursor.is_some_and(|c| !c.is_null() && c.as_str().is_none()) {
+            // Not a page anyone can continue from: nothing is judged removed from it.
+            return None;
+        }
+        let continues = params
+            .and_then(|p| p.get("cursor"))
+            .is_some_and(|c| !c.is_null());
+        let seen = self.seen_items.entry(kind).or_default();
+        if !continues {
+            seen.clear();
+        }
         let approved = self.server.items(kind);
         let mut check = LockCheck::default();
         let mut kept = Vec::new();
@@ -707,6 +736,9 @@ impl Gate {
                 .get(kind.key_member())
                 .and_then(Value::as_str)
                 .unwrap_or_default();
+            if approved.contains_key(key) {
+                seen.insert(key.to_owned());
+            }
             let verdict = match approved.get(key) {
                 None => Some(added),
                 Some(locked) if *locked.pin() != Pin::of(item) => Some(changed),
@@ -721,6 +753,13 @@ impl Gate {
                 }
                 None => kept.push(item.span()),
             }
+        }
+        if cursor.is_none_or(Value::is_null) {
+            check.removed = approved
+                .keys()
+                .filter(|k| !seen.contains(*k))
+                .map(|k| (removed, k.clone()))
+                .collect();
         }
         check.list = Some((list.span(), kept));
         Some(check)
@@ -1571,5 +1610,61 @@ mod tests {
             })
         );
         assert!(gate.identity(&parse(b"{}").unwrap()).is_some());
+    }
+
+    #[test]
+    fn approved_prompts_and_templates_missing_from_a_complete_reading_are_removed() {
+        let mut server = LockedServer {
+            widened: true,
+            ..LockedServer::default()
+        };
+        for name in ["a", "b"] {
+            let prompt = parse(format!(r#"{{"name":"{name}"}}"#).as_bytes()).unwrap();
+            server
+                .prompts
+                .insert(name.into(), LockedItem::approve(prompt));
+        }
+        let template = parse(br#"{"uriTemplate":"x://{id}","name":"x"}"#).unwrap();
+        server
+            .resource_templates
+            .insert("x://{id}".into(), LockedItem::approve(template));
+        let mut gate = Gate::new(server);
+        let page = |text: &str| parse(text.as_bytes()).unwrap();
+        // Served whole: nothing removed.
+        let all = page(r#"{"prompts":[{"name":"a"},{"name":"b"}]}"#);
+        let check = gate.lock_check("prompts/list", None, &all).unwrap();
+        assert!(check.removed.is_empty() && check.departed.is_empty());
+        // Over two pages, `b` on the second: nothing removed, and nothing before the last.
+        let first = page(r#"{"prompts":[{"name":"a"}],"nextCursor":"2"}"#);
+        let check = gate.lock_check("prompts/list", None, &first).unwrap();
+        assert!(check.removed.is_empty());
+        let cursor = page(r#"{"cursor":"2"}"#);
+        let second = page(r#"{"prompts":[{"name":"b"}]}"#);
+        let check = gate
+            .lock_check("prompts/list", Some(&cursor), &second)
+            .unwrap();
+        assert!(check.removed.is_empty(), "{check:?}");
+        // A reading that ends without `b`: reported removed, not departed.
+        let without = page(r#"{"prompts":[{"name":"a"}]}"#);
+        let check = gate.lock_check("prompts/list", None, &without).unwrap();
+        assert_eq!(check.removed, [(Policy::PromptRemoved, "b".to_owned())]);
+        assert!(check.departed.is_empty());
+        assert!(gate.prompt_get("b").is_allow());
+        // A new reading starts over: `b` served on its own is not removed, `a` is.
+        let check = gate
+            .lock_check("prompts/list", None, &page(r#"{"prompts":[{"name":"b"}]}"#))
+            .unwrap();
+        assert_eq!(check.removed, [(Policy::PromptRemoved, "a".to_owned())]);
+        let check = gate
+            .lock_check(
+                "resources/templates/list",
+                None,
+                &page(r#"{"resourceTemplates":[]}"#),
+            )
+            .unwrap();
+        assert_eq!(
+            check.removed,
+            [(Policy::ResourceTemplateRemoved, "x://{id}".to_owned())]
+        );
     }
 }

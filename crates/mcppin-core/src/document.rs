@@ -129,6 +129,26 @@ pub enum Error {
         /// The version found.
         version: u64,
     },
+    /// A member that a later `schema_version` of the format added, in a document declaring an
+    /// earlier one (a version 2 manifest with `launch`): the writer and the version disagree.
+    #[error(
+        "{document} schema_version {version} has no member {} at {}: it was added in \
+         schema_version {since}",
+        Excerpt::quoted(.name),
+        Excerpt::quoted(.pointer)
+    )]
+    LaterVersionMember {
+        /// Which format.
+        document: Document,
+        /// Where the member is (JSON Pointer).
+        pointer: String,
+        /// The member.
+        name: String,
+        /// The version the document declares.
+        version: u64,
+        /// The version that added the member.
+        since: u64,
+    },
     /// A version 1 manifest: it makes no completeness statement (docs/formats.md).
     #[error(
         "manifest schema_version 1 is refused: it does not say whether the capture is complete, \
@@ -218,8 +238,12 @@ pub enum Error {
         /// The key inside the approved object.
         approved: String,
     },
-    /// An approval selection that is neither `SERVER` nor `SERVER/ITEM`.
-    #[error("{} is not SERVER or SERVER/ITEM", Excerpt::quoted(.text))]
+    /// An approval selection that is neither `SERVER`, `SERVER/ITEM` nor
+    /// `SERVER/~instructions`.
+    #[error(
+        "{} is not SERVER, SERVER/ITEM or SERVER/~instructions",
+        Excerpt::quoted(.text)
+    )]
     InvalidSelection {
         /// The text given.
         text: String,
@@ -298,6 +322,7 @@ impl Error {
             Self::MissingMember { .. } => "missing-member",
             Self::Invalid { .. } => "invalid",
             Self::UnsupportedVersion { .. } => "unsupported-version",
+            Self::LaterVersionMember { .. } => "later-version-member",
             Self::ManifestVersion1 => "manifest-version-1",
             Self::MissingCompleteness => "missing-completeness",
             Self::WrongDocument { .. } => "wrong-document",

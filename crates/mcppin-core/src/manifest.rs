@@ -25,13 +25,28 @@ use crate::surface::{
 };
 use crate::value::{Kind, Object, Value};
 
-/// The `schema_version` this crate writes and reads.
-pub const SCHEMA_VERSION: u64 = 2;
+/// The `schema_version` this crate writes; it reads this one and version 2
+/// ([`READ_VERSIONS`]).
+pub const SCHEMA_VERSION: u64 = 3;
+
+/// The `schema_version`s this crate reads: 2, which has none of the server members
+/// [`VERSION_3_MEMBERS`], and 3 (docs/formats.md).
+pub const READ_VERSIONS: [u64; 2] = [2, 3];
+
+/// The server members version 3 added: a version 2 manifest holding one is refused, naming
+/// it and the version.
+pub const VERSION_3_MEMBERS: [&str; 5] = [
+    "client_capabilities",
+    "launch",
+    "prompts",
+    "resource_templates",
+    "instructions",
+];
 
 /// A captured surface: per server, everything it served, kept verbatim.
 ///
 /// Holding a `Manifest` means the document passed every strict-reading rule, declared
-/// `schema_version` 2 and its completeness, and no server lists two items with one key.
+/// `schema_version` 2 or 3 and its completeness, and no server lists two items with one key.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Manifest {
@@ -160,7 +175,8 @@ impl Manifest {
     ///
     /// - [`Error::WrongDocument`] for a lockfile or a signature (see [`Document::of`]);
     /// - [`Error::ManifestVersion1`] for `schema_version` 1, [`Error::UnsupportedVersion`] for
-    ///   any other version but 2;
+    ///   any other version but 2 and 3;
+    /// - [`Error::LaterVersionMember`] for a version 2 manifest holding a member of version 3;
     /// - [`Error::MissingCompleteness`] when `complete` is absent;
     /// - [`Error::UnknownMember`], [`Error::MissingMember`], [`Error::Invalid`] for members of
     ///   the format (served items are kept as they are and never judged here);
@@ -180,8 +196,8 @@ impl Manifest {
             .get("schema_version")
             .map(|v| count(v, "/schema_version"))
             .transpose()?;
-        match version {
-            Some(SCHEMA_VERSION) => {}
+        let version = match version {
+            Some(v) if READ_VERSIONS.contains(&v) => v,
             Some(1) => return Err(Error::ManifestVersion1),
             Some(v) => {
                 return Err(Error::UnsupportedVersion {
@@ -195,7 +211,7 @@ impl Manifest {
                     name: "schema_version",
                 });
             }
-        }
+        };
         let fields = Fields::new(value, "", MANIFEST_MEMBERS)?;
         let complete = match fields.optional("complete") {
             None => return Err(Error::MissingCompleteness),
@@ -213,7 +229,7 @@ impl Manifest {
         array(fields.required("servers")?, &list_pointer)?;
         for (i, entry) in entries.iter_mut().enumerate() {
             let pointer = element(&list_pointer, i);
-            let (id, server) = read_server(entry, &pointer)?;
+            let (id, server) = read_server(entry, &pointer, version)?;
             if let Some(scope) = &scope
                 && !scope.contains(&id)
             {
@@ -331,7 +347,24 @@ fn read_scope(value: &Value, pointer: &str) -> Result<BTreeSet<String>, Error> {
     Ok(scope)
 }
 
-fn read_server(value: &mut Value, pointer: &str) -> Result<(String, ServerSurface), Error> {
+fn read_server(
+    value: &mut Value,
+    pointer: &str,
+    version: u64,
+) -> Result<(String, ServerSurface), Error> {
+    if version < 3
+        && let Some(name) = crate::surface::object(value, pointer)?
+            .keys()
+            .find(|k| VERSION_3_MEMBERS.contains(k))
+    {
+        return Err(Error::LaterVersionMember {
+            document: Document::Manifest,
+            pointer: crate::surface::child(pointer, name),
+            name: name.to_owned(),
+            version,
+            since: 3,
+        });
+    }
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
     let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
@@ -391,7 +424,7 @@ mod tests {
 
     #[test]
     fn keeps_the_client_capabilities_of_a_server() {
-        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+        let text = r#"{"schema_version":3,"complete":true,"servers":[{"id":"a",
             "client_capabilities":{"roots":{"listChanged":true},"sampling":{}},"tools":[]}]}"#;
         let m = read(text).unwrap();
         let caps = m.servers["a"].client_capabilities.as_ref().unwrap();
@@ -415,13 +448,13 @@ mod tests {
 
     #[test]
     fn keeps_the_launch_of_a_server() {
-        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+        let text = r#"{"schema_version":3,"complete":true,"servers":[{"id":"a",
             "launch":{"command":"npx","args":["-y","pkg@1.0.0"],"env":["TOKEN"]},"tools":[]}]}"#;
         let m = read(text).unwrap();
         let launch = m.servers["a"].launch.as_ref().unwrap();
         assert_eq!(launch.to_string(), "npx -y pkg@1.0.0 (env: TOKEN)");
         assert_eq!(Manifest::parse(&m.to_bytes()).unwrap(), m);
-        let values = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+        let values = r#"{"schema_version":3,"complete":true,"servers":[{"id":"a",
             "launch":{"command":"x","env":{"TOKEN":"secret"}},"tools":[]}]}"#;
         assert!(
             matches!(read(values), Err(Error::Invalid { ref pointer, .. })
@@ -431,7 +464,7 @@ mod tests {
 
     #[test]
     fn refuses_client_capabilities_that_are_not_an_object() {
-        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"a",
+        let text = r#"{"schema_version":3,"complete":true,"servers":[{"id":"a",
             "client_capabilities":["roots"],"tools":[]}]}"#;
         let err = read(text).unwrap_err();
         assert!(
@@ -544,12 +577,74 @@ mod tests {
     #[test]
     fn refuses_unknown_versions() {
         assert_eq!(
-            read(r#"{"schema_version":3,"complete":true,"servers":[]}"#),
+            read(r#"{"schema_version":4,"complete":true,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Manifest,
-                version: 3
+                version: 4
             })
         );
+    }
+
+    #[test]
+    fn reads_version_2_and_3_and_writes_3() {
+        let v2 = read(r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
+            .unwrap();
+        let v3 = read(r#"{"schema_version":3,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
+            .unwrap();
+        assert_eq!(v2, v3);
+        assert!(
+            String::from_utf8(v2.to_bytes())
+                .unwrap()
+                .contains("\"schema_version\": 3,")
+        );
+    }
+
+    #[test]
+    fn a_version_2_manifest_with_a_version_3_member_names_both() {
+        // The members version 3 added; an older reader refused them as unknown.
+        for name in VERSION_3_MEMBERS {
+            let value = if name == "instructions" {
+                r#""x""#
+            } else if name == "launch" {
+                r#"{"command":"x"}"#
+            } else if name == "client_capabilities" {
+                "{}"
+            } else {
+                "[]"
+            };
+            let text = format!(
+                r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"a","tools":[],"{name}":{value}}}]}}"#
+            );
+            let err = read(&text).unwrap_err();
+            assert_eq!(
+                err,
+                Error::LaterVersionMember {
+                    document: Document::Manifest,
+                    pointer: format!("/servers/0/{name}"),
+                    name: name.into(),
+                    version: 2,
+                    since: 3
+                }
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "manifest schema_version 2 has no member \"{name}\" at \"/servers/0/{name}\": \
+                     it was added in schema_version 3"
+                )
+            );
+            // Prompts, resource templates and instructions are read together.
+            let other = match name {
+                "prompts" => r#","resource_templates":[]"#,
+                "resource_templates" => r#","prompts":[]"#,
+                "instructions" => r#","prompts":[],"resource_templates":[]"#,
+                _ => "",
+            };
+            let v3 = text
+                .replace("\"schema_version\":2", "\"schema_version\":3")
+                .replace("\"tools\":[]", &format!("\"tools\":[]{other}"));
+            assert!(read(&v3).is_ok(), "{v3}");
+        }
     }
 
     #[test]

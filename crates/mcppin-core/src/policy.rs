@@ -1229,7 +1229,7 @@ mod tests {
 
     fn manifest(complete: bool, servers: &str) -> Manifest {
         Manifest::parse(
-            format!(r#"{{"schema_version":2,"complete":{complete},"servers":[{servers}]}}"#)
+            format!(r#"{{"schema_version":3,"complete":{complete},"servers":[{servers}]}}"#)
                 .as_bytes(),
         )
         .unwrap()

@@ -57,8 +57,10 @@ impl Remedy {
     /// The approval that clears every gated departure of `report`, a run with `options`;
     /// `servers` says which servers are new or gone (they are approved whole).
     ///
-    /// A server is selected whole when it is new, gone, or has a gated server finding
-    /// (server-renamed, or protocol-changed when it gates): `--approve SERVER` is the only
+    /// Changed instructions are selected as `SERVER/~instructions`
+    /// ([`Selection::Instructions`]), counted as one item. A server is selected whole when it
+    /// is new, gone, or has another gated server finding (server-renamed, or protocol-changed
+    /// when it gates): `--approve SERVER` is the only
     /// selection that takes its name, its revision, or all of it. Its items are also selected
     /// as the server when there are more than [`ITEMS_BEFORE_SERVER`] and the server holds no
     /// other departure (a reported one, or an item not compared), so that the shorter command
@@ -68,8 +70,9 @@ impl Remedy {
     #[must_use]
     pub fn of(report: &Report, servers: &ServerChanges, options: &Options) -> Self {
         let mut unapprovable = BTreeSet::new();
-        // Per server: whether it must be selected whole, and its gated items.
-        let mut wanted: BTreeMap<&str, (bool, Vec<&str>)> = BTreeMap::new();
+        // Per server: whether it must be selected whole, its gated items, and whether its
+        // instructions are among them.
+        let mut wanted: BTreeMap<&str, (bool, Vec<&str>, bool)> = BTreeMap::new();
         for f in report.findings.iter().filter(|f| f.gated) {
             if !f.policy().is_departure() {
                 unapprovable.insert(f.policy());
@@ -78,6 +81,7 @@ impl Remedy {
             let entry = wanted.entry(f.server.as_str()).or_default();
             let one_side = servers.new.contains(&f.server) || servers.gone.contains(&f.server);
             match f.item.as_deref() {
+                None if !one_side && f.policy() == Policy::InstructionsChanged => entry.2 = true,
                 Some(item) if !one_side => {
                     if !entry.1.contains(&item) {
                         entry.1.push(item);
@@ -103,9 +107,9 @@ impl Remedy {
         };
         let mut selections = Vec::new();
         let mut every_server_whole = true;
-        for (server, (whole, items)) in wanted {
+        for (server, (whole, items, instructions)) in wanted {
             let exact = !holds_more(server);
-            if whole || (exact && items.len() > ITEMS_BEFORE_SERVER) {
+            if whole || (exact && items.len() + usize::from(instructions) > ITEMS_BEFORE_SERVER) {
                 selections.push(Selection::Server(server.to_owned()));
                 every_server_whole &= exact;
             } else {
@@ -114,6 +118,9 @@ impl Remedy {
                     server: server.to_owned(),
                     name: name.to_owned(),
                 }));
+                if instructions {
+                    selections.push(Selection::Instructions(server.to_owned()));
+                }
             }
         }
         let whole = every_server_whole
@@ -176,6 +183,39 @@ mod tests {
             some.selections,
             [Selection::Server("b".into()), Selection::Server("c".into())]
         );
+    }
+
+    #[test]
+    fn changed_instructions_are_selected_by_their_label() {
+        let with = |text: &str, tool: &str| {
+            format!(
+                r#"{{"schema_version":3,"complete":true,"servers":[{{"id":"a","instructions":"{text}",
+                "prompts":[],"resource_templates":[],"tools":[{{"name":"t","description":"{tool}"}}]}}]}}"#
+            )
+        };
+        let options = Options::default();
+        let got = approval(&with("x", "d"), &with("y", "d"), &options);
+        assert_eq!(got.selections, [Selection::Instructions("a".into())]);
+        assert_eq!(got.selections[0].to_string(), "a/~instructions");
+        let both = approval(&with("x", "d"), &with("y", "e"), &options);
+        assert_eq!(
+            both.selections,
+            [
+                Selection::Item {
+                    server: "a".into(),
+                    name: "t".into()
+                },
+                Selection::Instructions("a".into())
+            ]
+        );
+        // The selection approves what the report showed, and the run then holds.
+        let (a, s) = (
+            Manifest::parse(with("x", "d").as_bytes()).unwrap(),
+            Manifest::parse(with("y", "e").as_bytes()).unwrap(),
+        );
+        let lock = Lockfile::approve(None, &a, &[]).unwrap();
+        let next = Lockfile::approve(Some(&lock), &s, &both.selections).unwrap();
+        assert!(verify(&next, &s, &options).findings.is_empty());
     }
 
     #[test]

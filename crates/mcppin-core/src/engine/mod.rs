@@ -1080,10 +1080,19 @@ impl Session {
             let report = self.gate.tools_page(pending.params.as_ref(), result);
             return self.tools_page(bytes, pending, &report, action);
         }
-        if let Some(check) = self.gate.lock_check(method, result)
-            && !check.departed.is_empty()
+        if let Some(check) = self
+            .gate
+            .lock_check(method, pending.params.as_ref(), result)
         {
-            return self.departed(bytes, pending, &check, action);
+            for (policy, key) in &check.removed {
+                action.notes.push(format!(
+                    "{policy}: {} is approved but was not served (reported, not refused)",
+                    shown(key)
+                ));
+            }
+            if !check.departed.is_empty() {
+                return self.departed(bytes, pending, &check, action);
+            }
         }
         let decision = self
             .gate

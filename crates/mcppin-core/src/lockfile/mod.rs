@@ -183,7 +183,8 @@ impl LockedItem {
     }
 }
 
-/// What `mcppin lock --approve` takes from the manifest: a whole server, or one item of it.
+/// What `mcppin lock --approve` takes from the manifest: a whole server, one item of it, or
+/// its `instructions`.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum Selection {
     /// `SERVER`: the server's whole surface, its name and protocol revision; naming a server
@@ -197,7 +198,15 @@ pub enum Selection {
         /// The item key (a tool name).
         name: String,
     },
+    /// `SERVER/~instructions`: the server's `instructions` alone, as the capture read them
+    /// (none included). No item key labels this way: [`label`] writes every `~` of a key as
+    /// `~0`, so `~i` never begins an item part.
+    Instructions(String),
 }
+
+/// The item part of the label that selects a server's `instructions`
+/// ([`Selection::Instructions`]).
+pub const INSTRUCTIONS_LABEL: &str = "~instructions";
 
 impl FromStr for Selection {
     type Err = Error;
@@ -206,7 +215,16 @@ impl FromStr for Selection {
     /// inside a part, `~0` for a `~`, `<U+XXXX>` escapes read back): the text a report prints
     /// for an item selects that item. The first `/` separates the parts; a later one belongs
     /// to the item key.
+    /// `SERVER/~instructions` selects the server's instructions.
     fn from_str(s: &str) -> Result<Self, Error> {
+        if let Some(server) = s.strip_suffix(INSTRUCTIONS_LABEL)
+            && let Some(server) = server.strip_suffix('/')
+        {
+            return match parse_label(server) {
+                Some((server, None)) => Ok(Self::Instructions(server)),
+                _ => Err(Error::InvalidSelection { text: s.to_owned() }),
+            };
+        }
         match parse_label(s) {
             Some((server, None)) => Ok(Self::Server(server)),
             Some((server, Some(name))) => Ok(Self::Item { server, name }),
@@ -221,6 +239,7 @@ impl fmt::Display for Selection {
         match self {
             Self::Server(s) => f.write_str(&label(s, None)),
             Self::Item { server, name } => f.write_str(&label(server, Some(name))),
+            Self::Instructions(s) => write!(f, "{}/{INSTRUCTIONS_LABEL}", label(s, None)),
         }
     }
 }
@@ -364,5 +383,23 @@ mod tests {
         }
         assert_eq!(item("a/b", "c").to_string(), "a~1b/c");
         assert_eq!(item("a", "b/c").to_string(), "a/b~1c");
+    }
+
+    #[test]
+    fn instructions_have_a_label_no_item_key_prints() {
+        let instructions = Selection::Instructions("a/b".into());
+        assert_eq!(instructions.to_string(), "a~1b/~instructions");
+        assert_eq!("a~1b/~instructions".parse(), Ok(instructions));
+        // A tool named `~instructions` prints otherwise, and reads back as that tool.
+        assert_eq!(item("a", "~instructions").to_string(), "a/~0instructions");
+        assert_eq!("a/~0instructions".parse(), Ok(item("a", "~instructions")));
+        assert_eq!(item("a", "instructions").to_string(), "a/instructions");
+        for bad in ["/~instructions", "a/b/~instructions", "a~/~instructions"] {
+            assert_eq!(
+                bad.parse::<Selection>(),
+                Err(Error::InvalidSelection { text: bad.into() }),
+                "{bad}"
+            );
+        }
     }
 }
