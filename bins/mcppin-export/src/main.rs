@@ -77,9 +77,20 @@ struct Cli {
     #[arg(long, value_name = "N", default_value = "2", value_parser = parse_passes)]
     passes: NonZeroU32,
 
-    /// How long to wait for each answer (`30s`, `500ms`, `2m`).
+    /// How long to wait for each answer (`30s`, `500ms`, `2m`); a local server's first answer
+    /// waits --start-timeout instead.
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = humantime::parse_duration)]
     timeout: Duration,
+
+    /// How long a local server may take to answer the request that opens its session: a first
+    /// `npx`/`uvx` start installs its package before it answers.
+    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = humantime::parse_duration)]
+    start_timeout: Duration,
+
+    /// How long a server (and each process it started) has after SIGTERM to exit before it is
+    /// killed with SIGKILL: a package manager stopped mid-install rolls back meanwhile.
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = humantime::parse_duration)]
+    kill_after: Duration,
 
     /// Open each session as this client does: its `clientInfo` and capabilities
     /// (claude-desktop, claude-code, cursor, vscode). A server may serve a client declaring
@@ -129,7 +140,7 @@ struct Cli {
     #[arg(long, hide = true, value_parser = humantime::parse_rfc3339)]
     now: Option<SystemTime>,
 
-    /// The wait between the steps of stopping a server, for tests.
+    /// The wait for a server to exit once its stdin is closed, for tests.
     #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
     grace: Duration,
 }
@@ -252,7 +263,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (client, capabilities) = client_of(cli)?;
 
     let running = Running::default();
-    interrupt::install(&running, cli.grace).context("cannot install the signal handler")?;
+    interrupt::install(&running, cli.kill_after).context("cannot install the signal handler")?;
 
     let mut manifest = Manifest::new(true);
     manifest.protocol_version = match cli.protocol {
@@ -271,6 +282,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         let options = SessionOptions {
             protocol: cli.protocol,
             timeout: cli.timeout,
+            // A remote server installs nothing: its first answer waits as any other.
+            start_timeout: match server {
+                Resolved::Stdio(_) => cli.start_timeout,
+                Resolved::Http(_) => cli.timeout,
+            },
             client: client.clone(),
             capabilities: capabilities.clone(),
         };
@@ -411,14 +427,17 @@ enum Resolved {
     Http(HttpServer),
 }
 
-/// Opens a session over `transport` (with the notes of a slow start) and reads the surface.
+/// Opens a session over `transport` (with the notes of a slow start) and reads the surface;
+/// an error is returned as its message, which names the option that raises a timeout that
+/// passed.
 fn read_surface(
     cli: &Cli,
     options: &SessionOptions,
     id: &str,
     transport: &mut dyn Transport,
     started: Instant,
-) -> Result<ServerCapture, mcppin_client::Error> {
+    start_option: &str,
+) -> Result<ServerCapture, String> {
     let watched = Starting {
         inner: transport,
         id,
@@ -427,10 +446,21 @@ fn read_surface(
         open: false,
         quiet: cli.quiet,
     };
-    Session::open(watched, options).and_then(|mut session| {
-        session.transport_mut().open = true;
-        capture(&mut session, cli.passes)
-    })
+    let mut session = Session::open(watched, options).map_err(|e| explain(&e, start_option))?;
+    session.transport_mut().open = true;
+    capture(&mut session, cli.passes).map_err(|e| explain(&e, "--timeout"))
+}
+
+/// The message of `err`; a timeout that passed says which option raises it.
+fn explain(err: &mcppin_client::Error, option: &str) -> String {
+    match err {
+        mcppin_client::Error::Timeout { .. } => format!("{err} (raise it with {option})"),
+        // A remote server's answer that stopped coming: its reads are bounded by --timeout.
+        mcppin_client::Error::Http { source, .. } if source.is_timeout() => {
+            format!("{err} (raise it with --timeout)")
+        }
+        _ => err.to_string(),
+    }
 }
 
 /// Captures a remote server over HTTP (docs/export.md, "Remote servers"), then ends its
@@ -459,10 +489,10 @@ fn capture_remote(
         timeout: cli.timeout,
     };
     let mut transport = HttpTransport::connect(server, http).map_err(|e| failed(e.to_string()))?;
-    let result = read_surface(cli, options, id, &mut transport, started);
+    let result = read_surface(cli, options, id, &mut transport, started, "--timeout");
     // Ending the session is a courtesy to the server: the capture stands without it.
     let _ = transport.close();
-    result.map_err(|e| failed(e.to_string()))
+    result.map_err(failed)
 }
 
 /// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
@@ -487,7 +517,8 @@ fn capture_server(
         .stderr(StderrMode::Capture {
             limit: STDERR_LIMIT,
         })
-        .grace(cli.grace);
+        .grace(cli.grace)
+        .kill_after(cli.kill_after);
     if let Some(dir) = &server.cwd {
         command = command.current_dir(dir);
     }
@@ -507,7 +538,14 @@ fn capture_server(
     let mut connection =
         Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
     running.add(connection.id());
-    let result = read_surface(cli, options, id, &mut connection, started);
+    let result = read_surface(
+        cli,
+        options,
+        id,
+        &mut connection,
+        started,
+        "--start-timeout (a first start may still be installing the server's package)",
+    );
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -516,8 +554,7 @@ fn capture_server(
     }
     let captured = match result {
         Ok(captured) => captured,
-        Err(err) => {
-            let mut cause = err.to_string();
+        Err(mut cause) => {
             // A server that died on its own (before, or as, its stdin was closed) says so
             // through its status; one stopped by a signal from us was alive and is not.
             if let Ok(done) = &stopped

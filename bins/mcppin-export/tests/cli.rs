@@ -324,7 +324,124 @@ fn a_silent_server_times_out_and_is_stopped() {
         "-o",
         "manifest.json",
     ]);
-    assert_failed(&dir, &run, 3, "demo", "no answer to tools/list within 2s");
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "demo",
+        "no answer to tools/list within 2s (raise it with --timeout)",
+    );
+}
+
+/// A configuration whose server `demo` runs `script` in `sh`, recording its pid in demo.pid.
+fn shell_server(dir: &Dir, script: &str) {
+    let pid = dir.path().join("demo.pid");
+    let script = format!("echo $$ > {}; {script}", pid.display());
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"demo\": {{\"command\": \"/bin/sh\", \"args\": [\"-c\", {}]}}}}}}",
+            json_string(&script)
+        ),
+    );
+}
+
+#[test]
+fn a_first_answer_waits_the_start_timeout_not_the_timeout() {
+    // Issue 19: a first `npx` start installs before it answers; --timeout is per request.
+    let dir = Dir::new();
+    shell_server(
+        &dir,
+        &format!("sleep 2; exec {}", fixture().to_string_lossy()),
+    );
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--timeout",
+        "1s",
+        "--start-timeout",
+        "60s",
+        "-o",
+        "manifest.json",
+    ]);
+    run.code(0);
+    assert!(dir.exists("manifest.json"));
+}
+
+#[test]
+fn a_start_that_outlasts_the_start_timeout_names_the_option() {
+    let dir = Dir::new();
+    shell_server(&dir, "exec sleep 60");
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--start-timeout",
+        "1s",
+        "-o",
+        "manifest.json",
+    ]);
+    assert_failed(
+        &dir,
+        &run,
+        3,
+        "demo",
+        "no answer to initialize within 1s (raise it with --start-timeout (a first start may \
+         still be installing the server's package))",
+    );
+}
+
+#[test]
+fn a_server_given_up_on_gets_sigterm_and_kill_after_to_clean_up() {
+    // Issue 19: npm stopped mid-install must get to roll back before SIGKILL; the whole group
+    // gets SIGTERM, a process cleaning up is given --kill-after, and nothing is left running.
+    let dir = Dir::new();
+    let log = dir.path().join("log");
+    let child = dir.path().join("child.pid");
+    shell_server(
+        &dir,
+        &format!(
+            "sh -c 'trap \"echo term >> {log}; sleep 1; echo clean >> {log}; exit 0\" TERM; \
+             echo $$ > {child}; while :; do sleep 0.05; done' & exec sleep 60",
+            log = log.display(),
+            child = child.display()
+        ),
+    );
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--start-timeout",
+        "1s",
+        "--kill-after",
+        "10s",
+        "-o",
+        "manifest.json",
+    ]);
+    assert_failed(&dir, &run, 3, "demo", "no answer to initialize within 1s");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "term\nclean\n",
+        "the cleanup was cut short"
+    );
+    // assert_failed saw the group empty: the child that cleaned up is gone too.
+}
+
+#[test]
+fn kill_after_bounds_the_wait_for_a_server_that_ignores_sigterm() {
+    let dir = Dir::new();
+    shell_server(&dir, "trap '' TERM; while :; do sleep 0.05; done");
+    let started = std::time::Instant::now();
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--start-timeout",
+        "1s",
+        "--kill-after",
+        "500ms",
+        "-o",
+        "manifest.json",
+    ]);
+    assert_failed(&dir, &run, 3, "demo", "no answer to initialize within 1s");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
 #[test]

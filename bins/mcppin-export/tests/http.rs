@@ -343,7 +343,8 @@ fn a_remote_server_that_never_answers_times_out() {
     remote_config(&dir, &peer);
     export(&dir, &["--timeout", "500ms"])
         .code(3)
-        .stderr_has("server \"web\" could not be captured: no answer to initialize within 500ms");
+        .stderr_has("server \"web\" could not be captured: no answer to initialize within 500ms")
+        .stderr_has("(raise it with --timeout)");
     assert!(!dir.exists("manifest.json"));
 }
 

@@ -308,7 +308,13 @@ impl HttpTransport {
     /// let transport = HttpTransport::connect(&server, options)?;
     /// let client = ClientInfo { name: "me".to_owned(), version: "1".to_owned() };
     /// let capabilities = mcppin_core::Object::new();
-    /// let options = SessionOptions { protocol: Protocol::Auto, timeout, client, capabilities };
+    /// let options = SessionOptions {
+    ///     protocol: Protocol::Auto,
+    ///     timeout,
+    ///     start_timeout: timeout,
+    ///     client,
+    ///     capabilities,
+    /// };
     /// let mut session = Session::open(transport, &options)?;
     /// let surface = capture(&mut session, NonZeroU32::new(2).expect("two"))?;
     /// session.into_transport().close()?; // DELETE, when the server gave a session

@@ -30,6 +30,11 @@ pub const INHERITED_VARIABLES: [&str; 8] = [
 /// The default wait between the steps of the shutdown order.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 
+/// The wait between SIGTERM and SIGKILL that `mcppin-export` gives a server by default
+/// (`--kill-after`): long enough for a package manager stopped mid-install (`npx`, `uvx`) to
+/// roll back what it was writing, so the user's cache is left whole.
+pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(10);
+
 /// The default bound on captured stderr: the last 64 KiB are kept.
 pub const DEFAULT_STDERR_LIMIT: usize = 64 * 1024;
 
@@ -129,6 +134,7 @@ pub struct ServerCommand {
     cwd: Option<PathBuf>,
     stderr: StderrMode,
     grace: Duration,
+    kill_after: Option<Duration>,
     trampoline: Option<PathBuf>,
 }
 
@@ -142,6 +148,7 @@ impl ServerCommand {
             cwd: None,
             stderr: StderrMode::default(),
             grace: DEFAULT_GRACE,
+            kill_after: None,
             trampoline: None,
         }
     }
@@ -198,6 +205,15 @@ impl ServerCommand {
     #[must_use]
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
+        self
+    }
+
+    /// Sets the wait between SIGTERM and SIGKILL, for the leader and for what is left of its
+    /// group (default: the grace of [`ServerCommand::grace`]). A process that handles SIGTERM
+    /// (a package manager that rolls back a half-written install) gets this long to finish.
+    #[must_use]
+    pub fn kill_after(mut self, wait: Duration) -> Self {
+        self.kill_after = Some(wait);
         self
     }
 
@@ -300,6 +316,7 @@ impl ServerCommand {
             stderr,
             stderr_pipe,
             grace: self.grace,
+            kill_after: self.kill_after.unwrap_or(self.grace),
             finished: None,
         })
     }
@@ -360,6 +377,7 @@ pub struct ServerProcess {
     stderr: Option<StderrCapture>,
     stderr_pipe: Option<ChildStderr>,
     grace: Duration,
+    kill_after: Duration,
     finished: Option<Shutdown>,
 }
 
@@ -435,9 +453,10 @@ impl ServerProcess {
     /// Stops the server in the order of docs/export.md and returns how it ended.
     ///
     /// Closes its stdin and waits up to the grace period; then sends SIGTERM to its process
-    /// group and waits again; then SIGKILL to the group. Once the leader is gone, whatever is
-    /// left in its group (a server started through `npx` or a shell) gets SIGTERM, a wait, and
-    /// SIGKILL. Calling it again returns the first result.
+    /// group and waits up to the kill-after wait ([`ServerCommand::kill_after`]); then SIGKILL
+    /// to the group. Once the leader is gone, whatever is left in its group (a server started
+    /// through `npx` or a shell) gets SIGTERM, the kill-after wait, and SIGKILL. Calling it
+    /// again returns the first result.
     ///
     /// A process that moved itself out of the group (`setsid`) is beyond reach, as it is for
     /// any supervisor that does not own a PID namespace.
@@ -452,13 +471,14 @@ impl ServerProcess {
         }
         let done = self.stop_leader()?;
         self.finished = Some(done);
-        sweep_group(self.pgid, self.grace)?;
         if let Some(capture) = &mut self.stderr {
             capture.finish(self.grace);
         }
         Ok(done)
     }
 
+    /// Runs the order. The group gets SIGTERM once: a process still cleaning up after it (a
+    /// package manager's rollback) is not hit by a second one, which would end it at once.
     fn stop_leader(&mut self) -> Result<Shutdown, Error> {
         let io = |source| Error::Io {
             doing: "waiting for the server",
@@ -466,6 +486,7 @@ impl ServerProcess {
         };
         if let Some(status) = self.child.try_wait().map_err(io)? {
             self.stdin = None;
+            sweep_group(self.pgid, self.kill_after)?;
             return Ok(Shutdown {
                 status,
                 stage: Stage::AlreadyExited,
@@ -473,13 +494,23 @@ impl ServerProcess {
         }
         self.stdin = None;
         if let Some(status) = wait_for(&mut self.child, self.grace).map_err(io)? {
+            sweep_group(self.pgid, self.kill_after)?;
             return Ok(Shutdown {
                 status,
                 stage: Stage::ClosedStdin,
             });
         }
         signal_group(self.pgid, Signal::TERM)?;
-        if let Some(status) = wait_for(&mut self.child, self.grace).map_err(io)? {
+        let deadline = Instant::now() + self.kill_after;
+        if let Some(status) = wait_for(&mut self.child, self.kill_after).map_err(io)? {
+            // The rest of the group got the same SIGTERM: it has what is left of the wait.
+            if !wait_group(
+                self.pgid,
+                deadline.saturating_duration_since(Instant::now()),
+            ) {
+                signal_group(self.pgid, Signal::KILL)?;
+                wait_group(self.pgid, self.grace);
+            }
             return Ok(Shutdown {
                 status,
                 stage: Stage::Terminated,
@@ -487,6 +518,8 @@ impl ServerProcess {
         }
         signal_group(self.pgid, Signal::KILL)?;
         let status = self.child.wait().map_err(io)?;
+        // Killed processes are reaped by their new parent; wait a bounded time for that.
+        wait_group(self.pgid, self.grace);
         Ok(Shutdown {
             status,
             stage: Stage::Killed,
@@ -626,7 +659,8 @@ fn wait_group(pgid: Pid, grace: Duration) -> bool {
     }
 }
 
-/// Stops what is left of the group after its leader is gone: SIGTERM, wait, SIGKILL, wait.
+/// Stops what is left of the group after its leader is gone: SIGTERM, a wait of `grace` for
+/// the group to empty, SIGKILL, a wait.
 ///
 /// The leader has been reaped, but its pid stays allocated while any process of the group
 /// holds it as its group id, so the signals cannot reach an unrelated process.
@@ -864,6 +898,59 @@ mod tests {
         assert!(alive(grandchild));
         assert_eq!(server.shutdown().unwrap().stage, Stage::ClosedStdin);
         assert!(!alive(grandchild), "grandchild {grandchild} survived");
+    }
+
+    /// Starts `sh` as a leader that ignores EOF, with a grandchild that on SIGTERM writes
+    /// `term`, takes `cleanup` to finish (a package manager rolling back an install), writes
+    /// `clean` and exits; returns the server, the grandchild's pid and the log.
+    fn leader_with_a_cleaning_grandchild(
+        dir: &Path,
+        cleanup: &str,
+        kill_after: Duration,
+    ) -> (ServerProcess, i32, PathBuf) {
+        let pidfile = dir.join("grandchild");
+        let log = dir.join("log");
+        let script = format!(
+            "sh -c 'trap \"echo term >> {log}; sleep {cleanup}; echo clean >> {log}; exit 0\" \
+             TERM; echo $$ > {pid}; while :; do sleep 0.05; done' & exec sleep 30",
+            log = log.display(),
+            pid = pidfile.display(),
+        );
+        let server = sh(&script).kill_after(kill_after).spawn().unwrap();
+        let grandchild = loop {
+            if let Ok(text) = std::fs::read_to_string(&pidfile)
+                && let Ok(pid) = text.trim().parse::<i32>()
+            {
+                break pid;
+            }
+            thread::sleep(POLL);
+        };
+        (server, grandchild, log)
+    }
+
+    #[test]
+    fn sigterm_reaches_the_group_first_and_kill_after_lets_it_finish() {
+        // Issue 19: an install stopped mid-write must get to roll back before SIGKILL.
+        let dir = tempfile::tempdir().unwrap();
+        let (mut server, grandchild, log) =
+            leader_with_a_cleaning_grandchild(dir.path(), "0.5", Duration::from_secs(5));
+        let done = server.shutdown().unwrap();
+        assert_eq!(done.stage, Stage::Terminated);
+        assert!(!alive(grandchild), "grandchild {grandchild} survived");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "term\nclean\n");
+    }
+
+    #[test]
+    fn sigkill_follows_once_kill_after_has_passed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut server, grandchild, log) =
+            leader_with_a_cleaning_grandchild(dir.path(), "30", Duration::from_millis(300));
+        let started = Instant::now();
+        server.shutdown().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!alive(grandchild), "grandchild {grandchild} survived");
+        // SIGTERM came first (the trap ran), SIGKILL cut the cleanup short.
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "term\n");
     }
 
     #[test]

@@ -158,8 +158,13 @@ pub struct ClientInfo {
 pub struct SessionOptions {
     /// The revision to speak.
     pub protocol: Protocol,
-    /// How long to wait for each answer.
+    /// How long to wait for each answer once the session is open.
     pub timeout: Duration,
+    /// How long to wait for the answer that opens the session (`initialize`, or
+    /// `server/discover` with 2026-07-28): a first start may install the server's package
+    /// before it reads a line. The `--protocol auto` probe waits `timeout`, since a legacy
+    /// server may never answer it; the `initialize` that follows waits this long.
+    pub start_timeout: Duration,
     /// How the client names itself.
     pub client: ClientInfo,
     /// The capabilities the client declares (`{}` for none): a server may serve another
@@ -196,7 +201,7 @@ impl<T: Transport> Session<T> {
         let mut session = Self {
             transport,
             revision: Revision::LATEST_LEGACY,
-            timeout: options.timeout,
+            timeout: options.start_timeout,
             client: options.client.clone(),
             declared: options.capabilities.clone(),
             next_id: 1,
@@ -209,11 +214,15 @@ impl<T: Transport> Session<T> {
             Protocol::Exact(Revision::V2026_07_28) => session.discover()?,
             Protocol::Exact(revision) => session.initialize(revision)?,
             Protocol::Auto => {
-                if !session.probe()? {
+                session.timeout = options.timeout;
+                let modern = session.probe()?;
+                session.timeout = options.start_timeout;
+                if !modern {
                     session.initialize(Revision::LATEST_LEGACY)?;
                 }
             }
         }
+        session.timeout = options.timeout;
         Ok(session)
     }
 

@@ -29,6 +29,7 @@ fn options(protocol: Protocol, timeout: Duration) -> SessionOptions {
     SessionOptions {
         protocol,
         timeout,
+        start_timeout: timeout,
         client: ClientInfo {
             name: "mcppin-test".to_owned(),
             version: "0.0.0".to_owned(),

@@ -18,6 +18,7 @@ fn options(protocol: Protocol) -> SessionOptions {
     SessionOptions {
         protocol,
         timeout: Duration::from_secs(20),
+        start_timeout: Duration::from_secs(20),
         client: ClientInfo {
             name: "mcppin-test".to_owned(),
             version: "0.0.0".to_owned(),
@@ -200,6 +201,9 @@ struct Scripted<F> {
     respond: F,
     pending: VecDeque<Vec<u8>>,
     requests: Vec<Value>,
+    /// The wait of each `receive` in whole seconds (rounded: it is what is left of a
+    /// deadline), with the method last sent.
+    waits: Vec<(String, u64)>,
 }
 
 impl<F> std::fmt::Debug for Scripted<F> {
@@ -214,6 +218,7 @@ impl<F: FnMut(&Value) -> Vec<Value>> Scripted<F> {
             respond,
             pending: VecDeque::new(),
             requests: Vec::new(),
+            waits: Vec::new(),
         }
     }
 }
@@ -228,12 +233,67 @@ impl<F: FnMut(&Value) -> Vec<Value>> Transport for Scripted<F> {
         Ok(())
     }
 
-    fn receive(&mut self, _timeout: Duration) -> Result<Received, Error> {
+    fn receive(&mut self, timeout: Duration) -> Result<Received, Error> {
+        let method = self.requests.last().and_then(|r| r["method"].as_str());
+        self.waits.push((
+            method.unwrap_or_default().to_owned(),
+            (timeout + Duration::from_millis(500)).as_secs(),
+        ));
         Ok(self
             .pending
             .pop_front()
             .map_or(Received::TimedOut, Received::Line))
     }
+}
+
+/// Options whose two timeouts differ, to tell which one a wait used.
+fn start_and_request_timeouts(protocol: Protocol) -> SessionOptions {
+    SessionOptions {
+        timeout: Duration::from_secs(3),
+        start_timeout: Duration::from_secs(300),
+        ..options(protocol)
+    }
+}
+
+#[test]
+fn the_opening_answer_waits_the_start_timeout_and_later_ones_the_timeout() {
+    // Issue 19: a first start that is still installing its package gets the longer wait.
+    let server = legacy_server(|_| json!({"tools": []}));
+    let opts = start_and_request_timeouts(Protocol::default());
+    let mut session = Session::open(Scripted::new(server), &opts).unwrap();
+    session.list_tools().unwrap();
+    let waits = &session.transport_mut().waits;
+    assert_eq!(
+        waits,
+        &[("initialize".to_owned(), 300), ("tools/list".to_owned(), 3),]
+    );
+}
+
+#[test]
+fn the_auto_probe_waits_the_timeout_and_the_fallback_the_start_timeout() {
+    // A legacy server that never answers the probe costs --timeout, not --start-timeout.
+    let server = legacy_server(|_| json!({"tools": []}));
+    let opts = start_and_request_timeouts(Protocol::Auto);
+    let mut session = Session::open(Scripted::new(server), &opts).unwrap();
+    assert_eq!(
+        session.transport_mut().waits,
+        [
+            ("server/discover".to_owned(), 3),
+            ("initialize".to_owned(), 300),
+        ]
+    );
+}
+
+#[test]
+fn a_silent_start_times_out_after_the_start_timeout() {
+    let silent = |_: &Value| Vec::new();
+    let opts = start_and_request_timeouts(Protocol::default());
+    let err = Session::open(Scripted::new(silent), &opts).unwrap_err();
+    assert!(
+        matches!(err, Error::Timeout { ref method, after }
+            if method == "initialize" && after == Duration::from_secs(300)),
+        "{err:?}"
+    );
 }
 
 fn legacy_server(list: impl Fn(Option<&str>) -> Value) -> impl FnMut(&Value) -> Vec<Value> {
