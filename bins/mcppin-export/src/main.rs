@@ -18,7 +18,7 @@ use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, ClientProfile, Connection, DEFAULT_MAX_LINE,
     HttpOptions, HttpServer, HttpTransport, Inherit, Protocol, Received, Revision, Secrets,
     ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
-    StdioServer, Transport, Variables, capture, inherited_environment,
+    StdioServer, Transport, Variables, capture, inherited_environment, withheld_variables,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
@@ -437,7 +437,7 @@ fn read_surface(
     transport: &mut dyn Transport,
     started: Instant,
     start_option: &str,
-) -> Result<ServerCapture, String> {
+) -> Result<ServerCapture, Failure> {
     let watched = Starting {
         inner: transport,
         id,
@@ -446,9 +446,22 @@ fn read_surface(
         open: false,
         quiet: cli.quiet,
     };
-    let mut session = Session::open(watched, options).map_err(|e| explain(&e, start_option))?;
+    let mut session = Session::open(watched, options).map_err(|e| Failure {
+        message: explain(&e, start_option),
+        started: false,
+    })?;
     session.transport_mut().open = true;
-    capture(&mut session, cli.passes).map_err(|e| explain(&e, "--timeout"))
+    capture(&mut session, cli.passes).map_err(|e| Failure {
+        message: explain(&e, "--timeout"),
+        started: true,
+    })
+}
+
+/// Why a surface could not be read, and whether the server had opened its session by then.
+struct Failure {
+    message: String,
+    /// Whether the session opened: a server that never did may lack a variable it needs.
+    started: bool,
 }
 
 /// The message of `err`; a timeout that passed says which option raises it.
@@ -492,7 +505,7 @@ fn capture_remote(
     let result = read_surface(cli, options, id, &mut transport, started, "--timeout");
     // Ending the session is a courtesy to the server: the capture stands without it.
     let _ = transport.close();
-    result.map_err(failed)
+    result.map_err(|f| failed(f.message))
 }
 
 /// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
@@ -535,8 +548,10 @@ fn capture_server(
         )
         .into()
     };
-    let mut connection =
-        Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| failed(e.to_string()))?;
+    let mut connection = Connection::open(&command, DEFAULT_MAX_LINE).map_err(|e| {
+        note_withheld(id, inherit);
+        failed(e.to_string())
+    })?;
     running.add(connection.id());
     let result = read_surface(
         cli,
@@ -554,7 +569,13 @@ fn capture_server(
     }
     let captured = match result {
         Ok(captured) => captured,
-        Err(mut cause) => {
+        Err(Failure {
+            message: mut cause,
+            started,
+        }) => {
+            if !started {
+                note_withheld(id, inherit);
+            }
             // A server that died on its own (before, or as, its stdin was closed) says so
             // through its status; one stopped by a signal from us was alive and is not.
             if let Ok(done) = &stopped
@@ -568,6 +589,29 @@ fn capture_server(
     };
     stopped.map_err(|e| failed(format!("it could not be stopped: {e}")))?;
     Ok(captured)
+}
+
+/// Says, when a server did not start, which variables of the export's environment it was not
+/// given (names only, never values) and how to give them: a server behind a proxy, or one
+/// reading a setting from its environment, fails to start without it.
+fn note_withheld(id: &str, inherit: Inherit) {
+    let withheld = withheld_variables(std::env::vars_os(), inherit);
+    if withheld.is_empty() {
+        return;
+    }
+    let names: Vec<String> = withheld
+        .iter()
+        .map(|name| quoted(&name.to_string_lossy()))
+        .collect();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{NAME}: note: server {} did not start; its environment left out {} variable{} of this \
+         one: {} (names only; --inherit-env passes them all, the entry's \"env\" passes one)",
+        quoted(id),
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    );
 }
 
 /// How a server's surface was read, for its summary line.

@@ -817,6 +817,84 @@ fn servers_get_only_the_minimal_environment_unless_told() {
 }
 
 #[test]
+fn proxy_and_ca_variables_reach_the_server_and_tokens_do_not() {
+    // Issue 19: `uvx` behind a TLS-inspecting proxy needs the proxy and the CA a client passes.
+    let dir = Dir::new();
+    shell_server(
+        &dir,
+        &format!("env | sort >&2; exec {}", fixture().to_string_lossy()),
+    );
+    let env = [
+        ("PATH", "/usr/bin:/bin"),
+        ("HTTPS_PROXY", "http://proxy.internal:3128"),
+        ("no_proxy", "localhost"),
+        ("SSL_CERT_FILE", "/etc/corp-ca.pem"),
+        ("NODE_EXTRA_CA_CERTS", "/etc/corp-ca.pem"),
+        ("UV_NATIVE_TLS", "1"),
+        ("GITHUB_TOKEN", "hunter2"),
+    ];
+    dir.export_env(&["--config", "mcp.json", "-v", "-o", "m.json"], &env)
+        .code(0)
+        .stderr_has("[demo] HTTPS_PROXY=http://proxy.internal:3128")
+        .stderr_has("[demo] no_proxy=localhost")
+        .stderr_has("[demo] SSL_CERT_FILE=/etc/corp-ca.pem")
+        .stderr_has("[demo] NODE_EXTRA_CA_CERTS=/etc/corp-ca.pem")
+        .stderr_has("[demo] UV_NATIVE_TLS=1")
+        .stderr_lacks("GITHUB_TOKEN")
+        .stderr_lacks("did not start");
+}
+
+#[test]
+fn a_server_that_fails_to_start_names_the_variables_it_was_not_given() {
+    let dir = Dir::new();
+    shell_server(&dir, "echo 'cannot reach the registry' >&2; exit 1");
+    let env = [
+        ("PATH", "/usr/bin:/bin"),
+        ("HTTPS_PROXY", "http://proxy.internal:3128"),
+        ("GITHUB_TOKEN", "hunter2"),
+        ("AWS_PROFILE", "dev-account-7"),
+    ];
+    let run = dir.export_env(&["--config", "mcp.json", "-o", "m.json"], &env);
+    run.code(3)
+        .stderr_has(
+            "mcppin-export: note: server \"demo\" did not start; its environment left out 2 \
+             variables of this one: \"AWS_PROFILE\", \"GITHUB_TOKEN\" (names only; \
+             --inherit-env passes them all, the entry's \"env\" passes one)",
+        )
+        .stderr_lacks("hunter2")
+        .stderr_lacks("dev-account-7")
+        .stderr_lacks("\"HTTPS_PROXY\"");
+    // Given everything, nothing was left out: no note.
+    dir.export_env(
+        &["--config", "mcp.json", "--inherit-env", "-o", "m.json"],
+        &env,
+    )
+    .code(3)
+    .stderr_lacks("did not start");
+    // A program that cannot be started at all gets the note too.
+    dir.write(
+        "mcp.json",
+        "{\"mcpServers\": {\"demo\": {\"command\": \"/nonexistent/server\"}}}",
+    );
+    dir.export_env(&["--config", "mcp.json", "-o", "m.json"], &env)
+        .code(3)
+        .stderr_has("note: server \"demo\" did not start");
+}
+
+#[test]
+fn a_server_that_fails_after_it_started_gets_no_note_of_variables() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &["--mode", "malformed"])]);
+    dir.export_env(
+        &["--config", "mcp.json", "-o", "m.json"],
+        &[("PATH", "/usr/bin:/bin"), ("GITHUB_TOKEN", "hunter2")],
+    )
+    .code(3)
+    .stderr_has("malformed answer to tools/list")
+    .stderr_lacks("did not start");
+}
+
+#[test]
 fn an_unreadable_configuration_exits_4() {
     let dir = Dir::new();
     dir.export(&["--config", "missing.json", "-o", "m.json"])

@@ -59,9 +59,9 @@ pub use frame::{DEFAULT_MAX_LINE, LineReader, write_line};
 pub use http::{HttpOptions, HttpTransport, Secrets, origin, redact_url, tls_config};
 pub use log::{DEFAULT_MAX_LOG_LINE, LogLine, LogLines};
 pub use process::{
-    CapturedStderr, DEFAULT_GRACE, DEFAULT_KILL_AFTER, INHERITED_VARIABLES, Inherit, ServerCommand,
-    ServerProcess, Shutdown, Stage, StderrMode, TRAMPOLINE_ARG, exec_server, inherited_environment,
-    stop_group, trampoline,
+    CapturedStderr, DEFAULT_GRACE, DEFAULT_KILL_AFTER, INHERITED_VARIABLES, Inherit,
+    NETWORK_VARIABLES, ServerCommand, ServerProcess, Shutdown, Stage, StderrMode, TRAMPOLINE_ARG,
+    exec_server, inherited_environment, stop_group, trampoline, withheld_variables,
 };
 pub use profile::ClientProfile;
 pub use session::{ClientInfo, MAX_PAGES, Protocol, Revision, Session, SessionOptions};

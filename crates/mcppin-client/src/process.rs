@@ -27,6 +27,32 @@ pub const INHERITED_VARIABLES: [&str; 8] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR",
 ];
 
+/// The proxy and certificate-authority variables a server also inherits by default
+/// (docs/export.md): a client started from the user's environment passes them, and without
+/// them `npx` or `uvx` behind a proxy, or a TLS-inspecting one, cannot fetch the server. They
+/// name where to connect and whom to trust; a proxy URL may hold credentials, which go where
+/// the user's other tools send them and are never shown.
+pub const NETWORK_VARIABLES: [&str; 18] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "NODE_USE_SYSTEM_CA",
+    "PIP_CERT",
+    "UV_NATIVE_TLS",
+    "GIT_SSL_CAINFO",
+    "DENO_CERT",
+];
+
 /// The default wait between the steps of the shutdown order.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 
@@ -49,7 +75,8 @@ pub const TRAMPOLINE_ARG: &str = "--mcppin-exec-server-dying-with-parent";
 /// How much of the caller's environment a server inherits.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub enum Inherit {
-    /// Only [`INHERITED_VARIABLES`] (the default: a server sees no tokens it was not given).
+    /// Only [`INHERITED_VARIABLES`] and [`NETWORK_VARIABLES`] (the default: a server sees no
+    /// tokens it was not given).
     #[default]
     Minimal,
     /// Everything (`--inherit-env`).
@@ -65,10 +92,11 @@ pub enum Inherit {
 /// ```
 /// use mcppin_client::{Inherit, inherited_environment};
 ///
-/// let parent = [("PATH", "/usr/bin"), ("GITHUB_TOKEN", "secret")];
+/// let parent = [("PATH", "/usr/bin"), ("GITHUB_TOKEN", "secret"), ("HTTPS_PROXY", "http://p:3128")];
 /// let env = inherited_environment(parent, Inherit::Minimal);
-/// assert_eq!(env.len(), 1);
+/// assert_eq!(env.len(), 2);
 /// assert!(env.contains_key(std::ffi::OsStr::new("PATH")));
+/// assert!(env.contains_key(std::ffi::OsStr::new("HTTPS_PROXY")));
 /// ```
 pub fn inherited_environment<I, K, V>(parent: I, inherit: Inherit) -> BTreeMap<OsString, OsString>
 where
@@ -79,10 +107,45 @@ where
     parent
         .into_iter()
         .map(|(k, v)| (k.into(), v.into()))
-        .filter(|(k, _)| {
-            inherit == Inherit::All || INHERITED_VARIABLES.iter().any(|name| OsStr::new(name) == k)
-        })
+        .filter(|(k, _)| inherits(inherit, k))
         .collect()
+}
+
+/// The names of the variables of `parent` that a server does not inherit under `inherit`,
+/// sorted: what a message may name when a server fails to start (never their values).
+///
+/// # Examples
+///
+/// ```
+/// use mcppin_client::{Inherit, withheld_variables};
+///
+/// let parent = [("PATH", "/usr/bin"), ("GITHUB_TOKEN", "secret"), ("AWS_PROFILE", "dev")];
+/// assert_eq!(withheld_variables(parent, Inherit::Minimal), ["AWS_PROFILE", "GITHUB_TOKEN"]);
+/// assert!(withheld_variables(parent, Inherit::All).is_empty());
+/// ```
+pub fn withheld_variables<I, K, V>(parent: I, inherit: Inherit) -> Vec<OsString>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<OsString>,
+    V: Into<OsString>,
+{
+    let mut names: Vec<OsString> = parent
+        .into_iter()
+        .map(|(k, _)| k.into())
+        .filter(|k| !inherits(inherit, k))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether a variable named `name` is inherited under `inherit`.
+fn inherits(inherit: Inherit, name: &OsStr) -> bool {
+    inherit == Inherit::All
+        || INHERITED_VARIABLES
+            .iter()
+            .chain(NETWORK_VARIABLES.iter())
+            .any(|known| OsStr::new(known) == name)
 }
 
 /// What happens to a server's stderr.
@@ -807,6 +870,23 @@ mod tests {
             .collect();
         assert_eq!(names, ["HOME", "LANG", "TMPDIR"]);
         assert_eq!(inherited_environment(parent, Inherit::All).len(), 4);
+        assert_eq!(
+            withheld_variables(parent, Inherit::Minimal),
+            [OsString::from("AWS_SECRET_ACCESS_KEY")]
+        );
+    }
+
+    #[test]
+    fn minimal_environment_keeps_every_proxy_and_ca_variable() {
+        // Issue 19: `uvx` behind a TLS-inspecting proxy failed with no hint.
+        let parent: Vec<(&str, &str)> = NETWORK_VARIABLES.iter().map(|n| (*n, "v")).collect();
+        let env = inherited_environment(parent.clone(), Inherit::Minimal);
+        assert_eq!(env.len(), NETWORK_VARIABLES.len());
+        assert!(withheld_variables(parent, Inherit::Minimal).is_empty());
+        // Names are matched exactly: a look-alike is withheld.
+        let near = [("HTTPS_PROXY_TOKEN", "x"), ("Https_Proxy", "y")];
+        assert!(inherited_environment(near, Inherit::Minimal).is_empty());
+        assert_eq!(withheld_variables(near, Inherit::Minimal).len(), 2);
     }
 
     #[test]
