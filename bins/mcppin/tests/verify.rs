@@ -78,6 +78,41 @@ fn no_drift_passes() {
 }
 
 #[test]
+fn a_rename_gates_when_the_list_gates_additions_or_removals() {
+    // Issue 18.6: a list gating tool-added and tool-removed but not naming tool-renamed let a
+    // new name that copies an approved tool pass.
+    let dir = locked(BASE);
+    let served = variant(&[(r#""name": "get_article","#, r#""name": "read_article","#)]);
+    dir.write("served.json", &served);
+    for list in [
+        "tool-added,tool-changed,tool-removed",
+        "tool-added",
+        "tool-removed",
+    ] {
+        dir.mcppin(&[
+            "verify",
+            "--lock",
+            "lock.json",
+            "--fail-on",
+            list,
+            "served.json",
+        ])
+        .code(1)
+        .stdout_has("tool-renamed [gated]: docs/read_article");
+    }
+    dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--fail-on",
+        "tool-changed",
+        "served.json",
+    ])
+    .code(0)
+    .stdout_has("tool-renamed [reported]: docs/read_article");
+}
+
+#[test]
 fn a_tool_renamed_and_otherwise_unchanged_is_one_finding_naming_both() {
     let dir = locked(BASE);
     let served = variant(&[(r#""name": "get_article","#, r#""name": "read_article","#)]);

@@ -1001,7 +1001,9 @@ fn compare_items(
 /// Turns a tool-removed and a tool-added finding of server `id` whose tools differ only in
 /// the name into one tool-renamed finding. A removed tool that matches more than one added
 /// tool, or an added one that matches more than one removed tool, is left as it is: a rename
-/// is claimed only when it is the one reading.
+/// is claimed only when it is the one reading. The rename gates when tool-renamed does, or when
+/// either finding it replaces did (`--fail-on tool-added` still gates a new name that copies an
+/// approved tool).
 fn pair_renames(id: &str, gate: &dyn Fn(Policy) -> bool, findings: &mut Vec<Finding>) {
     let unnamed = |tool: &Value| -> Option<Digest> {
         let mut object = tool.as_object()?.clone();
@@ -1067,12 +1069,10 @@ fn pair_renames(id: &str, gate: &dyn Fn(Policy) -> bool, findings: &mut Vec<Find
             approved: approved.clone(),
             served: served.clone(),
         };
-        let renamed = Finding::new(
-            evidence,
-            id,
-            added.item.as_deref(),
-            gate(Policy::ToolRenamed),
-        );
+        // A rename is a claim about a removal and an addition: it never gates less than the
+        // two findings it replaces would have.
+        let gated = gate(Policy::ToolRenamed) || removed.gated || added.gated;
+        let renamed = Finding::new(evidence, id, added.item.as_deref(), gated);
         findings.push(renamed);
         gone.insert(r);
         gone.insert(a);
@@ -1331,6 +1331,41 @@ mod tests {
         assert!(f.gated);
         assert!(matches!(&f.evidence, Evidence::ToolRenamed { from, .. } if from == "get_article"));
         assert_eq!(r.exit_code(), 1);
+    }
+
+    #[test]
+    fn a_rename_gates_whenever_the_removal_or_the_addition_it_pairs_would() {
+        // Issue 18.6: a list naming tool-added or tool-removed but not tool-renamed let a new
+        // name that copies an approved tool pass, because pairing hid the two gated findings.
+        let renamed = DOCS.replace(r#""name":"get_article""#, r#""name":"read_article""#);
+        for (list, gated) in [
+            ("tool-added,tool-changed,tool-removed", true),
+            ("tool-added", true),
+            ("tool-removed", true),
+            ("tool-renamed", true),
+            ("tool-changed,server-renamed", false),
+        ] {
+            let options = Options {
+                fail_on: list.parse().unwrap(),
+                ..Options::default()
+            };
+            let r = verify(&lock(), &manifest(true, &renamed), &options);
+            assert_eq!(
+                policies(&r),
+                [(Policy::ToolRenamed, Some("read_article"))],
+                "{list}"
+            );
+            assert_eq!(r.findings[0].gated, gated, "{list}");
+            assert_eq!(r.exit_code(), if gated { 1 } else { 0 }, "{list}");
+        }
+        let none = Options {
+            fail_on: FailOn::None,
+            ..Options::default()
+        };
+        assert_eq!(
+            verify(&lock(), &manifest(true, &renamed), &none).exit_code(),
+            0
+        );
     }
 
     #[test]
