@@ -3,11 +3,17 @@
 //! tool of a `tools/list` answer shown is the approved one (its digest is the lock's pin for its
 //! name), and a session-pinned answer shown (`prompts/get`, ...) is the first one shown for the
 //! same request. Both are checked here, against the lock and the earlier answers, by reading
-//! again, strictly, what the engine says to forward.
+//! again, strictly, what the engine says to forward. Under a lock of the widened surface, an
+//! answer to a method that lock covers (`prompts/list`, `resources/templates/list`, the
+//! `instructions` of `initialize` and `server/discover`) is shown only when it was compared
+//! with the lock: its shape is the one the comparison reads, and every item it shows is an
+//! approved one.
 //!
 //! The input is a session transcript, one line per message: `c` then the bytes the client
 //! wrote, or `s` then the bytes the server wrote (one space after the letter is skipped); a
-//! first line `quarantine` selects that mode; other lines are skipped. The seed corpus in
+//! first line holding `quarantine` selects that mode, one holding `widened` a lock that
+//! approves prompts, resource templates and instructions (none, when it also holds
+//! `no-instructions`); other lines are skipped. The seed corpus in
 //! `fuzz/seeds/engine/` holds real sessions in this form (initialize, list pages, calls,
 //! prompts, batches, rug pulls); the fuzzer mutates and splices them.
 #![no_main]
@@ -35,7 +41,12 @@ const SUMMARIZE: &[u8] = br#"{"name":"summarize","description":"Summarize a text
 const SEARCH: &[u8] =
     br#"{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}}"#;
 
-fn lock() -> LockedServer {
+const REVIEW: &[u8] =
+    br#"{"name":"review","description":"Review a text","arguments":[{"name":"text"}]}"#;
+const DRAFT: &[u8] = br#"{"name":"draft"}"#;
+const FILE: &[u8] = br#"{"uriTemplate":"file:///{path}","name":"file"}"#;
+
+fn lock(widened: bool, instructions: bool) -> LockedServer {
     let mut server = LockedServer::default();
     server.reported_name = Some("fixture".into());
     for tool in [SUMMARIZE, SEARCH] {
@@ -46,6 +57,23 @@ fn lock() -> LockedServer {
             .expect("named")
             .to_owned();
         server.tools.insert(name, LockedItem::approve(item));
+    }
+    if widened {
+        server.widened = true;
+        server.instructions = instructions.then(|| "Use search first.".into());
+        for prompt in [REVIEW, DRAFT] {
+            let item = parse(prompt).expect("fixed prompt");
+            let name = item
+                .get("name")
+                .and_then(Value::as_str)
+                .expect("named")
+                .to_owned();
+            server.prompts.insert(name, LockedItem::approve(item));
+        }
+        let item = parse(FILE).expect("fixed template");
+        server
+            .resource_templates
+            .insert("file:///{path}".into(), LockedItem::approve(item));
     }
     server
 }
@@ -65,17 +93,21 @@ fn messages(value: &Value) -> Vec<&Value> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let approved = lock();
+    let mut lines = data.split(|b| *b == b'\n').peekable();
+    let first_line = lines.peek().copied().unwrap_or_default();
+    let said = |word: &[u8]| first_line.windows(word.len()).any(|w| w == word);
+    let mode = if said(b"quarantine") {
+        Mode::Quarantine
+    } else {
+        Mode::Refuse
+    };
+    let approved = lock(said(b"widened"), !said(b"no-instructions"));
     let pins: HashMap<String, Pin> = approved
         .tools
         .iter()
         .map(|(name, item)| (name.clone(), item.pin().clone()))
         .collect();
-    let mut lines = data.split(|b| *b == b'\n').peekable();
-    let mode = match lines.peek() {
-        Some(first) if first.starts_with(b"quarantine") => Mode::Quarantine,
-        _ => Mode::Refuse,
-    };
+    let locked = approved.widened.then(|| approved.clone());
     let mut session = Session::new(approved, Config { mode, events: true });
     // The method and params of each request the server was sent, by id, as the client will
     // match the answer.
@@ -140,6 +172,9 @@ fuzz_target!(|data: &[u8]| {
                 if method == "tools/list" {
                     check_admitted(own, &pins);
                 } else if SESSION_PINNED.contains(&method.as_str()) {
+                    if let Some(locked) = &locked {
+                        check_locked(own, &method, locked);
+                    }
                     check_pinned(own, (method, params), &mut first);
                 }
             }
@@ -166,6 +201,70 @@ fn check_admitted(message: &[u8], pins: &HashMap<String, Pin>) {
             "a shown tool is the approved one: {name}"
         );
         assert!(matches!(pin, Pin::Digest(_)));
+    }
+}
+
+/// An answer to a method a lock of the widened surface covers is shown only as that lock
+/// approves it: a list page is an object holding its list as an array of approved items
+/// (each the approved one for its key) and a `nextCursor` that is absent, `null` or a
+/// string; the `instructions` of a handshake are the approved ones (absent when none are).
+/// An answer asking for input is not compared.
+fn check_locked(message: &[u8], method: &str, locked: &LockedServer) {
+    let strict = parse(message).expect("a shown locked answer reads strictly");
+    let Some(result) = strict.get("result") else {
+        return;
+    };
+    if is_input_request(result) {
+        return;
+    }
+    let (member, key, approved) = match method {
+        "prompts/list" => ("prompts", "name", &locked.prompts),
+        "resources/templates/list" => (
+            "resourceTemplates",
+            "uriTemplate",
+            &locked.resource_templates,
+        ),
+        "initialize" | "server/discover" => {
+            assert!(
+                result.as_object().is_some(),
+                "a shown {method} result is an object"
+            );
+            let served = result.get("instructions").map(|i| {
+                i.as_str()
+                    .expect("shown instructions are a string")
+                    .to_owned()
+            });
+            assert_eq!(
+                served, locked.instructions,
+                "shown instructions are the approved ones"
+            );
+            return;
+        }
+        _ => return,
+    };
+    let items = result
+        .get(member)
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("a shown {method} page holds its list as an array"));
+    let cursor = result.get("nextCursor");
+    assert!(
+        cursor.is_none_or(|c| c.is_null() || c.as_str().is_some()),
+        "a shown {method} page has a cursor the lock check reads"
+    );
+    for item in items {
+        let name = item
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("a shown {method} item has a string {key}"));
+        let pin = approved
+            .get(name)
+            .unwrap_or_else(|| panic!("a shown {method} item is approved: {name}"))
+            .pin();
+        assert_eq!(
+            &Pin::of(item),
+            pin,
+            "a shown item is the approved one: {name}"
+        );
     }
 }
 

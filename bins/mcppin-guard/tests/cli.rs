@@ -2021,3 +2021,43 @@ fn an_approved_prompt_a_complete_reading_did_not_serve_is_reported_not_refused()
     run.code(0);
     assert!(!run.stderr.contains("removed"), "{}", run.stderr);
 }
+
+/// Issue 18: a `prompts/list` page the lock check could not read (a `nextCursor` that is not a
+/// string, a list that is not an array) was left to the session pin, which trusts a first
+/// answer; instructions that are not a string passed where the lock approves none.
+#[test]
+fn a_locked_answer_of_a_shape_the_lock_check_cannot_read_is_refused_as_malformed() {
+    let dir = Dir::new();
+    lock_prompts(&dir);
+    let refused = |answer: &str, method: &str| {
+        let script = format!("read a; printf '%s\\n' '{answer}'; cat > /dev/null");
+        let run = dir.run_guard(&shell(script), &[request(1, method, json!({}))]);
+        run.code(1)
+            .lines(&[Expect::Refused(json!(1))])
+            .stdout_has("the answer is malformed (malformed-answer)")
+            .stdout_lacks("evil")
+            .stderr_has(&format!("refused {method}: malformed-answer at"));
+    };
+    let page = r#"{"name":"review"},{"name":"draft"},{"name":"evil"}"#;
+    refused(
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"prompts":[{page}],"nextCursor":7}}}}"#),
+        "prompts/list",
+    );
+    refused(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"prompts":{"0":{"name":"review"},"1":{"name":"evil"}}}}"#,
+        "prompts/list",
+    );
+    refused(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":"evil"}}"#,
+        "resources/templates/list",
+    );
+    refused(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{},"instructions":["evil"]}}"#,
+        "initialize",
+    );
+    // The page the check reads whole holds.
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"review"},{"name":"draft"}],"nextCursor":null}}"#;
+    let script = format!("read a; printf '%s\\n' '{answer}'; cat > /dev/null");
+    let run = dir.run_guard(&shell(script), &[request(1, "prompts/list", json!({}))]);
+    run.code(0).lines(&[Expect::Result(json!(1))]);
+}

@@ -142,6 +142,9 @@ impl fmt::Display for Reason {
                 "tool-changed (undecidable literals [{}])",
                 crate::error::Literals(literals)
             ),
+            Self::Malformed { pointer } if pointer.is_empty() => {
+                f.write_str("malformed-answer at the result")
+            }
             Self::Malformed { pointer } => {
                 write!(f, "malformed-answer at {}", crate::escape(pointer))
             }
@@ -437,6 +440,12 @@ pub struct LockCheck {
     /// On the last page of a reading of a list: approved items the reading did not serve
     /// (prompt-removed, resource-template-removed; reported, not refused), with their keys.
     pub removed: Vec<(Policy, String)>,
+    /// Set when the answer does not have the shape the check reads (a list member absent or
+    /// not an array, an item without a string key, a `nextCursor` that is neither a string nor
+    /// `null`, `instructions` that are not a string, a result that is not an object): nothing
+    /// of it was compared with the lock, so none of it may pass. `departed` and `removed` are
+    /// empty then.
+    pub malformed: Option<Reason>,
     /// The span of the list in the answer and of each item the lock admits (for rebuilding
     /// the answer without the departed ones); `None` for the instructions.
     list: Option<(Span, Vec<Span>)>,
@@ -679,7 +688,8 @@ impl Gate {
     /// refuses them. `params` are the request's: one without a `cursor` (or with a `null`
     /// one) begins a reading of the list, and on its last page (no `nextCursor`) the approved
     /// items the reading did not serve are reported as removed, as [`Gate::tools_page`]
-    /// reports tools. `None` when the lock does not cover the answer.
+    /// reports tools. `None` when the lock does not cover the answer; an answer it covers
+    /// whose shape the check does not fully read is [`LockCheck::malformed`], never `None`.
     pub fn lock_check(
         &mut self,
         method: &str,
@@ -688,6 +698,19 @@ impl Gate {
     ) -> Option<LockCheck> {
         if !self.server.widened {
             return None;
+        }
+        let malformed = |pointer: String| {
+            Some(LockCheck {
+                malformed: Some(Reason::Malformed { pointer }),
+                ..LockCheck::default()
+            })
+        };
+        let covered = matches!(
+            method,
+            "prompts/list" | "resources/templates/list" | "initialize" | "server/discover"
+        );
+        if covered && result.as_object().is_none() {
+            return malformed(String::new());
         }
         let (kind, member, changed, added, removed) = match method {
             "prompts/list" => (
@@ -705,7 +728,15 @@ impl Gate {
                 Policy::ResourceTemplateRemoved,
             ),
             "initialize" | "server/discover" => {
-                let served = result.get("instructions").and_then(Value::as_str);
+                // Absent is none; anything but a string is no instructions this check can
+                // compare (issue 18: `"instructions": 7` passed where the lock approves none).
+                let served = match result.get("instructions") {
+                    None => None,
+                    Some(text) => match text.as_str() {
+                        Some(text) => Some(text),
+                        None => return malformed("/instructions".into()),
+                    },
+                };
                 let mut check = LockCheck::default();
                 if served != self.server.instructions.as_deref() {
                     check.departed.push((Policy::InstructionsChanged, None));
@@ -714,12 +745,24 @@ impl Gate {
             }
             _ => return None,
         };
-        let list = result.get(member)?;
-        let items = list.as_array()?;
+        // Every shape is read before anything is judged or remembered: a page this check
+        // does not fully read is refused whole, never left to the session pin (issue 18).
+        let Some(list) = result.get(member) else {
+            return malformed(format!("/{member}"));
+        };
+        let Some(items) = list.as_array() else {
+            return malformed(format!("/{member}"));
+        };
         let cursor = result.get("nextCursor");
         if cursor.is_some_and(|c| !c.is_null() && c.as_str().is_none()) {
-            // Not a page anyone can continue from: nothing is judged removed from it.
-            return None;
+            return malformed("/nextCursor".into());
+        }
+        let key_member = kind.key_member();
+        if let Some(index) = items
+            .iter()
+            .position(|item| item.get(key_member).and_then(Value::as_str).is_none())
+        {
+            return malformed(format!("/{member}/{index}/{key_member}"));
         }
         let continues = params
             .and_then(|p| p.get("cursor"))
@@ -733,7 +776,7 @@ impl Gate {
         let mut kept = Vec::new();
         for item in items {
             let key = item
-                .get(kind.key_member())
+                .get(key_member)
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             if approved.contains_key(key) {

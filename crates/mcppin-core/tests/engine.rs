@@ -603,3 +603,177 @@ fn an_approved_prompt_missing_from_a_complete_reading_is_reported_not_refused() 
     let action = session.server_line(answer.as_bytes(), Duration::ZERO);
     assert!(action.notes.is_empty(), "{:?}", action.notes);
 }
+
+const FILE_TEMPLATE: &str = r#"{"uriTemplate":"file:///{path}","name":"file"}"#;
+
+/// [`widened`] with a resource template approved as well.
+fn widened_with_template() -> LockedServer {
+    let mut server = widened();
+    let item = parse(FILE_TEMPLATE.as_bytes()).unwrap();
+    server
+        .resource_templates
+        .insert("file:///{path}".into(), LockedItem::approve(item));
+    server
+}
+
+/// Feeds one request for `method` and the answer whose `result` is `result` to a fresh
+/// session in `mode`; returns what reached the client and whether the session stopped.
+fn answer_to(server: LockedServer, mode: Mode, method: &str, result: &str) -> (Forward, bool) {
+    let mut session = Session::new(server, Config { mode, events: true });
+    let request = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}"}}"#);
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#);
+    let (answered, forward, stop) = feed(&mut session, &request, &answer);
+    assert!(
+        answered.is_empty(),
+        "{method} was answered in the server's place"
+    );
+    (forward, stop)
+}
+
+/// Issue 18: a `prompts/list` or `resources/templates/list` page whose `nextCursor` was not a
+/// string, or whose list was absent or not an array, was never compared with the lock (the
+/// session pin took the first one as it came).
+#[test]
+fn a_locked_list_of_a_shape_the_lock_check_cannot_read_is_refused_as_malformed() {
+    for (method, member, key, item) in [
+        ("prompts/list", "prompts", "name", REVIEW),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate",
+            FILE_TEMPLATE,
+        ),
+    ] {
+        let malformed = [
+            format!(r#"{{"{member}":[{item}],"nextCursor":7}}"#),
+            format!(r#"{{"{member}":[{item}],"nextCursor":true}}"#),
+            format!(r#"{{"{member}":[{item}],"nextCursor":{{}}}}"#),
+            format!(r#"{{"{member}":[{item}],"nextCursor":["p2"]}}"#),
+            "{}".to_owned(),
+            r#"{"nextCursor":"p2"}"#.to_owned(),
+            format!(r#"{{"{member}":null}}"#),
+            format!(r#"{{"{member}":{{"0":{item}}}}}"#),
+            format!(r#"{{"{member}":"x"}}"#),
+            format!(r#"{{"{member}":[{item},{{"description":"no key"}}]}}"#),
+            format!(r#"{{"{member}":[{{"{key}":7}}]}}"#),
+            format!(r#"{{"{member}":[{item},1]}}"#),
+            "[]".to_owned(),
+            r#""text""#.to_owned(),
+        ];
+        for result in &malformed {
+            let (forward, stop) = answer_to(widened_with_template(), Mode::Refuse, method, result);
+            assert!(stop, "{method} {result} passed");
+            let Forward::Replace(reply) = forward else {
+                panic!("{method} {result}: {forward:?}")
+            };
+            let reply = String::from_utf8(reply).unwrap();
+            assert_eq!(
+                reply,
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"error":{{"code":-32001,"message":"mcppin-guard refused {method}: the answer is malformed (malformed-answer)"}}}}"#
+                )
+            );
+            // Quarantine has nothing to keep of it either, and the session goes on.
+            let (forward, stop) =
+                answer_to(widened_with_template(), Mode::Quarantine, method, result);
+            assert!(!stop, "{method} {result}");
+            assert_eq!(forward, Forward::Replace(reply.into_bytes()));
+        }
+        for result in [
+            format!(r#"{{"{member}":[{item}]}}"#),
+            format!(r#"{{"{member}":[{item}],"nextCursor":null}}"#),
+            format!(r#"{{"{member}":[{item}],"nextCursor":"p2"}}"#),
+            format!(r#"{{"{member}":[{item}],"nextCursor":""}}"#),
+            format!(r#"{{"{member}":[]}}"#),
+        ] {
+            for mode in [Mode::Refuse, Mode::Quarantine] {
+                let held = answer_to(widened_with_template(), mode, method, &result);
+                assert_eq!(held, (Forward::Original, false), "{method} {result}");
+            }
+        }
+    }
+}
+
+/// Issue 18: `instructions` that were not a string passed where the lock approves none.
+#[test]
+fn instructions_that_are_not_a_string_are_refused_as_malformed() {
+    let none_approved = || {
+        let mut server = widened();
+        server.instructions = None;
+        server
+    };
+    for method in ["initialize", "server/discover"] {
+        for value in [
+            "7",
+            "null",
+            "true",
+            "{}",
+            r#"["Be brief."]"#,
+            r#"{"text":"x"}"#,
+        ] {
+            let result = format!(r#"{{"capabilities":{{}},"instructions":{value}}}"#);
+            for server in [none_approved(), widened()] {
+                for mode in [Mode::Refuse, Mode::Quarantine] {
+                    let (forward, stop) = answer_to(server.clone(), mode, method, &result);
+                    assert!(stop, "{method} {value} passed in {mode:?}");
+                    let Forward::Replace(reply) = forward else {
+                        panic!("{method} {value}: {forward:?}")
+                    };
+                    let reply = String::from_utf8(reply).unwrap();
+                    assert!(
+                        reply.contains(&format!(
+                            "mcppin-guard refused {method}: the answer is malformed \
+                             (malformed-answer)"
+                        )),
+                        "{reply}"
+                    );
+                }
+            }
+        }
+        // A result that is not an object holds no instructions this check can read.
+        let (_, stop) = answer_to(none_approved(), Mode::Refuse, method, "[]");
+        assert!(stop, "{method} []");
+        // What the check reads holds: none where none is approved, the approved text.
+        let held = answer_to(
+            none_approved(),
+            Mode::Refuse,
+            method,
+            r#"{"capabilities":{}}"#,
+        );
+        assert_eq!(held, (Forward::Original, false), "{method}");
+        let approved = r#"{"capabilities":{},"instructions":"Be brief."}"#;
+        let held = answer_to(widened(), Mode::Refuse, method, approved);
+        assert_eq!(held, (Forward::Original, false), "{method}");
+    }
+}
+
+/// The note and the log line of a malformed answer name the place, escaped, and the policy.
+#[test]
+fn a_malformed_locked_answer_is_noted_and_logged() {
+    let mut session = Session::new(
+        widened(),
+        Config {
+            mode: Mode::Refuse,
+            events: true,
+        },
+    );
+    session.client_line(PROMPTS_LIST.as_bytes(), Duration::ZERO);
+    let answer =
+        r#"{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"review"},{"name":null}]}}"#;
+    let action = session.server_line(answer.as_bytes(), Duration::ZERO);
+    assert_eq!(
+        action.notes,
+        ["refused prompts/list: malformed-answer at /prompts/1/name"]
+    );
+    let logged: Vec<String> = action
+        .events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            r#"{"event":"answer_admission","request_id":1,"method":"prompts/list","name":null,"decision":"deny","reason":"malformed-answer"}"#
+        ]
+    );
+}

@@ -1084,6 +1084,9 @@ impl Session {
             .gate
             .lock_check(method, pending.params.as_ref(), result)
         {
+            if let Some(reason) = &check.malformed {
+                return self.malformed(pending, reason, action);
+            }
             for (policy, key) in &check.removed {
                 action.notes.push(format!(
                     "{policy}: {} is approved but was not served (reported, not refused)",
@@ -1140,6 +1143,39 @@ impl Session {
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
             Mode::Quarantine => Element::Replace(reply),
+        }
+    }
+
+    /// An answer to a method the lock covers whose shape the lock check does not fully read:
+    /// nothing of it was compared with the lock, so none of it passes. Refused as a malformed
+    /// answer; in quarantine a list is answered with the refusal and the session goes on (as a
+    /// malformed `tools/list` page), while `initialize` has nothing to keep and is refused in
+    /// both modes.
+    fn malformed(&self, pending: &Pending, reason: &Reason, action: &mut ServerAction) -> Element {
+        let method = escape(&pending.method);
+        if self.config.events {
+            action.events.push(Event::AnswerAdmission(AnswerAdmission {
+                request_id: RequestId::new(&pending.id),
+                method: pending.method.to_string(),
+                name: None,
+                decision: Verdict::Deny,
+                reason: Some(reason.policy().name()),
+            }));
+        }
+        action.notes.push(format!("refused {method}: {reason}"));
+        // The policy only: the pointer may hold a member name the server chose.
+        let reply = refusal(
+            &pending.id,
+            &format!(
+                "mcppin-guard refused {method}: the answer is malformed ({})",
+                reason.policy()
+            ),
+        );
+        match (self.config.mode, &*pending.method) {
+            (Mode::Quarantine, method) if method != "initialize" && method != "server/discover" => {
+                Element::Replace(reply)
+            }
+            _ => Element::Refuse(reply),
         }
     }
 
