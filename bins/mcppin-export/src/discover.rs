@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcppin_client::discover::{Listed, Location, Places, Platform, inspect, locations};
+use mcppin_client::discover::{Listed, Location, Places, Platform, inspect_location, locations};
 use mcppin_core::escape;
 use mcppin_core::shell_word;
 
@@ -18,9 +18,9 @@ enum Found {
     Servers(Vec<Listed>),
 }
 
-/// Lists the configurations under the home directory (`HOME`) and the project directory (the
-/// current one) on stdout.
-pub(crate) fn run() -> anyhow::Result<Exit> {
+/// Lists the configurations under the home directory (`HOME`) and the project directory
+/// (`project`, else the current one) on stdout.
+pub(crate) fn run(project: Option<&Path>) -> anyhow::Result<Exit> {
     let home = std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
         .map(PathBuf::from)
@@ -30,12 +30,15 @@ pub(crate) fn run() -> anyhow::Result<Exit> {
                 "--discover needs HOME (the home directory) to find the user's configurations",
             )
         })?;
-    let project = std::env::current_dir().map_err(|e| {
-        Fail::new(
-            Exit::Unreadable,
-            format!("cannot tell the current directory: {e}"),
-        )
-    })?;
+    let project = match project {
+        Some(project) => PathBuf::from(crate::project_key(project)?),
+        None => std::env::current_dir().map_err(|e| {
+            Fail::new(
+                Exit::Unreadable,
+                format!("cannot tell the current directory: {e}"),
+            )
+        })?,
+    };
     let places = Places {
         home,
         project,
@@ -44,12 +47,21 @@ pub(crate) fn run() -> anyhow::Result<Exit> {
     let mut out = String::new();
     let (mut files, mut servers) = (0, 0);
     let mut absent = Vec::new();
-    for location in locations(&places, Platform::current()) {
-        let found = look(&location);
+    let all = locations(&places, Platform::current());
+    let outputs = output_names(&all);
+    for (location, output) in all.iter().zip(&outputs) {
+        let found = look(location);
+        let scope = match &location.project {
+            Some(project) => format!(
+                "{}, {}",
+                location.scope,
+                escape(&project.display().to_string())
+            ),
+            None => location.scope.to_string(),
+        };
         let title = format!(
-            "{} ({}): {}",
+            "{} ({scope}): {}",
             location.client,
-            location.scope,
             escape(&location.path.display().to_string())
         );
         match found {
@@ -84,7 +96,7 @@ pub(crate) fn run() -> anyhow::Result<Exit> {
                     "{title}\n  {}: {}\n  capture: {}\n",
                     plural(listed.len(), "server"),
                     names.join(", "),
-                    command(&location.path)
+                    command(location, output)
                 ));
             }
         }
@@ -120,19 +132,56 @@ fn look(location: &Location) -> Found {
     let Ok(text) = String::from_utf8(bytes) else {
         return Found::Refused("not UTF-8 text".to_owned());
     };
-    match inspect(&text, location.shared) {
+    match inspect_location(&text, location) {
         Ok(ids) => Found::Servers(ids),
         Err(err) => Found::Refused(err.to_string()),
     }
 }
 
-/// The command that captures a configuration: all of it, remote servers included.
-fn command(path: &Path) -> String {
-    let command = format!(
-        "mcppin-export --config {} -o manifest.json",
-        shell_word(&path.to_string_lossy())
+/// The command that captures a configuration: all of it, remote servers included, opening
+/// each session as its client does (`--client`, when there is a profile for it), into a file
+/// of its own.
+fn command(location: &Location, output: &str) -> String {
+    let mut command = format!(
+        "mcppin-export --config {}",
+        shell_word(&location.path.to_string_lossy())
     );
+    if let Some(project) = &location.project {
+        command.push_str(&format!(
+            " --project {}",
+            shell_word(&project.to_string_lossy())
+        ));
+    }
+    if let Some(profile) = location.client.profile() {
+        command.push_str(&format!(" --client {}", profile.name()));
+    }
+    command.push_str(&format!(" -o {}", shell_word(output)));
     escape(&command).into_owned()
+}
+
+/// A distinct manifest file name per location: `manifest-<client>-<scope>.json`, and where two
+/// locations share client and scope (VS Code's user `mcp.json` and `settings.json`), the file
+/// name of each added (`manifest-vscode-user-settings.json`).
+fn output_names(locations: &[Location]) -> Vec<String> {
+    let base = |l: &Location| format!("manifest-{}-{}", l.client.slug(), l.scope);
+    locations
+        .iter()
+        .map(|location| {
+            let name = base(location);
+            let shared = locations.iter().filter(|l| base(l) == name).count() > 1;
+            match location.path.file_stem() {
+                Some(stem) if shared => {
+                    let stem: String = stem
+                        .to_string_lossy()
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                        .collect();
+                    format!("{name}-{}.json", stem.trim_matches('-'))
+                }
+                _ => format!("{name}.json"),
+            }
+        })
+        .collect()
 }
 
 fn plural(n: usize, noun: &str) -> String {

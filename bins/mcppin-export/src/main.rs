@@ -64,6 +64,13 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["config", "output", "servers"])]
     discover: bool,
 
+    /// The project of Claude Code's *local* scope: with --config, read the servers of
+    /// `projects.<PATH>.mcpServers` in that file (Claude Code's ~/.claude.json) instead of its
+    /// top-level ones; with --discover, the project whose local and project files are listed
+    /// (default: the current directory).
+    #[arg(long, value_name = "PATH")]
+    project: Option<PathBuf>,
+
     /// Capture only this server (repeatable); the manifest then lists its scope.
     #[arg(long = "server", value_name = "ID")]
     servers: Vec<String>,
@@ -206,9 +213,10 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
-        return discover::run();
+        return discover::run(cli.project.as_deref());
     };
-    let config = read_config(config_path)?;
+    let project = cli.project.as_deref().map(project_key).transpose()?;
+    let config = read_config(config_path, project.as_deref())?;
     let ids = select(cli, config_path, &config)?;
     let environment: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
@@ -383,13 +391,36 @@ fn default_workspace(config: &Path) -> Option<PathBuf> {
     dir.parent().map(Path::to_path_buf)
 }
 
-fn read_config(path: &Path) -> anyhow::Result<ClientConfig> {
+/// Reads the configuration: its server table, or with `project` the servers of that project's
+/// local scope (Claude Code's `projects.<project>.mcpServers`).
+fn read_config(path: &Path, project: Option<&str>) -> anyhow::Result<ClientConfig> {
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(path)
         .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| unreadable(format!("{}: not UTF-8 text", path.display())))?;
-    ClientConfig::parse(&text).map_err(|e| unreadable(format!("{}: {e}", path.display())).into())
+    match project {
+        Some(project) => ClientConfig::parse_project(&text, project),
+        None => ClientConfig::parse(&text),
+    }
+    .map_err(|e| unreadable(format!("{}: {e}", path.display())).into())
+}
+
+/// The key Claude Code files a project under: its absolute path as the system resolves it
+/// (Claude Code takes the working directory it runs in), without a trailing `/`; a path that
+/// does not exist is only made absolute, from the current directory.
+pub(crate) fn project_key(path: &Path) -> anyhow::Result<String> {
+    let absolute = std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .map_err(|e| {
+            Fail::new(
+                Exit::Usage,
+                format!("--project {}: {e}", escape(&path.display().to_string())),
+            )
+        })?;
+    let text = absolute.to_string_lossy();
+    let trimmed = text.trim_end_matches('/');
+    Ok(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
 }
 
 /// The ids to capture: every configured server, or the `--server` ones, each checked.

@@ -93,58 +93,74 @@ fn lists_every_client_location_found_with_its_servers() {
     assert_eq!(run.stderr, "");
     let h = home.display();
     let p = project.display();
-    for (client, path, ids) in [
+    // Each command opens the sessions as the client whose file it is (issue 19) and writes a
+    // manifest of its own.
+    for (client, path, ids, flags) in [
         (
             "Claude Desktop (user)",
             format!("{h}/.config/Claude/claude_desktop_config.json"),
             "2 servers: \"desktop-a\", \"desktop-b\"",
+            "--client claude-desktop -o manifest-claude-desktop-user.json",
         ),
         (
             "Claude Code (user)",
             format!("{h}/.claude.json"),
             "1 server: \"code-user\"",
+            "--client claude-code -o manifest-claude-code-user.json",
         ),
         (
             "Claude Code (project)",
             format!("{p}/.mcp.json"),
             "1 server: \"code-project\"",
+            "--client claude-code -o manifest-claude-code-project.json",
         ),
         (
             "Cursor (user)",
             format!("{h}/.cursor/mcp.json"),
             "1 server: \"cursor-user\"",
+            "--client cursor -o manifest-cursor-user.json",
         ),
         (
             "Cursor (project)",
             format!("{p}/.cursor/mcp.json"),
             "1 server: \"cursor-project\"",
+            "--client cursor -o manifest-cursor-project.json",
         ),
         (
             "VS Code (user)",
             format!("{h}/.config/Code/User/mcp.json"),
             "1 server: \"vs-user\"",
+            "--client vscode -o manifest-vscode-user-mcp.json",
         ),
         (
             "VS Code (user)",
             format!("{h}/.config/Code/User/settings.json"),
             "1 server: \"vs-settings\"",
+            "--client vscode -o manifest-vscode-user-settings.json",
         ),
         (
             "VS Code (project)",
             format!("{p}/.vscode/mcp.json"),
             "1 server: \"vs-project\"",
+            "--client vscode -o manifest-vscode-project.json",
         ),
     ] {
         run.stdout_has(&format!(
-            "{client}: {path}\n  {ids}\n  capture: mcppin-export --config {path} -o manifest.json\n"
+            "{client}: {path}\n  {ids}\n  capture: mcppin-export --config {path} {flags}\n"
         ));
     }
-    // A remote server is named as such, and captured like the others.
+    // A remote server is named as such, and captured like the others. Windsurf has no
+    // profile: its command declares none.
     run.stdout_has(&format!(
         "Windsurf (user): {h}/.codeium/windsurf/mcp_config.json\n  1 server: \"wind\" (remote)\n  \
-         capture: mcppin-export --config {h}/.codeium/windsurf/mcp_config.json -o manifest.json\n"
+         capture: mcppin-export --config {h}/.codeium/windsurf/mcp_config.json -o \
+         manifest-windsurf-user.json\n"
     ));
-    run.stdout_has("9 configurations found, 10 servers\n");
+    // The project's local scope in ~/.claude.json: Claude Code has not filed it yet.
+    run.stdout_has(&format!(
+        "Claude Code (local, {p}): {h}/.claude.json\n  no servers\n"
+    ));
+    run.stdout_has("10 configurations found, 10 servers\n");
     assert!(!run.stdout.contains("not found"), "{}", run.stdout);
     // Read only: nothing was written, changed or removed.
     assert_eq!(snapshot_of_tree(dir.path()), before);
@@ -189,7 +205,7 @@ fn unreadable_files_are_reported_and_the_listing_goes_on() {
         .stdout_has("/project/.vscode/mcp.json\n  cannot be captured: not UTF-8 text")
         .stdout_has("/home/.claude.json\n  no servers\n")
         .stdout_has("1 server: \"fine\"")
-        .stdout_has("6 configurations found, 1 server\n");
+        .stdout_has("7 configurations found, 1 server\n");
     assert_eq!(run.stdout.matches("\n  capture: ").count(), 1);
 }
 
@@ -211,7 +227,7 @@ fn ids_and_paths_are_escaped_and_the_command_is_quoted() {
     let run = discover(&dir, &[("HOME", home.to_str().unwrap())]);
     let quoted = format!("'{}/.cursor/mcp.json'", home.display()).replace("home's", "home'\\''s");
     run.code(0).stdout_has(&format!(
-        "capture: mcppin-export --config {quoted} -o manifest.json"
+        "capture: mcppin-export --config {quoted} --client cursor -o manifest-cursor-user.json"
     ));
 }
 
@@ -226,7 +242,131 @@ fn a_configuration_with_remote_servers_gets_a_command_for_all_of_it() {
     let run = discover(&dir, &[]);
     run.code(0)
         .stdout_has("3 servers: \"docs\", \"it's\", \"web\" (remote)\n")
-        .stdout_has("/.vscode/mcp.json -o manifest.json\n");
+        .stdout_has("/.vscode/mcp.json --client vscode -o manifest-vscode-project.json\n");
+}
+
+/// `~/.claude.json` as `claude mcp add` leaves it: a user-scope server, and local-scope servers
+/// of two projects (`project/`, the current directory, and `other/`), each a fixture server.
+fn claude_json(dir: &Dir) {
+    let fixture = util::json_string(&util::fixture().to_string_lossy());
+    let p = util::json_string(&dir.path().join("project").to_string_lossy());
+    let o = util::json_string(&dir.path().join("other").to_string_lossy());
+    std::fs::create_dir_all(dir.path().join("other")).unwrap();
+    std::fs::create_dir_all(dir.path().join("project")).unwrap();
+    dir.write(
+        "home/.claude.json",
+        format!(
+            r#"{{"numStartups": 7, "mcpServers": {{"everywhere": {{"command": {fixture}}}}},
+                "projects": {{
+                  {p}: {{"allowedTools": [], "mcpServers": {{"db": {{"command": {fixture}}},
+                                                           "search": {{"type": "http", "url": "https://example.invalid/mcp"}}}}}},
+                  {o}: {{"mcpServers": {{"other-only": {{"command": {fixture}}}}}}}}}}}"#
+        ),
+    );
+}
+
+#[test]
+fn lists_claude_code_local_scope_of_the_project() {
+    // Issue 19: `claude mcp add` puts a server in the local scope by default, under the
+    // project's path in ~/.claude.json; --discover said "no servers" there.
+    let dir = Dir::new();
+    claude_json(&dir);
+    let h = dir.path().join("home");
+    let p = dir.path().join("project");
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has(&format!(
+            "Claude Code (user): {h}/.claude.json\n  1 server: \"everywhere\"\n  capture: \
+             mcppin-export --config {h}/.claude.json --client claude-code -o \
+             manifest-claude-code-user.json\n",
+            h = h.display()
+        ))
+        .stdout_has(&format!(
+            "Claude Code (local, {p}): {h}/.claude.json\n  2 servers: \"db\", \"search\" \
+             (remote)\n  capture: mcppin-export --config {h}/.claude.json --project {p} \
+             --client claude-code -o manifest-claude-code-local.json\n",
+            h = h.display(),
+            p = p.display()
+        ))
+        .stdout_lacks("other-only");
+    // Every suggested command writes its own file.
+    let outputs: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.rsplit_once(" -o ").map(|(_, o)| o))
+        .collect();
+    let mut unique = outputs.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(outputs.len(), unique.len(), "{outputs:?}");
+}
+
+#[test]
+fn project_picks_the_project_of_the_local_scope() {
+    let dir = Dir::new();
+    claude_json(&dir);
+    let o = dir.path().join("other");
+    let home = dir.path().join("home");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+        .args(["--discover", "--project", "../other"])
+        .current_dir(dir.path().join("project"))
+        .env_clear()
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let run = Run::from_output(&out);
+    run.code(0)
+        .stdout_has("1 server: \"other-only\"")
+        .stdout_has(&format!(
+            "Claude Code (local, {o}): {h}/.claude.json\n",
+            o = o.display(),
+            h = home.display()
+        ))
+        .stdout_has(&format!("--project {} ", o.display()))
+        .stdout_lacks("\"db\"");
+}
+
+#[test]
+fn exports_the_local_scope_of_a_project() {
+    let dir = Dir::new();
+    claude_json(&dir);
+    let claude = dir.path().join("home/.claude.json");
+    let claude = claude.to_str().unwrap();
+    // --project from the current directory: the servers `claude mcp add` put there.
+    let run = dir.export(&[
+        "--config",
+        claude,
+        "--project",
+        "other",
+        "--server",
+        "other-only",
+        "-o",
+        "m.json",
+    ]);
+    run.code(0);
+    let manifest = String::from_utf8(dir.read("m.json")).unwrap();
+    assert!(manifest.contains("\"other-only\""), "{manifest}");
+    assert!(!manifest.contains("\"everywhere\""), "{manifest}");
+    // Without --project, the user scope.
+    dir.export(&["--config", claude, "-o", "u.json"]).code(0);
+    let manifest = String::from_utf8(dir.read("u.json")).unwrap();
+    assert!(manifest.contains("\"everywhere\""), "{manifest}");
+    assert!(!manifest.contains("\"other-only\""), "{manifest}");
+    // A project Claude Code has not filed: exit 4, naming the ones it has.
+    dir.export(&["--config", claude, "--project", "nowhere", "-o", "n.json"])
+        .code(4)
+        .stderr_has(&format!(
+            "no project \"{}/nowhere\" under \"projects\" (it has ",
+            dir.path().display()
+        ))
+        .stderr_has(&format!("\"{}/other\"", dir.path().display()));
+    // A file without projects is not Claude Code's user file.
+    dir.write("mcp.json", servers(&["a"]));
+    dir.export(&["--config", "mcp.json", "--project", ".", "-o", "n.json"])
+        .code(4)
+        .stderr_has("no \"projects\" object");
+    assert!(!dir.exists("n.json"));
 }
 
 #[test]

@@ -18,6 +18,7 @@ use jsonc_parser::{JsonObject, JsonValue, ParseOptions};
 use mcppin_core::launch::Launch;
 
 use crate::Error;
+use crate::error::quoted;
 
 /// A parsed client configuration: its servers by id (the key of the server entry).
 #[derive(Clone, Debug, Default, Eq, PartialEq)]
@@ -237,16 +238,87 @@ impl ClientConfig {
                 "no \"mcpServers\", \"servers\" or \"mcp\": {\"servers\"} object",
             ));
         };
-        let mut servers = BTreeMap::new();
-        for (id, entry) in table {
-            let JsonValue::Object(entry) = entry else {
-                return Err(shape(Some(&id), "the entry is not an object"));
-            };
-            let server = read_entry(&id, entry)?;
-            servers.insert(id, server);
-        }
-        Ok(Self { servers })
+        read_table(table)
     }
+
+    /// Reads the servers of one project's *local* scope in Claude Code's user file
+    /// (`~/.claude.json`): `projects.<project>.mcpServers`, where `claude mcp add` puts a
+    /// server by default. `project` is the key as Claude Code writes it, the project's
+    /// absolute path.
+    ///
+    /// A project whose entry has no `mcpServers` has no servers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ConfigSyntax`] as [`ClientConfig::parse`]; [`Error::ConfigShape`] when the file
+    /// has no `projects` object, no entry for `project` (the message lists the projects it
+    /// has), or an entry is not a server a client runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use mcppin_client::ClientConfig;
+    ///
+    /// let text = r#"{"mcpServers": {}, "projects": {"/home/me/app": {
+    ///     "mcpServers": {"db": {"command": "uvx", "args": ["mcp-server-sqlite"]}}}}}"#;
+    /// let config = ClientConfig::parse_project(text, "/home/me/app")?;
+    /// assert!(config.servers.contains_key("db"));
+    /// assert!(ClientConfig::parse_project(text, "/elsewhere").is_err());
+    /// # Ok::<(), mcppin_client::Error>(())
+    /// ```
+    pub fn parse_project(text: &str, project: &str) -> Result<Self, Error> {
+        let root = jsonc_parser::parse_to_value(text, &ParseOptions::default())
+            .map_err(|err| Error::ConfigSyntax {
+                message: err.to_string(),
+            })?
+            .ok_or_else(|| Error::ConfigSyntax {
+                message: "the file holds no JSON value".to_owned(),
+            })?;
+        let JsonValue::Object(mut root) = root else {
+            return Err(shape(None, "the top level is not an object"));
+        };
+        let Some(mut projects) = root.take_object("projects") else {
+            return Err(shape(
+                None,
+                "no \"projects\" object: a project's local scope is read from Claude Code's \
+                 ~/.claude.json",
+            ));
+        };
+        let Some(mut entry) = projects.take_object(project) else {
+            let known: Vec<String> = projects.into_iter().map(|(key, _)| quoted(&key)).collect();
+            return Err(shape(
+                None,
+                &format!(
+                    "no project {} under \"projects\" (it has {})",
+                    quoted(project),
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        match entry.take_object("mcpServers") {
+            Some(table) => read_table(table),
+            None => Ok(Self {
+                servers: BTreeMap::new(),
+            }),
+        }
+    }
+}
+
+/// Reads a server table: each entry by its id.
+fn read_table(table: JsonObject<'_>) -> Result<ClientConfig, Error> {
+    let mut servers = BTreeMap::new();
+    for (id, entry) in table {
+        let JsonValue::Object(entry) = entry else {
+            return Err(shape(Some(&id), "the entry is not an object"));
+        };
+        let server = read_entry(&id, entry)?;
+        servers.insert(id, server);
+    }
+    Ok(ClientConfig { servers })
 }
 
 fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error> {
@@ -336,7 +408,7 @@ fn read_http(
                 server: Some(id.to_owned()),
                 problem: format!(
                     "type {} with a url: expected \"http\", \"streamable-http\" or \"sse\"",
-                    crate::error::quoted(other)
+                    quoted(other)
                 ),
             });
         }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use jsonc_parser::{JsonValue, ParseOptions};
 
-use crate::{ClientConfig, Error, ServerEntry};
+use crate::{ClientConfig, ClientProfile, Error, ServerEntry};
 
 /// An MCP client whose configuration files are known.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -26,6 +26,32 @@ pub enum Client {
     VsCode,
     /// Windsurf.
     Windsurf,
+}
+
+impl Client {
+    /// The `--client` profile that opens sessions as this client does, when there is one.
+    #[must_use]
+    pub fn profile(self) -> Option<ClientProfile> {
+        match self {
+            Self::ClaudeDesktop => Some(ClientProfile::ClaudeDesktop),
+            Self::ClaudeCode => Some(ClientProfile::ClaudeCode),
+            Self::Cursor => Some(ClientProfile::Cursor),
+            Self::VsCode => Some(ClientProfile::VsCode),
+            Self::Windsurf => None,
+        }
+    }
+
+    /// A short lowercase name for file names (`claude-code`).
+    #[must_use]
+    pub fn slug(self) -> &'static str {
+        match self {
+            Self::ClaudeDesktop => "claude-desktop",
+            Self::ClaudeCode => "claude-code",
+            Self::Cursor => "cursor",
+            Self::VsCode => "vscode",
+            Self::Windsurf => "windsurf",
+        }
+    }
 }
 
 impl fmt::Display for Client {
@@ -47,6 +73,9 @@ pub enum Scope {
     User,
     /// One project's, in the project directory.
     Project,
+    /// One project's, kept in the user's file (Claude Code's default scope: the servers of
+    /// `projects.<project path>.mcpServers` in `~/.claude.json`).
+    Local,
 }
 
 impl fmt::Display for Scope {
@@ -54,6 +83,7 @@ impl fmt::Display for Scope {
         f.write_str(match self {
             Self::User => "user",
             Self::Project => "project",
+            Self::Local => "local",
         })
     }
 }
@@ -103,6 +133,9 @@ pub struct Location {
     /// Whether the file holds other settings beside servers (`~/.claude.json`, VS Code's
     /// `settings.json`): without a server table it simply configures none.
     pub shared: bool,
+    /// For [`Scope::Local`], the project whose servers these are: the key under `projects`
+    /// (the project directory, as given).
+    pub project: Option<PathBuf>,
 }
 
 /// The usual configuration files of every known client on `platform`, user files first, in
@@ -142,12 +175,14 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
         scope,
         path,
         shared: false,
+        project: None,
     };
     let shared = |client, scope, path: PathBuf| Location {
         client,
         scope,
         path,
         shared: true,
+        project: None,
     };
     vec![
         at(
@@ -156,6 +191,10 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
             app_data.join("Claude/claude_desktop_config.json"),
         ),
         shared(Client::ClaudeCode, Scope::User, home.join(".claude.json")),
+        Location {
+            project: Some(project.to_path_buf()),
+            ..shared(Client::ClaudeCode, Scope::Local, home.join(".claude.json"))
+        },
         at(
             Client::ClaudeCode,
             Scope::Project,
@@ -240,6 +279,43 @@ pub fn inspect(text: &str, shared: bool) -> Result<Vec<Listed>, Error> {
         .collect())
 }
 
+/// The servers `location` names in `text`, the file's contents: for [`Scope::Local`] the
+/// servers of its project (none when the file has no entry for the project: Claude Code adds
+/// one only once the project is used), else as [`inspect`].
+///
+/// # Errors
+///
+/// As [`inspect`] and [`ClientConfig::parse_project`].
+pub fn inspect_location(text: &str, location: &Location) -> Result<Vec<Listed>, Error> {
+    let Some(project) = &location.project else {
+        return inspect(text, location.shared);
+    };
+    if !has_project(text, &project.to_string_lossy()) {
+        return Ok(Vec::new());
+    }
+    Ok(
+        ClientConfig::parse_project(text, &project.to_string_lossy())?
+            .servers
+            .into_iter()
+            .map(|(id, entry)| Listed {
+                id,
+                remote: matches!(entry, ServerEntry::Http(_)),
+            })
+            .collect(),
+    )
+}
+
+/// Whether the text is a JSON object whose `projects` object has an entry for `project`.
+/// Text that is not JSON has one here; [`ClientConfig::parse_project`] says what is wrong.
+fn has_project(text: &str, project: &str) -> bool {
+    let Ok(Some(JsonValue::Object(root))) =
+        jsonc_parser::parse_to_value(text, &ParseOptions::default())
+    else {
+        return true;
+    };
+    matches!(root.get("projects"), Some(JsonValue::Object(projects)) if projects.get(project).is_some())
+}
+
 /// Whether the text is a JSON object with one of the server tables a configuration reads.
 /// Text that is not JSON has none here; [`ClientConfig::parse`] says what is wrong with it.
 fn has_server_table(text: &str) -> bool {
@@ -277,6 +353,7 @@ mod tests {
             [
                 "/h/.config/Claude/claude_desktop_config.json",
                 "/h/.claude.json",
+                "/h/.claude.json",
                 "/p/.mcp.json",
                 "/h/.cursor/mcp.json",
                 "/p/.cursor/mcp.json",
@@ -294,7 +371,7 @@ mod tests {
         places.config_home = Some(PathBuf::from("/xdg"));
         let found = paths(&locations(&places, Platform::Linux));
         assert_eq!(found[0], "/xdg/Claude/claude_desktop_config.json");
-        assert_eq!(found[5], "/xdg/Code/User/mcp.json");
+        assert_eq!(found[6], "/xdg/Code/User/mcp.json");
         places.config_home = Some(PathBuf::from("relative"));
         let found = paths(&locations(&places, Platform::Linux));
         assert_eq!(found[0], "/h/.config/Claude/claude_desktop_config.json");
@@ -308,7 +385,7 @@ mod tests {
             "/h/Library/Application Support/Claude/claude_desktop_config.json"
         );
         assert_eq!(
-            found[5],
+            found[6],
             "/h/Library/Application Support/Code/User/mcp.json"
         );
         assert_eq!(found[1], "/h/.claude.json");
@@ -330,6 +407,65 @@ mod tests {
             inspect("{\"mcpServers\": ", true),
             Err(Error::ConfigSyntax { .. })
         ));
+    }
+
+    #[test]
+    fn claude_code_has_a_local_scope_for_the_project() {
+        // Issue 19: `claude mcp add` puts a server under projects.<path> by default.
+        let found = locations(&places(), Platform::Linux);
+        let local: Vec<_> = found.iter().filter(|l| l.scope == Scope::Local).collect();
+        assert_eq!(local.len(), 1);
+        assert_eq!(local[0].client, Client::ClaudeCode);
+        assert_eq!(local[0].path, PathBuf::from("/h/.claude.json"));
+        assert_eq!(local[0].project, Some(PathBuf::from("/p")));
+        assert!(
+            found
+                .iter()
+                .all(|l| (l.scope == Scope::Local) == l.project.is_some())
+        );
+    }
+
+    #[test]
+    fn reads_the_local_scope_of_the_project_only() {
+        let text = r#"{"mcpServers": {"user-wide": {"command": "u"}},
+            "projects": {"/p": {"mcpServers": {"db": {"command": "x"}, "web": {"url": "https://w"}}},
+                         "/other": {"mcpServers": {"not-this": {"command": "y"}}}}}"#;
+        let found = locations(&places(), Platform::Linux);
+        let user = found
+            .iter()
+            .find(|l| l.path.ends_with(".claude.json"))
+            .unwrap();
+        let local = found.iter().find(|l| l.scope == Scope::Local).unwrap();
+        assert_eq!(
+            ids(&inspect_location(text, user).unwrap()),
+            [("user-wide", false)]
+        );
+        assert_eq!(
+            ids(&inspect_location(text, local).unwrap()),
+            [("db", false), ("web", true)]
+        );
+        // A project Claude Code has not seen, or one without servers, has none.
+        let mut elsewhere = local.clone();
+        elsewhere.project = Some(PathBuf::from("/new"));
+        assert!(inspect_location(text, &elsewhere).unwrap().is_empty());
+        let bare = r#"{"projects": {"/p": {"allowedTools": []}}}"#;
+        assert!(inspect_location(bare, local).unwrap().is_empty());
+        // A broken entry of the project is an error, as anywhere else.
+        let broken = r#"{"projects": {"/p": {"mcpServers": {"a": 1}}}}"#;
+        assert!(matches!(
+            inspect_location(broken, local),
+            Err(Error::ConfigShape { server: Some(ref s), .. }) if s == "a"
+        ));
+    }
+
+    #[test]
+    fn every_client_but_windsurf_has_a_profile() {
+        assert_eq!(
+            Client::ClaudeCode.profile(),
+            Some(ClientProfile::ClaudeCode)
+        );
+        assert_eq!(Client::VsCode.profile(), Some(ClientProfile::VsCode));
+        assert_eq!(Client::Windsurf.profile(), None);
     }
 
     fn ids(listed: &[Listed]) -> Vec<(&str, bool)> {
