@@ -29,9 +29,14 @@ fuzz_target!(|data: &[u8]| {
         tool_version: "0",
         lockfile_uri: "mcp.lock.json",
         lines: &lines,
-        help_base: "https://docs.example/policies.md",
+        help_base: Some("https://docs.example/policies.md"),
     };
     assert!(report::to_sarif(&r, &context).to_string().is_ascii());
+    let unlinked = report::SarifContext {
+        help_base: None,
+        ..context
+    };
+    assert!(report::to_sarif(&r, &unlinked).to_string().is_ascii());
     let json = mcppin_core::to_pretty(&report::to_json(&r));
     let value = mcppin_core::parse(&json).expect("the JSON report reads strictly");
     assert_eq!(report::from_json(&value).expect("and back"), r);

@@ -1,6 +1,7 @@
 //! What the SARIF report of `mcppin verify` needs from outside the report: the lockfile's path
-//! relative to the repository root, the URL the rules link to, and the document written when
-//! the run ends without a report.
+//! relative to the repository root, the URL the rules link to (only when given: the project
+//! names no public address of its own), and the document written when the run ends without a
+//! report.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,14 +10,6 @@ use anyhow::Context;
 use mcppin_core::report::{LockLines, SarifContext};
 
 use crate::exit::{Exit, Fail};
-
-/// The default of `--sarif-help-base`: the policies page of this release in the repository.
-pub(crate) const HELP_BASE: &str = concat!(
-    env!("CARGO_PKG_REPOSITORY"),
-    "/blob/v",
-    env!("CARGO_PKG_VERSION"),
-    "/docs/policies.md"
-);
 
 /// Accepts an absolute `http` or `https` URL without a fragment: SARIF requires `helpUri` to be
 /// absolute, and each rule adds `#` and its id.
@@ -100,7 +93,7 @@ fn git_root(file: &Path) -> Option<PathBuf> {
 
 /// Writes the SARIF document of a run that ended with `err` instead of a report, so code
 /// scanning shows why. Nothing is written once standard output is closed.
-pub(crate) fn write_failure(help_base: &str, err: &anyhow::Error) {
+pub(crate) fn write_failure(help_base: Option<&str>, err: &anyhow::Error) {
     if crate::exit::is_broken_pipe(err) {
         return;
     }

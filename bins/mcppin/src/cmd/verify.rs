@@ -53,10 +53,11 @@ pub(crate) struct Args {
     /// nearest directory above the lockfile holding .git, else the current directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) sarif_root: Option<PathBuf>,
-    /// SARIF: the absolute URL of the policies page each rule links to (URL#policy).
-    #[arg(long, value_name = "URL", default_value = crate::sarif::HELP_BASE,
-          value_parser = crate::sarif::parse_help_base)]
-    pub(crate) sarif_help_base: String,
+    /// SARIF: the absolute URL of the policies page each rule links to (URL#policy), also
+    /// the tool's informationUri. Without it the rules carry no helpUri: each still carries
+    /// its whole help text.
+    #[arg(long, value_name = "URL", value_parser = crate::sarif::parse_help_base)]
+    pub(crate) sarif_help_base: Option<String>,
 }
 
 /// How the report is written to standard output.
@@ -86,7 +87,7 @@ const DEFAULT_LOCK: &str = "mcp.lock.json";
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let result = compare(args);
     if let (Format::Sarif, Err(err)) = (args.format, &result) {
-        crate::sarif::write_failure(&args.sarif_help_base, err);
+        crate::sarif::write_failure(args.sarif_help_base.as_deref(), err);
     }
     result
 }
@@ -157,7 +158,7 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
                 tool_version: env!("CARGO_PKG_VERSION"),
                 lockfile_uri: &uri,
                 lines: &lines,
-                help_base: &args.sarif_help_base,
+                help_base: args.sarif_help_base.as_deref(),
             };
             to_pretty(&report::to_sarif(&verdict, &context))
         }

@@ -213,8 +213,15 @@ mod testing {
 
     pub(super) const HELP: &str = "https://docs.example/mcppin/docs/policies.md";
 
-    /// The SARIF report of `r`, located in the lockfile `lock` (its bytes).
+    /// The SARIF report of `r`, located in the lockfile `lock` (its bytes), its rules linking
+    /// to [`HELP`].
     pub(super) fn sarif(r: &Report, lock: &[u8]) -> Value {
+        sarif_linking(r, lock, Some(HELP))
+    }
+
+    /// The SARIF report of `r`, located in the lockfile `lock` (its bytes), its rules linking
+    /// to `help_base` when given.
+    pub(super) fn sarif_linking(r: &Report, lock: &[u8], help_base: Option<&str>) -> Value {
         let lines = LockLines::index(lock);
         to_sarif(
             r,
@@ -222,7 +229,7 @@ mod testing {
                 tool_version: "0.1.0",
                 lockfile_uri: "config/mcp.lock.json",
                 lines: &lines,
-                help_base: HELP,
+                help_base,
             },
         )
     }

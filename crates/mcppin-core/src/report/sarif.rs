@@ -25,6 +25,12 @@ pub const MAX_REASON: usize = 2000;
 /// alert explains the policy and what to do even where `helpUri` cannot be reached.
 const POLICIES_PAGE: &str = include_str!("../../../../docs/policies.md");
 
+/// Where [`POLICIES_PAGE`] and the pages it links to live in the repository.
+const POLICIES_DIR: &str = "docs/";
+
+/// The file name of [`POLICIES_PAGE`].
+const POLICIES_FILE: &str = "policies.md";
+
 /// What the SARIF report needs besides the [`Report`]: where the lockfile is and where the
 /// rules' help lives. The caller finds both; this crate reads no files.
 #[derive(Clone, Copy, Debug)]
@@ -36,9 +42,11 @@ pub struct SarifContext<'a> {
     pub lockfile_uri: &'a str,
     /// The lines of the lockfile's entries ([`LockLines::index`]).
     pub lines: &'a LockLines,
-    /// The absolute URL of the policies page (`docs/policies.md`): each rule's `helpUri` is it,
-    /// `#` and the rule id.
-    pub help_base: &'a str,
+    /// The absolute URL of the policies page (`docs/policies.md`), when one is known: each
+    /// rule's `helpUri` is it, `#` and the rule id, and the tool's `informationUri` is it.
+    /// `None` writes neither (no placeholder address is ever written); each rule's `help`
+    /// still carries its whole section, naming the repository path of each page it links to.
+    pub help_base: Option<&'a str>,
 }
 
 /// The line of each server entry and each approved item in a lockfile, for the physical
@@ -259,7 +267,9 @@ fn sarif_run(
     driver.insert("name", "mcppin");
     driver.insert("version", context.tool_version);
     driver.insert("semanticVersion", context.tool_version);
-    driver.insert("informationUri", context.help_base);
+    if let Some(base) = context.help_base {
+        driver.insert("informationUri", base);
+    }
     driver.insert("rules", Value::from(rules));
     let mut tool = Object::new();
     tool.insert("driver", driver);
@@ -313,7 +323,9 @@ fn sarif_rule(context: &SarifContext<'_>, id: &str, summary: &str, level: &str) 
     );
     rule.insert("shortDescription", message(summary));
     rule.insert("fullDescription", message(summary));
-    rule.insert("helpUri", format!("{}#{id}", context.help_base));
+    if let Some(base) = context.help_base {
+        rule.insert("helpUri", format!("{base}#{id}"));
+    }
     rule.insert("help", help(id, summary, context.help_base));
     let mut config = Object::new();
     config.insert("level", level);
@@ -321,18 +333,22 @@ fn sarif_rule(context: &SarifContext<'_>, id: &str, summary: &str, level: &str) 
     Value::from(rule)
 }
 
-/// A rule's `help`: the section of the policies page that documents it, as Markdown with its
-/// relative links made absolute against `help_base` (a code-scanning viewer shows the
-/// Markdown, and has no page to resolve them against), and as plain text. The summary alone
-/// where the page has no such section.
-fn help(id: &str, summary: &str, help_base: &str) -> Object {
+/// A rule's `help`: the section of the policies page that documents it, as Markdown and as
+/// plain text. A code-scanning viewer shows the Markdown and has no page to resolve its
+/// relative links against: with `help_base` they are made absolute against it, without one
+/// each names the page's path in the repository instead. The summary alone where the page has
+/// no such section.
+fn help(id: &str, summary: &str, help_base: Option<&str>) -> Object {
     let Some(section) = policy_section(POLICIES_PAGE, id) else {
         return message(summary);
     };
-    let base = help_base
-        .rfind('/')
-        .map_or(help_base, |end| &help_base[..=end]);
-    let markdown = absolute_links(section, base, help_base);
+    let markdown = match help_base {
+        Some(page) => {
+            let base = page.rfind('/').map_or(page, |end| &page[..=end]);
+            absolute_links(section, base, page)
+        }
+        None => repository_links(section, POLICIES_DIR, POLICIES_FILE),
+    };
     let mut help = Object::new();
     help.insert("text", markdown.replace('`', ""));
     help.insert("markdown", markdown);
@@ -370,6 +386,50 @@ fn absolute_links(markdown: &str, base: &str, page: &str) -> String {
         }
         out.push_str(target);
         rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `markdown` with each inline link `[label](target)` whose target is relative written as the
+/// target's path in the repository, in code: `` `dir/target` `` alone where the label is the
+/// target's file name, else after the label. A fragment alone (`#x`) is a place in `page`.
+/// Absolute links are kept.
+fn repository_links(markdown: &str, dir: &str, page: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(at) = rest.find("](") {
+        let (head, tail) = rest.split_at(at);
+        let tail = &tail[2..];
+        let end = tail.find(')').unwrap_or(tail.len());
+        let target = &tail[..end];
+        let label_at = head.rfind('[');
+        match label_at {
+            Some(open) if !target.contains("://") => {
+                let label = &head[open + 1..];
+                let path = if target.starts_with('#') {
+                    format!("{dir}{page}{target}")
+                } else {
+                    format!("{dir}{target}")
+                };
+                out.push_str(&head[..open]);
+                let file = target.split('#').next().unwrap_or_default();
+                if label != file && !(target.starts_with('#') && label == page) {
+                    out.push_str(label);
+                    out.push(' ');
+                }
+                out.push('`');
+                out.push_str(&path);
+                out.push('`');
+                rest = tail.get(end + 1..).unwrap_or_default();
+            }
+            _ => {
+                out.push_str(head);
+                out.push_str("](");
+                out.push_str(target);
+                rest = &tail[end..];
+            }
+        }
     }
     out.push_str(rest);
     out
@@ -471,8 +531,62 @@ mod tests {
     }
 
     #[test]
+    fn without_a_help_base_no_rule_or_tool_carries_an_address() {
+        // Issue 18 item 9: no placeholder address; each rule keeps its whole help text.
+        let approved = Manifest::parse(TWO.as_bytes()).unwrap();
+        let lock = Lockfile::approve(None, &approved, &[]).unwrap().to_bytes();
+        let sarif = sarif_linking(&report(TWO, TWO), &lock, None);
+        let driver = sarif.pointer("/runs/0/tool/driver").unwrap();
+        assert_eq!(driver.get("informationUri"), None);
+        let rules = driver.get("rules").and_then(Value::as_array).unwrap();
+        assert_eq!(rules.len(), Policy::ALL.len() + 1);
+        for rule in rules {
+            let id = str_at(rule, "/id");
+            assert_eq!(rule.get("helpUri"), None, "{id}");
+            let markdown = str_at(rule, "/help/markdown");
+            let own = policy_section(POLICIES_PAGE, id).unwrap();
+            assert_eq!(own.lines().count(), markdown.lines().count(), "{id}");
+            assert!(markdown.contains("What to do"), "{id}: {markdown}");
+            assert!(!markdown.contains("]("), "{id}: {markdown}");
+            assert!(!markdown.contains("://"), "{id}: {markdown}");
+        }
+        let launch = rules
+            .iter()
+            .find(|r| str_at(r, "/id") == "launch-changed")
+            .unwrap();
+        assert!(
+            str_at(launch, "/help/markdown")
+                .contains("package, version, image or URL (`docs/export.md#launch-identity`)"),
+            "{launch}"
+        );
+        // With a base, the same rules link to it.
+        let linked = sarif_linking(&report(TWO, TWO), &lock, Some(HELP));
+        assert_eq!(str_at(&linked, "/runs/0/tool/driver/informationUri"), HELP);
+        assert_eq!(
+            str_at(&linked, "/runs/0/tool/driver/rules/0/helpUri"),
+            format!("{HELP}#tool-changed")
+        );
+    }
+
+    #[test]
+    fn repository_links_name_the_path_of_each_relative_target() {
+        let page = "See [cli.md](cli.md#y), [the z](#b), [policies.md](#c), [odd](x.md) \
+                    and [w](https://w.example/). A ](lone one) stays.";
+        assert_eq!(
+            repository_links(page, "docs/", "p.md"),
+            "See `docs/cli.md#y`, the z `docs/p.md#b`, policies.md `docs/p.md#c`, \
+             odd `docs/x.md` and [w](https://w.example/). A ](lone one) stays."
+        );
+        assert_eq!(
+            repository_links("[p.md](#c)", "docs/", "p.md"),
+            "`docs/p.md#c`"
+        );
+        assert_eq!(repository_links("[a](b", "d/", "p.md"), "a `d/b`");
+    }
+
+    #[test]
     fn help_falls_back_to_the_summary_and_resolves_relative_links() {
-        let help = help("no-such-policy", "A summary.", HELP);
+        let help = help("no-such-policy", "A summary.", Some(HELP));
         assert_eq!(Value::from(help).to_string(), r#"{"text":"A summary."}"#);
         let page =
             "# P\n\n## a\n\nSee [x](cli.md#y), [z](#b) and [w](https://w.example/).\n## b\n\nB.\n";
@@ -602,7 +716,7 @@ mod tests {
             tool_version: "0.1.0",
             lockfile_uri: "mcp.lock.json",
             lines: &lines,
-            help_base: HELP,
+            help_base: Some(HELP),
         };
         let long = format!("bad \u{1b}[2K\u{202e} {}", "x".repeat(5000));
         let log = sarif_failure(&context, 4, &long);
