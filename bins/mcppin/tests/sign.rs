@@ -1212,6 +1212,32 @@ fn sign_refuses_a_key_whose_scrypt_parameters_ask_too_much_memory() {
 }
 
 #[test]
+fn sign_reads_at_most_64_kib_of_a_key_file() {
+    // Issue 18 item 7: a key file that is a link to /dev/zero grew memory without end.
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.pem")).unwrap();
+    // A plain key with blank lines after it, one byte over the bound.
+    let padded = format!("{ALICE}{}", "\n".repeat(70_000));
+    private_key(&dir, "over.pem", &padded[..64 * 1024 + 1]);
+    for name in ["zero.pem", "over.pem"] {
+        let run = sign_bounded(&dir, name);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!("mcppin: {name}: larger than 65536 bytes: no private key file is\n")
+        );
+    }
+    assert!(!dir.path().join("mcp.lock.json.sig").exists());
+    // At the bound the file is read, and judged as PEM (which allows no text after the key).
+    private_key(&dir, "at.pem", &padded[..64 * 1024]);
+    sign_bounded(&dir, "at.pem")
+        .code(4)
+        .stderr_has("mcppin: at.pem: not an Ed25519 private key in PKCS#8 PEM")
+        .stderr_lacks("larger than");
+}
+
+#[test]
 fn key_encrypt_writes_a_key_openssl_decrypts_to_the_same_public_key() {
     let dir = Dir::new();
     let run = mcppin_env(
