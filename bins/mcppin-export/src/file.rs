@@ -31,7 +31,7 @@ pub(crate) enum Unread {
 pub(crate) fn read_found(path: &Path) -> Result<Vec<u8>, Unread> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(nonblocking())
+        .custom_flags(open_flags())
         .open(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
@@ -55,9 +55,12 @@ fn read_bounded(file: File) -> Result<Vec<u8>, Unread> {
     Ok(bytes)
 }
 
-/// `O_NONBLOCK`, as `open` takes it.
-fn nonblocking() -> i32 {
-    rustix::fs::OFlags::NONBLOCK.bits().cast_signed()
+/// `O_NONBLOCK | O_NOCTTY`, as `open` takes them: no wait for a FIFO's writer or a device,
+/// and a terminal found in a usual place never becomes the process's controlling terminal.
+fn open_flags() -> i32 {
+    (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY)
+        .bits()
+        .cast_signed()
 }
 
 fn describe(kind: std::fs::FileType) -> &'static str {
