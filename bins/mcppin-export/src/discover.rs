@@ -9,11 +9,12 @@ use mcppin_core::escape;
 use mcppin_core::shell_word;
 
 use crate::exit::{Exit, Fail};
+use crate::file::{Unread, read_found};
 
 /// What was found at one location.
 enum Found {
     Absent,
-    Unreadable(std::io::Error),
+    Unreadable(Unread),
     Refused(String),
     Servers(Vec<Listed>),
 }
@@ -124,9 +125,11 @@ pub(crate) fn run(project: Option<&Path>) -> anyhow::Result<Exit> {
 }
 
 fn look(location: &Location) -> Found {
-    let bytes = match std::fs::read(&location.path) {
+    let bytes = match read_found(&location.path) {
         Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Found::Absent,
+        Err(Unread::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Found::Absent;
+        }
         Err(err) => return Found::Unreadable(err),
     };
     let Ok(text) = String::from_utf8(bytes) else {

@@ -26,6 +26,7 @@ use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
 
 mod discover;
 mod exit;
+mod file;
 mod interrupt;
 
 use exit::{Exit, Fail};
@@ -244,7 +245,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
                 if let Some(file) = server.env_file.take() {
-                    let text = std::fs::read(&file)
+                    let text = file::read_named(&file)
                         .map_err(|e| e.to_string())
                         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
                         .map_err(|e| {
@@ -395,7 +396,7 @@ fn default_workspace(config: &Path) -> Option<PathBuf> {
 /// local scope (Claude Code's `projects.<project>.mcpServers`).
 fn read_config(path: &Path, project: Option<&str>) -> anyhow::Result<ClientConfig> {
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let bytes = std::fs::read(path)
+    let bytes = file::read_named(path)
         .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| unreadable(format!("{}: not UTF-8 text", path.display())))?;

@@ -911,6 +911,57 @@ fn an_unreadable_configuration_exits_4() {
     assert!(!dir.exists("m.json"));
 }
 
+/// A configuration whose one server holds `depth` nested arrays under an unknown key.
+fn nested_config(depth: usize) -> String {
+    format!(
+        "{{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \"deep\": {}{}}}}}}}",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    )
+}
+
+#[test]
+fn a_configuration_nesting_too_deep_exits_4_without_overflowing_the_stack() {
+    // Issue 18 item 7: about 12,000 levels aborted the process with a stack overflow.
+    let dir = Dir::new();
+    dir.write("deep.json", nested_config(100_000));
+    let run = dir.export_bounded(&["--config", "deep.json", "-o", "m.json"]);
+    run.code(4);
+    assert_eq!(
+        run.stderr,
+        "mcppin-export: deep.json: the configuration nests arrays and objects deeper than 64 \
+         levels (line 1, column 108)\n"
+    );
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
+fn a_configuration_larger_than_the_bound_exits_4_without_reading_it_all() {
+    // Issue 18 item 7: a link to /dev/zero grew memory without end.
+    let dir = Dir::new();
+    let max = 4 << 20;
+    let over = format!("{{\"mcpServers\": {{}}}}{}", " ".repeat(max));
+    dir.write("big.json", &over[..max + 1]);
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    for name in ["big.json", "zero.json"] {
+        let run = dir.export_bounded(&["--config", name, "-o", "m.json"]);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "mcppin-export: cannot read {name}: larger than 4194304 bytes, the most a \
+                 configuration may hold\n"
+            )
+        );
+    }
+    assert!(!dir.exists("m.json"));
+    // One byte less is read: a configuration of no server, captured as such.
+    dir.write("big.json", &over[..max]);
+    dir.export_bounded(&["--config", "big.json", "-o", "m.json"])
+        .code(0);
+    assert!(dir.exists("m.json"));
+}
+
 #[test]
 fn an_input_variable_without_an_answer_is_refused_naming_the_flag() {
     let dir = Dir::new();

@@ -8,26 +8,22 @@ use std::path::Path;
 use util::{Dir, Run};
 
 /// Runs `mcppin-export --discover` with HOME at `home/` and the project directory `project/`
-/// of `dir`, and nothing else in the environment.
+/// of `dir`, and nothing else in the environment; a run that hangs fails the test.
 fn discover(dir: &Dir, extra: &[(&str, &str)]) -> Run {
     let home = dir.path().join("home");
     let project = dir.path().join("project");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
-        .arg("--discover")
-        .current_dir(&project)
-        .env_clear()
-        .env("HOME", &home)
-        .envs(extra.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    mcppin_testkit::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+            .arg("--discover")
+            .current_dir(&project)
+            .env_clear()
+            .env("HOME", &home)
+            .envs(extra.iter().copied()),
+        Vec::new(),
+        mcppin_testkit::StdinEnd::Closes,
+    )
 }
 
 fn servers(ids: &[&str]) -> String {
@@ -207,6 +203,79 @@ fn unreadable_files_are_reported_and_the_listing_goes_on() {
         .stdout_has("1 server: \"fine\"")
         .stdout_has("7 configurations found, 1 server\n");
     assert_eq!(run.stdout.matches("\n  capture: ").count(), 1);
+}
+
+#[test]
+fn a_configuration_nesting_too_deep_is_listed_and_the_listing_goes_on() {
+    // Issue 18 item 7: about 12,000 levels aborted the process with a stack overflow.
+    let nested = |depth: usize| {
+        format!(
+            "{{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \"deep\": {}{}}}}}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let dir = Dir::new();
+    dir.write("project/.mcp.json", nested(100_000));
+    // Within the bound (64 levels, three of them the server table and the entry).
+    dir.write("project/.cursor/mcp.json", nested(61));
+    // Settings that are no configuration of their own are read with the same bound.
+    dir.write(
+        "home/.config/Code/User/settings.json",
+        format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000)),
+    );
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has(
+            "/project/.mcp.json\n  cannot be captured: the configuration nests arrays and \
+             objects deeper than 64 levels (line 1, column 108)\n",
+        )
+        .stdout_has(
+            "/home/.config/Code/User/settings.json\n  cannot be captured: the configuration \
+             nests arrays and objects deeper than 64 levels (line 1, column 70)\n",
+        )
+        .stdout_has("/project/.cursor/mcp.json\n  1 server: \"a\"\n")
+        .stdout_has("3 configurations found, 1 server\n");
+}
+
+/// Makes a FIFO at `path` with mkfifo (coreutils).
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo (coreutils) must be installed");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn files_that_are_no_regular_file_or_too_large_are_listed_and_the_listing_goes_on() {
+    // Issue 18 item 7: a FIFO without a writer hung the listing forever, a link to /dev/zero
+    // grew memory without end.
+    let dir = Dir::new();
+    std::fs::create_dir_all(dir.path().join("home/.cursor")).unwrap();
+    std::fs::create_dir_all(dir.path().join("project/.cursor")).unwrap();
+    mkfifo(&dir.path().join("home/.cursor/mcp.json"));
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("project/.mcp.json")).unwrap();
+    let max = 4 << 20;
+    let padded = format!("{}{}", servers(&["big"]), " ".repeat(max));
+    dir.write("project/.cursor/mcp.json", &padded[..max + 1]);
+    // At the bound exactly: read.
+    dir.write("home/.claude.json", &padded[..max]);
+    dir.write("home/.codeium/windsurf/mcp_config.json", servers(&["fine"]));
+    let run = discover(&dir, &[]);
+    run.code(0)
+        .stdout_has("/home/.cursor/mcp.json\n  cannot be read: not a regular file (a FIFO)\n")
+        .stdout_has(
+            "/project/.mcp.json\n  cannot be read: not a regular file (a character device)\n",
+        )
+        .stdout_has(
+            "/project/.cursor/mcp.json\n  cannot be read: larger than 4194304 bytes, the most a \
+             configuration may hold\n",
+        )
+        .stdout_has("/home/.claude.json\n  1 server: \"big\"\n")
+        .stdout_has("1 server: \"fine\"")
+        .stdout_has("5 configurations found, 2 servers\n");
+    assert_eq!(run.stderr, "");
 }
 
 #[test]

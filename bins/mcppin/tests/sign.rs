@@ -1112,6 +1112,131 @@ fn an_encrypted_key_with_a_wrong_or_no_passphrase_exits_4_saying_which() {
     sign_with(&dir, "plain.pem", &[("MCPPIN_KEY_PASSPHRASE", "unused")]).code(0);
 }
 
+/// An encrypted key with the scrypt parameters `n`, `r`, `p` (RFC 7914 section 7.1), as
+/// openssl's ASN.1 generator writes it: PBES2, scrypt, AES-256-CBC; the ciphertext is junk, as
+/// the parameters are refused before anything is decrypted.
+fn scrypt_key(dir: &Dir, name: &str, (n, r, p): (u64, u32, u32)) {
+    let hex16 = "000102030405060708090a0b0c0d0e0f";
+    let conf = format!(
+        "asn1=SEQUENCE:epki\n\
+         [epki]\nalg=SEQUENCE:alg\ndata=FORMAT:HEX,OCTETSTRING:{hex16}{hex16}{hex16}\n\
+         [alg]\noid=OID:1.2.840.113549.1.5.13\nparams=SEQUENCE:pbes2\n\
+         [pbes2]\nkdf=SEQUENCE:kdf\nenc=SEQUENCE:enc\n\
+         [kdf]\noid=OID:1.3.6.1.4.1.11591.4.11\nparams=SEQUENCE:scrypt\n\
+         [scrypt]\nsalt=FORMAT:HEX,OCTETSTRING:{hex16}\nn=INTEGER:{n}\nr=INTEGER:{r}\np=INTEGER:{p}\n\
+         [enc]\noid=OID:2.16.840.1.101.3.4.1.42\niv=FORMAT:HEX,OCTETSTRING:{hex16}\n"
+    );
+    dir.write("key.cnf", conf);
+    assert!(openssl(
+        dir,
+        &[
+            "asn1parse",
+            "-genconf",
+            "key.cnf",
+            "-out",
+            "key.der",
+            "-noout"
+        ]
+    ));
+    assert!(openssl(
+        dir,
+        &["base64", "-in", "key.der", "-out", "key.b64"]
+    ));
+    let body = String::from_utf8(dir.read("key.b64")).unwrap();
+    private_key(
+        dir,
+        name,
+        &format!(
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\n{body}-----END ENCRYPTED PRIVATE KEY-----\n"
+        ),
+    );
+}
+
+/// The most address space `mcppin sign` is given below: the documented bound of a key
+/// derivation (1 GiB, docs/signing.md) and room for the program itself.
+const SIGN_ADDRESS_SPACE: u64 = (1 << 30) + (256 << 20);
+
+/// `mcppin sign` of `mcp.lock.json` with `key`, the passphrase set, run under `prlimit` with
+/// [`SIGN_ADDRESS_SPACE`] and the hang bound of every run.
+fn sign_bounded(dir: &Dir, key: &str) -> util::Run {
+    mcppin_testkit::run(
+        Command::new("prlimit")
+            .arg(format!("--as={SIGN_ADDRESS_SPACE}"))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_mcppin"))
+            .args([
+                "sign",
+                "--lock",
+                "mcp.lock.json",
+                "--key",
+                key,
+                "--now",
+                NOW,
+            ])
+            .current_dir(dir.path())
+            .env_clear()
+            .env("MCPPIN_KEY_PASSPHRASE", PASSPHRASE),
+        Vec::new(),
+        mcppin_testkit::StdinEnd::Closes,
+    )
+}
+
+#[test]
+fn sign_refuses_a_key_whose_scrypt_parameters_ask_too_much_memory() {
+    // Issue 18 item 7: N = 2 and r = 65535 kept V small and N * r * p within the work bound,
+    // while p = 2048 made scrypt allocate 128 * r * p = 17 GB before deriving anything.
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    for (name, (n, r, p)) in [
+        ("wide.pem", (2, 65535, 2048)),
+        ("deep.pem", (1 << 20, 8, 1)),
+        ("long.pem", (1 << 14, 8, 65535)),
+    ] {
+        scrypt_key(&dir, name, (n, r, p));
+        let run = sign_bounded(&dir, name);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "mcppin: {name}: the private key's key derivation asks too much (scrypt N={n} \
+                 r={r} p={p}); re-encrypt it with: openssl pkcs8 -topk8 -v2 aes-256-cbc -scrypt\n"
+            )
+        );
+        assert!(!dir.path().join("mcp.lock.json.sig").exists());
+    }
+    // Under the same bound, a key with openssl's own parameters signs.
+    private_key(&dir, "alice.pem", ALICE_SCRYPT);
+    sign_bounded(&dir, "alice.pem")
+        .code(0)
+        .stdout_has(&format!("with key {ALICE_ID}"));
+}
+
+#[test]
+fn sign_reads_at_most_64_kib_of_a_key_file() {
+    // Issue 18 item 7: a key file that is a link to /dev/zero grew memory without end.
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", lockfile("Search the docs", 1));
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.pem")).unwrap();
+    // A plain key with blank lines after it, one byte over the bound.
+    let padded = format!("{ALICE}{}", "\n".repeat(70_000));
+    private_key(&dir, "over.pem", &padded[..64 * 1024 + 1]);
+    for name in ["zero.pem", "over.pem"] {
+        let run = sign_bounded(&dir, name);
+        run.code(4);
+        assert_eq!(
+            run.stderr,
+            format!("mcppin: {name}: larger than 65536 bytes: no private key file is\n")
+        );
+    }
+    assert!(!dir.path().join("mcp.lock.json.sig").exists());
+    // At the bound the file is read, and judged as PEM (which allows no text after the key).
+    private_key(&dir, "at.pem", &padded[..64 * 1024]);
+    sign_bounded(&dir, "at.pem")
+        .code(4)
+        .stderr_has("mcppin: at.pem: not an Ed25519 private key in PKCS#8 PEM")
+        .stderr_lacks("larger than");
+}
+
 #[test]
 fn key_encrypt_writes_a_key_openssl_decrypts_to_the_same_public_key() {
     let dir = Dir::new();

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use jsonc_parser::tokens::Token;
 use jsonc_parser::{JsonObject, JsonValue, ParseOptions};
 use mcppin_core::launch::Launch;
 
@@ -213,13 +214,9 @@ impl ClientConfig {
     /// # Ok::<(), mcppin_client::Error>(())
     /// ```
     pub fn parse(text: &str) -> Result<Self, Error> {
-        let root = jsonc_parser::parse_to_value(text, &ParseOptions::default())
-            .map_err(|err| Error::ConfigSyntax {
-                message: err.to_string(),
-            })?
-            .ok_or_else(|| Error::ConfigSyntax {
-                message: "the file holds no JSON value".to_owned(),
-            })?;
+        let root = parse_jsonc(text)?.ok_or_else(|| Error::ConfigSyntax {
+            message: "the file holds no JSON value".to_owned(),
+        })?;
         let JsonValue::Object(mut root) = root else {
             return Err(shape(None, "the top level is not an object"));
         };
@@ -319,6 +316,50 @@ fn read_table(table: JsonObject<'_>) -> Result<ClientConfig, Error> {
         servers.insert(id, server);
     }
     Ok(ClientConfig { servers })
+}
+
+/// The deepest nesting of arrays and objects a client configuration may have. Real ones nest
+/// a handful of levels (VS Code settings: `mcp`, `servers`, an entry, `env`); the JSONC parser
+/// recurses once per level, so a file nesting thousands would exhaust the stack.
+pub const MAX_DEPTH: usize = 64;
+
+/// Parses JSON with comments and trailing commas, once its nesting is known to stay within
+/// [`MAX_DEPTH`]. The depth is counted on the parser's own tokens, so strings and comments
+/// holding brackets are read as the parser reads them; where the tokens stop making sense the
+/// parser reports the error, having recursed no deeper than what was counted.
+pub(crate) fn parse_jsonc(text: &str) -> Result<Option<JsonValue<'_>>, Error> {
+    check_depth(text)?;
+    jsonc_parser::parse_to_value(text, &ParseOptions::default()).map_err(|err| {
+        Error::ConfigSyntax {
+            message: err.to_string(),
+        }
+    })
+}
+
+/// Refuses text whose arrays and objects nest deeper than [`MAX_DEPTH`], naming the line
+/// and column of the first bracket too deep.
+fn check_depth(text: &str) -> Result<(), Error> {
+    let mut scanner = jsonc_parser::Scanner::new(text);
+    let mut depth = 0usize;
+    while let Ok(Some(token)) = scanner.scan() {
+        match token {
+            Token::OpenBrace | Token::OpenBracket => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    let before = &text[..scanner.token_start()];
+                    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+                    return Err(Error::ConfigDepth {
+                        limit: MAX_DEPTH,
+                        line: before.matches('\n').count() + 1,
+                        column: before[line_start..].chars().count() + 1,
+                    });
+                }
+            }
+            Token::CloseBrace | Token::CloseBracket => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error> {
@@ -1025,6 +1066,64 @@ mod tests {
     fn refuses_an_entry_with_neither_command_nor_url() {
         let err = ClientConfig::parse(r#"{"mcpServers": {"x": {"args": []}}}"#).unwrap_err();
         assert!(matches!(err, Error::ConfigShape { server: Some(ref s), .. } if s == "x"));
+    }
+
+    /// `depth` arrays opened inside the server table, and closed.
+    fn nested(depth: usize) -> String {
+        format!(
+            "{{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \"deep\": {}{}}}}}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    }
+
+    #[test]
+    fn refuses_nesting_deeper_than_the_bound_before_parsing() {
+        // Issue 18 item 7: 12,000 levels overflowed the parser's stack and aborted the process;
+        // a test thread's stack is smaller still.
+        for depth in [MAX_DEPTH - 3, MAX_DEPTH - 2, 200_000] {
+            let text = nested(depth);
+            let result = ClientConfig::parse(&text);
+            let listed = crate::discover::inspect(&text, true);
+            if depth + 3 > MAX_DEPTH {
+                let err = result.unwrap_err();
+                assert!(
+                    matches!(err, Error::ConfigDepth { limit: MAX_DEPTH, line: 1, column } if column == 46 + MAX_DEPTH - 2),
+                    "{err:?}"
+                );
+                assert!(
+                    err.to_string()
+                        .starts_with("the configuration nests arrays and objects deeper than 64"),
+                    "{err}"
+                );
+                assert!(
+                    matches!(listed, Err(Error::ConfigDepth { .. })),
+                    "{listed:?}"
+                );
+            } else {
+                assert_eq!(result.unwrap().servers.len(), 1, "{depth}");
+                assert_eq!(listed.unwrap().len(), 1, "{depth}");
+            }
+        }
+    }
+
+    #[test]
+    fn counts_depth_on_tokens_not_on_brackets_in_strings_or_comments() {
+        // Closing brackets inside strings and comments do not hide real nesting ...
+        let hidden = format!(
+            "// ]]]]]]\n{{\"mcpServers\": {{\"a\": {{\"command\": \"]]]]]]]]\", /* ]]]] */ \"deep\": {}{}}}}}}}",
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        );
+        let err = ClientConfig::parse(&hidden).unwrap_err();
+        assert!(matches!(err, Error::ConfigDepth { line: 2, .. }), "{err:?}");
+        // ... and opening ones there are no nesting.
+        let quoted = format!(
+            "{{\"mcpServers\": {{\"a\": {{\"command\": \"{}\" /* {} */}}}}}}",
+            "[".repeat(10 * MAX_DEPTH),
+            "{".repeat(10 * MAX_DEPTH)
+        );
+        assert_eq!(ClientConfig::parse(&quoted).unwrap().servers.len(), 1);
     }
 
     #[test]

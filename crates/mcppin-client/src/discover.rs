@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use jsonc_parser::{JsonValue, ParseOptions};
+use jsonc_parser::JsonValue;
 
 use crate::{ClientConfig, ClientProfile, Error, ServerEntry};
 
@@ -319,9 +319,7 @@ fn has_project(text: &str, project: &str) -> bool {
 /// Whether the text is a JSON object with one of the server tables a configuration reads.
 /// Text that is not JSON has none here; [`ClientConfig::parse`] says what is wrong with it.
 fn has_server_table(text: &str) -> bool {
-    let Ok(Some(JsonValue::Object(root))) =
-        jsonc_parser::parse_to_value(text, &ParseOptions::default())
-    else {
+    let Ok(Some(JsonValue::Object(root))) = crate::config::parse_jsonc(text) else {
         return true;
     };
     let is_object = |value: Option<&JsonValue<'_>>| matches!(value, Some(JsonValue::Object(_)));

@@ -156,6 +156,20 @@ pub enum Error {
         /// The parser's message, with line and column.
         message: String,
     },
+    /// The configuration nests arrays and objects deeper than [`crate::config::MAX_DEPTH`]
+    /// levels: refused before it is parsed, as the parser recurses once per level.
+    #[error(
+        "the configuration nests arrays and objects deeper than {limit} levels (line {line}, \
+         column {column})"
+    )]
+    ConfigDepth {
+        /// The deepest nesting accepted.
+        limit: usize,
+        /// The line of the bracket one level too deep, from 1.
+        line: usize,
+        /// Its column, from 1, in characters.
+        column: usize,
+    },
     /// The configuration holds no server table, or an entry is not a server a client runs.
     #[error("{}{problem}", .server.as_ref().map(|s| format!("server {}: ", quoted(s))).unwrap_or_default())]
     ConfigShape {

@@ -77,7 +77,8 @@ pub enum Error {
         oid: String,
     },
     /// An encrypted private key whose key derivation asks for more than this crate spends on
-    /// it ([`crate::SigningKey::MAX_SCRYPT_MEMORY`], [`crate::SigningKey::MAX_KDF_WORK`]):
+    /// it ([`crate::SigningKey::MAX_SCRYPT_MEMORY`], [`crate::SigningKey::MAX_KDF_WORK`],
+    /// [`crate::SigningKey::MAX_PBKDF2_ITERATIONS`]):
     /// whoever wrote the file chose the cost, and a bound keeps it from exhausting memory.
     #[error(
         "the private key's key derivation asks too much ({cost}); re-encrypt it with: \

@@ -97,7 +97,8 @@ impl SigningKey {
     /// [`Error::Passphrase`] when `passphrase` does not decrypt it (or the ciphertext is
     /// damaged), [`Error::KeyEncryption`] for a scheme this build does not read (PBES1,
     /// PKCS#12, DES), [`Error::KeyDerivationCost`] for a key derivation asking for more than
-    /// [`SigningKey::MAX_SCRYPT_MEMORY`] or [`SigningKey::MAX_KDF_WORK`],
+    /// [`SigningKey::MAX_SCRYPT_MEMORY`], [`SigningKey::MAX_KDF_WORK`] or
+    /// [`SigningKey::MAX_PBKDF2_ITERATIONS`],
     /// [`Error::PrivateKey`] for broken PEM or DER, [`Error::KeyAlgorithm`] when what the
     /// decryption gives is a key of another algorithm. A plain key (or anything else) is
     /// read as [`SigningKey::from_pem`] reads it, without the passphrase.
@@ -214,14 +215,20 @@ impl SigningKey {
         encode().map_err(|source| Error::PrivateKey { source })
     }
 
-    /// The most memory an encrypted key's scrypt parameters may ask for (128 * r * N bytes):
-    /// 1 GiB, 64 times what this crate's own keys use.
+    /// The most memory an encrypted key's scrypt parameters may make the derivation allocate:
+    /// 1 GiB (about 60 times what this crate's own keys use), counting every buffer scrypt
+    /// (RFC 7914 section 6) holds at once: `V` of 128 * r * N bytes, `B` of 128 * r * p
+    /// bytes and a block of 128 * r, so 128 * r * (N + p + 1) in all.
     pub const MAX_SCRYPT_MEMORY: u64 = 1 << 30;
 
-    /// The most work an encrypted key's derivation may ask for: N * r * p for scrypt (2^28,
-    /// 1,024 times this crate's own keys), the iteration count for PBKDF2 (10 million, 5,000
-    /// times openssl's default).
+    /// The most work an encrypted key's scrypt parameters may ask for: N * r * p block
+    /// operations, 2^28 (1,024 times this crate's own keys).
     pub const MAX_KDF_WORK: u64 = 1 << 28;
+
+    /// The most iterations an encrypted key's PBKDF2 parameters may ask for: 10 million
+    /// (5,000 times openssl's default). PBKDF2 allocates nothing the file sizes: its output
+    /// is the cipher's key.
+    pub const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
 
     /// The public half.
     #[must_use]
@@ -311,18 +318,21 @@ const SCRYPT_LOG_N: u8 = 14;
 const SCRYPT_R: u32 = 8;
 const SCRYPT_P: u32 = 4;
 
-/// The most PBKDF2 iterations an encrypted key may ask for.
-const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
-
-/// Refuses a key derivation that asks for more than [`SigningKey::MAX_SCRYPT_MEMORY`] or
-/// [`SigningKey::MAX_KDF_WORK`]: the file chooses the cost, and the scrypt crate allocates
-/// what it is told to.
+/// Refuses a key derivation that asks for more than [`SigningKey::MAX_SCRYPT_MEMORY`],
+/// [`SigningKey::MAX_KDF_WORK`] or [`SigningKey::MAX_PBKDF2_ITERATIONS`]: the file chooses
+/// the cost, and the scrypt crate allocates what it is told to, before it checks anything
+/// but overflow. Each of N, r and p can make it allocate: r and N through `V`, r and p
+/// through `B` (scrypt fills it by PBKDF2 first, whatever N is).
 fn check_cost(kdf: &pbes2::Kdf<'_>) -> Result<(), Error> {
     if let Some(scrypt) = kdf.scrypt() {
         let n = scrypt.cost_parameter;
         let r = u64::from(scrypt.block_size);
         let p = u64::from(scrypt.parallelization);
-        let memory = n.saturating_mul(r).saturating_mul(128);
+        let memory = n
+            .saturating_add(p)
+            .saturating_add(1)
+            .saturating_mul(r)
+            .saturating_mul(128);
         let work = n.saturating_mul(r).saturating_mul(p);
         if memory > SigningKey::MAX_SCRYPT_MEMORY || work > SigningKey::MAX_KDF_WORK {
             return Err(Error::KeyDerivationCost {
@@ -331,7 +341,7 @@ fn check_cost(kdf: &pbes2::Kdf<'_>) -> Result<(), Error> {
         }
     }
     if let Some(pbkdf2) = kdf.pbkdf2()
-        && pbkdf2.iteration_count > MAX_PBKDF2_ITERATIONS
+        && pbkdf2.iteration_count > SigningKey::MAX_PBKDF2_ITERATIONS
     {
         return Err(Error::KeyDerivationCost {
             cost: format!("PBKDF2 {} iterations", pbkdf2.iteration_count),
@@ -858,6 +868,83 @@ MCowBQYDK2VuAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
         assert!(matches!(
             SigningKey::from_encrypted_pem(&pem, PASSPHRASE),
             Err(Error::KeyDerivationCost { cost }) if cost == "scrypt N=32767 r=127 p=127"
+        ));
+    }
+
+    /// Whether scrypt parameters (N, r, p) pass [`check_cost`], and the cost it names if not.
+    fn scrypt_cost(n: u64, r: u16, p: u16) -> Result<(), String> {
+        let (_, der) = der::pem::decode_vec(ALICE_SCRYPT.as_bytes()).unwrap();
+        let info = EncryptedPrivateKeyInfo::from_der(&der).unwrap();
+        let pkcs5::EncryptionScheme::Pbes2(params) = &info.encryption_algorithm else {
+            panic!("not PBES2");
+        };
+        let mut kdf = *params.kdf.scrypt().unwrap();
+        kdf.cost_parameter = n;
+        kdf.block_size = r;
+        kdf.parallelization = p;
+        match check_cost(&pbes2::Kdf::Scrypt(kdf)) {
+            Ok(()) => Ok(()),
+            Err(Error::KeyDerivationCost { cost }) => Err(cost),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    /// The bytes scrypt allocates for (N, r, p): `V`, `B` and one block (RFC 7914 section 6).
+    fn scrypt_memory(n: u64, r: u16, p: u16) -> u64 {
+        n.saturating_add(u64::from(p) + 1)
+            .saturating_mul(u64::from(r))
+            .saturating_mul(128)
+    }
+
+    #[test]
+    fn bounds_every_buffer_scrypt_allocates() {
+        // Issue 18 item 7: N = 2, r = 65535, p = 2048 asked for 128 * r * p = 17 GB of `B`
+        // while 128 * r * N and N * r * p stayed within their bounds.
+        let refused = |n, r, p| {
+            assert_eq!(
+                scrypt_cost(n, r, p),
+                Err(format!("scrypt N={n} r={r} p={p}"))
+            );
+        };
+        let held = |n, r, p| {
+            assert!(scrypt_memory(n, r, p) <= SigningKey::MAX_SCRYPT_MEMORY);
+            assert!(n * u64::from(r) * u64::from(p) <= SigningKey::MAX_KDF_WORK);
+            assert_eq!(scrypt_cost(n, r, p), Ok(()), "N={n} r={r} p={p}");
+        };
+        // p, through `B`: the largest p that fits holds, one more does not.
+        assert!(128 * 2 * u64::from(u16::MAX) < SigningKey::MAX_SCRYPT_MEMORY);
+        assert!(2 * u64::from(u16::MAX) * 2048 < SigningKey::MAX_KDF_WORK);
+        assert!(scrypt_memory(2, u16::MAX, 126) > SigningKey::MAX_SCRYPT_MEMORY);
+        held(2, u16::MAX, 125);
+        refused(2, u16::MAX, 126);
+        refused(2, u16::MAX, 2048);
+        // N, through `V`.
+        held(1 << 19, 8, 1);
+        refused(1 << 20, 8, 1);
+        // r, through both.
+        held(1 << 14, 511, 1);
+        refused(1 << 14, 512, 1);
+        refused(1 << 11, u16::MAX, 1);
+        // The exact bound holds: 128 * 8 * (N + p + 1) = 2^30 (an N no key can have, as it is
+        // no power of two: the arithmetic alone).
+        held((1 << 20) - 2, 8, 1);
+        refused((1 << 20) - 1, 8, 1);
+        // Work, N * r * p, with little memory; and N so large the sums saturate.
+        refused(1 << 14, 8, u16::MAX);
+        refused(u64::MAX, u16::MAX, u16::MAX);
+        // PBKDF2's iteration count, at the bound and past it.
+        let (_, der) = der::pem::decode_vec(ALICE_PBKDF2.as_bytes()).unwrap();
+        let info = EncryptedPrivateKeyInfo::from_der(&der).unwrap();
+        let pkcs5::EncryptionScheme::Pbes2(params) = &info.encryption_algorithm else {
+            panic!("not PBES2");
+        };
+        let mut pbkdf2 = *params.kdf.pbkdf2().unwrap();
+        pbkdf2.iteration_count = SigningKey::MAX_PBKDF2_ITERATIONS;
+        assert!(check_cost(&pbes2::Kdf::Pbkdf2(pbkdf2)).is_ok());
+        pbkdf2.iteration_count += 1;
+        assert!(matches!(
+            check_cost(&pbes2::Kdf::Pbkdf2(pbkdf2)),
+            Err(Error::KeyDerivationCost { cost }) if cost == "PBKDF2 10000001 iterations"
         ));
     }
 

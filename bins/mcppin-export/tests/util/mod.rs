@@ -92,6 +92,20 @@ impl Dir {
         self.export_env(args, &[])
     }
 
+    /// Runs `mcppin-export` with `args` in this directory, with a cleared environment and
+    /// standard input closed; a run that hangs fails the test ([`mcppin_testkit::HANG`]).
+    pub fn export_bounded(&self, args: &[&str]) -> Run {
+        mcppin_testkit::run(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+                .args(args)
+                .args(["--grace", "300ms"])
+                .current_dir(self.dir.path())
+                .env_clear(),
+            Vec::new(),
+            mcppin_testkit::StdinEnd::Closes,
+        )
+    }
+
     /// Runs `mcppin-export` with `args` and exactly the environment `env`.
     pub fn export_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let out = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))

@@ -1,6 +1,6 @@
 //! `mcppin sign`: sign a lockfile.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -60,13 +60,27 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     Ok(Exit::Holds)
 }
 
+/// The most bytes a private key file may hold: an Ed25519 key in PEM is under 400 bytes, an
+/// encrypted one under 500; 64 KiB leaves room for comments and text around it.
+const MAX_KEY_BYTES: usize = 64 << 10;
+
 /// Reads a private key, plain or encrypted (asking for the passphrase); warns when others
-/// may read it.
+/// may read it. At most [`MAX_KEY_BYTES`] are read: a key file that is a link to
+/// `/dev/zero` does not grow memory.
 fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
-    let bytes = Zeroizing::new(
-        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
-    );
     let name = input::name(path);
+    // Allocated once at its most: no reallocation leaves a copy of the key behind unwiped.
+    let mut bytes = Zeroizing::new(Vec::with_capacity(MAX_KEY_BYTES + 1));
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_KEY_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() > MAX_KEY_BYTES {
+        return Err(Fail::new(
+            Exit::Unreadable,
+            format!("{name}: larger than {MAX_KEY_BYTES} bytes: no private key file is"),
+        )
+        .into());
+    }
     let pem = std::str::from_utf8(&bytes).map_err(|_| {
         anyhow::anyhow!("{name}: not PEM text (a DER key? openssl pkey -outform PEM converts it)")
     })?;
