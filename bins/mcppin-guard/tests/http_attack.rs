@@ -1281,3 +1281,173 @@ fn a_server_answer_declaring_another_reading_is_refused_and_never_reaches_the_cl
         assert_eq!(listed.header("content-encoding"), None, "{listed:?}");
     }
 }
+
+// Issue 18, item 8: a second `Mcp-Session-Id` makes the request name two sessions; a server or
+// balancer taking the other one would answer in a session the guard does not judge.
+#[test]
+fn a_request_naming_its_session_twice_gets_400_and_reaches_no_server() {
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let before = peer.requests().len();
+    let list = util::request(5, "tools/list", json!({})).to_string();
+    for (method, body) in [("POST", list.as_str()), ("GET", ""), ("DELETE", "")] {
+        for other in [session.as_str(), "sess-other"] {
+            let answer = send(
+                &guard.addr,
+                method,
+                "/mcp",
+                &[
+                    JSON,
+                    ACCEPT,
+                    ("Mcp-Session-Id", &session),
+                    ("Mcp-Session-Id", other),
+                ],
+                body,
+            );
+            assert_eq!(answer.status, 400, "{method} {other}: {answer:?}");
+        }
+    }
+    assert_eq!(
+        peer.requests().len(),
+        before,
+        "a request reached the server"
+    );
+    // Named once, the session goes on.
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(6, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+/// A server handing out the session id `id` on `initialize`.
+fn server_with_session_id(id: String) -> impl Fn(&Request, &mut TcpStream) + Send + Sync {
+    move |request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() == "initialize" {
+            return respond_json(
+                stream,
+                &[("Mcp-Session-Id", &id)],
+                &mcp_answer(request).unwrap(),
+            );
+        }
+        json_server(request, stream);
+    }
+}
+
+// Issue 18, item 8: the guard keeps every session under the id its server handed out; an id of
+// tens of KiB (within the 64 KiB head) on each of `--max-sessions` idle sessions would cost far
+// more than docs/performance.md says a session costs.
+#[test]
+fn a_session_id_over_the_bound_is_refused_and_ended_at_the_server() {
+    let long = format!("sess-{}", "x".repeat(8 * 1024));
+    let peer = Peer::start(server_with_session_id(long.clone()));
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let answer = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert!(answer.header("mcp-session-id").is_none(), "{answer:?}");
+    assert!(guard.said("longer than 1024 bytes"), "{}", guard.stderr());
+    // The session the server opened is ended there.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let deleted = || {
+        peer.requests()
+            .iter()
+            .any(|r| r.method == "DELETE" && r.header("mcp-session-id") == Some(long.as_str()))
+    };
+    while !deleted() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(deleted(), "no DELETE for the refused session");
+}
+
+#[test]
+fn a_session_id_at_the_bound_is_kept() {
+    let id = "s".repeat(1024);
+    let peer = Peer::start(server_with_session_id(id.clone()));
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    assert_eq!(session, id);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+// Issue 18, item 8: the query (and userinfo) of --upstream may hold a token; no message the
+// guard writes shows it, usage errors included.
+#[test]
+fn the_upstream_query_is_never_shown_usage_errors_included() {
+    let secret = "qu3ry-s3cret-t0ken";
+    let dir = Dir::new();
+    let lock = lock(&dir);
+    let lock = lock.to_str().unwrap();
+    let url = format!("http://127.0.0.1:9/mcp?key={secret}");
+    let cases: Vec<Vec<String>> = [
+        // --upstream without --listen.
+        vec!["--upstream", &url],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &url,
+            "--upstream",
+            &url,
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &format!("ftp://me:{secret}@h/mcp?key={secret}"),
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &format!("http://exa mple/mcp?key={secret}"),
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &format!("/mcp?key={secret}"),
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &url,
+            "--upstream-ca",
+            "missing.pem",
+        ],
+    ]
+    .iter()
+    .map(|case| case.iter().map(|s| (*s).to_owned()).collect())
+    .collect();
+    for case in cases {
+        let mut args: Vec<String> = ["--lock", lock, "--server", "fixture"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        args.extend(case.iter().cloned());
+        let run = dir.run_guard_bounded(&args, Vec::new());
+        run.code(2).stderr_lacks(secret);
+        assert!(
+            run.stderr.contains("mcppin-guard"),
+            "{case:?}: {}",
+            run.stderr
+        );
+    }
+    // Running: a server that cannot be reached is named without its query.
+    let guard = Guard::start(&dir.path().join("mcp.lock.json"), &url);
+    let answer = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert!(guard.said("could not be reached"), "{}", guard.stderr());
+    assert!(!guard.stderr().contains(secret), "{}", guard.stderr());
+    assert!(!answer.body.contains(secret), "{answer:?}");
+}

@@ -103,6 +103,15 @@ impl Belongs {
     reason = "the error is the answer, built once per refused request"
 )]
 fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>> {
+    if headers.get_all(SESSION_ID).iter().nth(1).is_some() {
+        // Two sessions named: whichever one a server or balancer takes, it may not be the
+        // one the guard would judge the request by.
+        return Err(fail(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "mcppin-guard: the Mcp-Session-Id header is repeated; nothing was forwarded",
+        ));
+    }
     if !headers.contains_key(SESSION_ID) {
         return Ok(Belongs::Fresh(state.fresh()));
     }
@@ -411,15 +420,24 @@ async fn relay(
                 let why = match refused {
                     Refused::Taken => "the server assigned the id of a session already open",
                     Refused::Full => "the guard holds --max-sessions sessions",
+                    Refused::TooLong => {
+                        "the server assigned a session id longer than 1024 bytes (the most the \
+                         guard keeps)"
+                    }
                 };
                 state.say(&guarded, &format!("refused a new session: {why}"));
-                if let Refused::Full = refused {
-                    // Opened at the server by a request that raced others past the check in
-                    // `post`: ended there. Never for `Taken`: the id is another client's.
+                if let Refused::Full | Refused::TooLong = refused {
+                    // Opened at the server (by a request that raced others past the check in
+                    // `post`, or under an id the guard does not keep): ended there. Never for
+                    // `Taken`: the id is another client's.
                     delete_at_server(&state, key, &end, guarded.number);
                 }
+                let status = match refused {
+                    Refused::TooLong => StatusCode::BAD_GATEWAY,
+                    Refused::Taken | Refused::Full => StatusCode::SERVICE_UNAVAILABLE,
+                };
                 return fail(
-                    StatusCode::SERVICE_UNAVAILABLE,
+                    status,
                     INVALID_REQUEST,
                     "mcppin-guard could not open the session",
                 );
