@@ -109,10 +109,6 @@ impl Answer {
 }
 
 fn send(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
     let mut request = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -122,7 +118,16 @@ fn send(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &s
     }
     request.push_str("\r\n");
     request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
+    send_raw(addr, request.as_bytes())
+}
+
+/// Sends `request` as written and reads the answer whole, bounded in time.
+fn send_raw(addr: &str, request: &[u8]) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request).unwrap();
     let mut raw = Vec::new();
     let _ = stream.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw).into_owned();
@@ -1051,4 +1056,398 @@ fn a_client_dribbling_its_body_gets_408_and_nothing_is_forwarded() {
         peer.requests().is_empty(),
         "a partial body reached the server"
     );
+}
+
+/// A server like `json_server`, assigning a fresh session id to each `initialize`, so that one
+/// test can open many sessions; `tools/list` is answered by `list`.
+fn numbered_server(
+    list: impl Fn(&Request, &mut TcpStream) + Send + Sync + 'static,
+) -> impl Fn(&Request, &mut TcpStream) + Send + Sync + 'static {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    move |request: &Request, stream: &mut TcpStream| match request.rpc_method().as_str() {
+        "initialize" => {
+            let n = next.fetch_add(1, Ordering::SeqCst);
+            let id = format!("sess-{n}");
+            respond_json(
+                stream,
+                &[("Mcp-Session-Id", &id)],
+                &mcp_answer(request).unwrap(),
+            );
+        }
+        "tools/list" => list(request, stream),
+        _ => json_server(request, stream),
+    }
+}
+
+fn posts(peer: &Peer) -> usize {
+    peer.requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count()
+}
+
+// Issue 18, item 1: the guard judges a body as UTF-8; a client telling the server to read it
+// otherwise (a charset, a coding) would have the server act on text the guard never judged.
+#[test]
+fn a_client_body_declaring_another_reading_gets_415_and_reaches_no_server() {
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let sid = ("Mcp-Session-Id", session.as_str());
+    let call = util::call(3, "echo").to_string();
+    let cases: [&[(&str, &str)]; 11] = [
+        &[("Content-Type", "application/json; charset=utf-16")],
+        &[("Content-Type", "application/json; charset=\"UTF-16LE\"")],
+        &[("Content-Type", "application/json; charset=latin1")],
+        &[("Content-Type", "application/json; Charset=ISO-8859-1")],
+        &[(
+            "Content-Type",
+            "application/json; charset=utf-8; charset=utf-16",
+        )],
+        &[("Content-Type", "application/json; charset*=utf-8''utf-16")],
+        &[
+            ("Content-Type", "application/json"),
+            ("Content-Type", "application/json; charset=utf-16"),
+        ],
+        &[JSON, ("Content-Encoding", "gzip")],
+        &[JSON, ("Content-Encoding", "identity, deflate")],
+        &[JSON, ("Content-Transfer-Encoding", "base64")],
+        &[JSON, ("Content-Range", "bytes 0-9/99")],
+    ];
+    for headers in cases {
+        let before = posts(&peer);
+        let mut all = headers.to_vec();
+        all.extend([ACCEPT, sid]);
+        let answer = send(&guard.addr, "POST", "/mcp", &all, &call);
+        assert_eq!(answer.status, 415, "{headers:?}: {answer:?}");
+        assert!(answer.body.contains("nothing was forwarded"), "{answer:?}");
+        assert_eq!(posts(&peer), before, "{headers:?} reached the server");
+    }
+    // A transfer coding beside chunked, which the HTTP layer alone would not decode.
+    let before = posts(&peer);
+    let chunked = format!(
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+         Transfer-Encoding: gzip, chunked\r\n\r\n{:x}\r\n{call}\r\n0\r\n\r\n",
+        call.len()
+    );
+    let answer = send_raw(&guard.addr, chunked.as_bytes());
+    assert_eq!(answer.status, 415, "{answer:?}");
+    assert_eq!(
+        posts(&peer),
+        before,
+        "a gzip transfer coding reached the server"
+    );
+    // Where it holds: UTF-8 however written, and parameters that decode nothing. The server
+    // reads the guard's own media type, none of the client's parameters.
+    for value in [
+        "application/json; charset=UTF-8",
+        "Application/JSON;charset=\"utf-8\"; profile=x",
+    ] {
+        let answer = send(
+            &guard.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", value),
+                ("Content-Encoding", "identity"),
+                ACCEPT,
+                sid,
+            ],
+            &call,
+        );
+        assert_eq!(answer.status, 200, "{value}: {answer:?}");
+        let requests = peer.requests();
+        let forwarded = requests.last().expect("forwarded");
+        assert_eq!(
+            forwarded.header("content-type"),
+            Some("application/json"),
+            "{value}"
+        );
+        assert_eq!(forwarded.header("content-encoding"), None, "{value}");
+    }
+}
+
+/// Answer heads a client could decode otherwise than the guard judged: each answers the
+/// `tools/list` whose id is 100 plus its place.
+const DECODED_OTHERWISE: [&[(&str, &str)]; 9] = [
+    &[("Content-Type", "application/json; charset=utf-16")],
+    &[("Content-Type", "application/json; charset=\"ISO-8859-1\"")],
+    &[("Content-Type", "text/event-stream; charset=latin1")],
+    &[(
+        "Content-Type",
+        "text/event-stream; charset=utf-8; charset=utf-7",
+    )],
+    &[
+        ("Content-Type", "application/json"),
+        ("Content-Type", "application/json; charset=utf-16"),
+    ],
+    &[
+        ("Content-Type", "application/json"),
+        ("Content-Encoding", "br"),
+    ],
+    &[
+        ("Content-Type", "text/event-stream"),
+        ("Content-Encoding", "gzip"),
+    ],
+    &[
+        ("Content-Type", "application/json"),
+        ("Content-Transfer-Encoding", "quoted-printable"),
+    ],
+    &[
+        ("Content-Type", "application/json"),
+        ("Content-Range", "bytes 0-9/99"),
+    ],
+];
+
+/// Answer heads that read as the guard reads: each answers the `tools/list` whose id is 200
+/// plus its place.
+const READ_AS_JUDGED: [&[(&str, &str)]; 3] = [
+    &[("Content-Type", "application/json; charset=UTF-8; x=\"y\"")],
+    &[("Content-Type", "text/event-stream; charset=\"utf-8\"")],
+    &[
+        ("Content-Type", "application/json"),
+        ("Content-Encoding", "identity"),
+    ],
+];
+
+/// Answers `tools/list` with the approved list under the head its id picks.
+fn answer_under_head(request: &Request, stream: &mut TcpStream) {
+    let answer = mcp_answer(request).unwrap();
+    let id = answer["id"].as_u64().unwrap_or_default();
+    let head = match id {
+        100..200 => DECODED_OTHERWISE.get((id - 100) as usize),
+        _ => READ_AS_JUDGED.get((id - 200) as usize),
+    }
+    .copied()
+    .unwrap_or_default();
+    let sse = head.iter().any(|(_, v)| v.starts_with("text/event-stream"));
+    let body = if sse {
+        format!("data: {answer}\n\n")
+    } else {
+        answer.to_string()
+    };
+    respond(stream, "200 OK", head, body.as_bytes());
+}
+
+// Issue 18, item 1: a client that decodes an answer by its declared charset (the Python SDK's
+// SSE reader does) would read text the guard never judged.
+#[test]
+fn a_server_answer_declaring_another_reading_is_refused_and_never_reaches_the_client() {
+    let peer = Peer::start(numbered_server(answer_under_head));
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    for (place, head) in DECODED_OTHERWISE.iter().enumerate() {
+        let session = open(&guard.addr);
+        let id = 100 + place as u64;
+        let listed = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(id, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 502, "{head:?}: {listed:?}");
+        assert!(listed.body.contains("-32001"), "{head:?}: {listed:?}");
+        assert!(!listed.body.contains("Echoes."), "{head:?}: {listed:?}");
+        // The session ended with the refusal.
+        let after = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(1, "ping", json!({})),
+        );
+        assert_eq!(after.status, 404, "{head:?}: {after:?}");
+    }
+    for (place, head) in READ_AS_JUDGED.iter().enumerate() {
+        let session = open(&guard.addr);
+        let id = 200 + place as u64;
+        let listed = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(id, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 200, "{head:?}: {listed:?}");
+        assert!(listed.body.contains("Echoes."), "{head:?}: {listed:?}");
+        let sse = place == 1;
+        let media = if sse {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        assert_eq!(
+            listed.header("content-type").as_deref(),
+            Some(media),
+            "{listed:?}"
+        );
+        assert_eq!(listed.header("content-encoding"), None, "{listed:?}");
+    }
+}
+
+// Issue 18, item 8: a second `Mcp-Session-Id` makes the request name two sessions; a server or
+// balancer taking the other one would answer in a session the guard does not judge.
+#[test]
+fn a_request_naming_its_session_twice_gets_400_and_reaches_no_server() {
+    let peer = Peer::start(json_server);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let before = peer.requests().len();
+    let list = util::request(5, "tools/list", json!({})).to_string();
+    for (method, body) in [("POST", list.as_str()), ("GET", ""), ("DELETE", "")] {
+        for other in [session.as_str(), "sess-other"] {
+            let answer = send(
+                &guard.addr,
+                method,
+                "/mcp",
+                &[
+                    JSON,
+                    ACCEPT,
+                    ("Mcp-Session-Id", &session),
+                    ("Mcp-Session-Id", other),
+                ],
+                body,
+            );
+            assert_eq!(answer.status, 400, "{method} {other}: {answer:?}");
+        }
+    }
+    assert_eq!(
+        peer.requests().len(),
+        before,
+        "a request reached the server"
+    );
+    // Named once, the session goes on.
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(6, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+/// A server handing out the session id `id` on `initialize`.
+fn server_with_session_id(id: String) -> impl Fn(&Request, &mut TcpStream) + Send + Sync {
+    move |request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() == "initialize" {
+            return respond_json(
+                stream,
+                &[("Mcp-Session-Id", &id)],
+                &mcp_answer(request).unwrap(),
+            );
+        }
+        json_server(request, stream);
+    }
+}
+
+// Issue 18, item 8: the guard keeps every session under the id its server handed out; an id of
+// tens of KiB (within the 64 KiB head) on each of `--max-sessions` idle sessions would cost far
+// more than docs/performance.md says a session costs.
+#[test]
+fn a_session_id_over_the_bound_is_refused_and_ended_at_the_server() {
+    let long = format!("sess-{}", "x".repeat(8 * 1024));
+    let peer = Peer::start(server_with_session_id(long.clone()));
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let answer = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert!(answer.header("mcp-session-id").is_none(), "{answer:?}");
+    assert!(guard.said("longer than 1024 bytes"), "{}", guard.stderr());
+    // The session the server opened is ended there.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let deleted = || {
+        peer.requests()
+            .iter()
+            .any(|r| r.method == "DELETE" && r.header("mcp-session-id") == Some(long.as_str()))
+    };
+    while !deleted() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(deleted(), "no DELETE for the refused session");
+}
+
+#[test]
+fn a_session_id_at_the_bound_is_kept() {
+    let id = "s".repeat(1024);
+    let peer = Peer::start(server_with_session_id(id.clone()));
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    assert_eq!(session, id);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+// Issue 18, item 8: the query (and userinfo) of --upstream may hold a token; no message the
+// guard writes shows it, usage errors included.
+#[test]
+fn the_upstream_query_is_never_shown_usage_errors_included() {
+    let secret = "qu3ry-s3cret-t0ken";
+    let dir = Dir::new();
+    let lock = lock(&dir);
+    let lock = lock.to_str().unwrap();
+    let url = format!("http://127.0.0.1:9/mcp?key={secret}");
+    let cases: Vec<Vec<String>> = [
+        // --upstream without --listen.
+        vec!["--upstream", &url],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &url,
+            "--upstream",
+            &url,
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &format!("ftp://me:{secret}@h/mcp?key={secret}"),
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &format!("http://exa mple/mcp?key={secret}"),
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &format!("/mcp?key={secret}"),
+        ],
+        vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &url,
+            "--upstream-ca",
+            "missing.pem",
+        ],
+    ]
+    .iter()
+    .map(|case| case.iter().map(|s| (*s).to_owned()).collect())
+    .collect();
+    for case in cases {
+        let mut args: Vec<String> = ["--lock", lock, "--server", "fixture"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        args.extend(case.iter().cloned());
+        let run = dir.run_guard_bounded(&args, Vec::new());
+        run.code(2).stderr_lacks(secret);
+        assert!(
+            run.stderr.contains("mcppin-guard"),
+            "{case:?}: {}",
+            run.stderr
+        );
+    }
+    // Running: a server that cannot be reached is named without its query.
+    let guard = Guard::start(&dir.path().join("mcp.lock.json"), &url);
+    let answer = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert!(guard.said("could not be reached"), "{}", guard.stderr());
+    assert!(!guard.stderr().contains(secret), "{}", guard.stderr());
+    assert!(!answer.body.contains(secret), "{answer:?}");
 }

@@ -91,6 +91,7 @@ pub mod engine;
 mod error;
 mod escape;
 pub mod fold;
+pub mod http;
 pub mod launch;
 pub mod lockfile;
 pub mod manifest;

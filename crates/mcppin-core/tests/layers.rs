@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 22] = [
+const MODULES: [(&str, Layer); 23] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -28,6 +28,7 @@ const MODULES: [(&str, Layer); 22] = [
     ("fold", Layer::Json),
     ("outline", Layer::Json),
     ("sse", Layer::Json),
+    ("http", Layer::Json),
     ("document", Layer::Surface),
     ("surface", Layer::Surface),
     ("manifest", Layer::Surface),

@@ -14,6 +14,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
+use mcppin_core::http::MediaType;
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
@@ -32,6 +33,10 @@ const INVALID_REQUEST: i64 = -32600;
 const HEADER_MISMATCH: i64 = -32020;
 /// The code of the guard's own refusals (docs/guard.md).
 const REFUSED: i64 = mcppin_core::engine::REFUSED;
+/// The media type of a JSON body, as the guard writes it.
+const JSON: &str = "application/json";
+/// The media type of an SSE stream, as the guard writes it.
+const EVENT_STREAM: &str = "text/event-stream";
 
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
@@ -98,6 +103,15 @@ impl Belongs {
     reason = "the error is the answer, built once per refused request"
 )]
 fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>> {
+    if headers.get_all(SESSION_ID).iter().nth(1).is_some() {
+        // Two sessions named: whichever one a server or balancer takes, it may not be the
+        // one the guard would judge the request by.
+        return Err(fail(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "mcppin-guard: the Mcp-Session-Id header is repeated; nothing was forwarded",
+        ));
+    }
     if !headers.contains_key(SESSION_ID) {
         return Ok(Belongs::Fresh(state.fresh()));
     }
@@ -161,7 +175,19 @@ fn toward_client(state: &State, from: &HeaderMap) -> HeaderMap {
 
 async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let (parts, body) = request.into_parts();
-    if !headers::is_media(&parts.headers, "application/json") {
+    // The body is judged as UTF-8 JSON: a head telling the server to read it otherwise (a
+    // charset, a coding) is refused before anything is read or forwarded.
+    let media = match headers::decoding(&parts.headers) {
+        Ok(media) => media,
+        Err(refusal) => {
+            return fail(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                INVALID_REQUEST,
+                &format!("mcppin-guard: {refusal}; nothing was forwarded"),
+            );
+        }
+    };
+    if !media.is_some_and(|m| m.is(JSON)) {
         return fail(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             INVALID_REQUEST,
@@ -240,7 +266,10 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let mut upstream = Request::new(Full::new(forward));
     *upstream.method_mut() = Method::POST;
     *upstream.uri_mut() = state.upstream.uri().clone();
-    *upstream.headers_mut() = toward_server(&state, &parts.headers);
+    let mut toward = toward_server(&state, &parts.headers);
+    // The guard's own media type for the bytes it judged, no parameter of the client's.
+    toward.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    *upstream.headers_mut() = toward;
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
@@ -305,9 +334,19 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
         }
     };
     let (mut head, body) = response.into_parts();
+    // Passed on under a media type the guard writes: a head naming another charset or a
+    // coding is refused like the endpoint's answers are.
+    let Ok(media) = headers::decoding(&head.headers) else {
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer beside the endpoint (a charset other \
+             than utf-8, or a coding)",
+        );
+    };
     // Metadata is a document: a redirect (a client follows it within the guard's origin) or
     // an event stream (MCP messages) is no metadata, and passes unjudged nowhere.
-    if head.status.is_redirection() || headers::is_media(&head.headers, "text/event-stream") {
+    if head.status.is_redirection() || media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
         return fail(
             StatusCode::BAD_GATEWAY,
             REFUSED,
@@ -317,7 +356,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     }
     head.headers.remove(SESSION_ID);
     match collect(state, body).await {
-        Ok(bytes) => with_head(state, &head, bytes),
+        Ok(bytes) => with_head(state, &head, media.as_ref(), bytes),
         Err(_) => fail(
             StatusCode::BAD_GATEWAY,
             INVALID_REQUEST,
@@ -381,15 +420,24 @@ async fn relay(
                 let why = match refused {
                     Refused::Taken => "the server assigned the id of a session already open",
                     Refused::Full => "the guard holds --max-sessions sessions",
+                    Refused::TooLong => {
+                        "the server assigned a session id longer than 1024 bytes (the most the \
+                         guard keeps)"
+                    }
                 };
                 state.say(&guarded, &format!("refused a new session: {why}"));
-                if let Refused::Full = refused {
-                    // Opened at the server by a request that raced others past the check in
-                    // `post`: ended there. Never for `Taken`: the id is another client's.
+                if let Refused::Full | Refused::TooLong = refused {
+                    // Opened at the server (by a request that raced others past the check in
+                    // `post`, or under an id the guard does not keep): ended there. Never for
+                    // `Taken`: the id is another client's.
                     delete_at_server(&state, key, &end, guarded.number);
                 }
+                let status = match refused {
+                    Refused::TooLong => StatusCode::BAD_GATEWAY,
+                    Refused::Taken | Refused::Full => StatusCode::SERVICE_UNAVAILABLE,
+                };
                 return fail(
-                    StatusCode::SERVICE_UNAVAILABLE,
+                    status,
                     INVALID_REQUEST,
                     "mcppin-guard could not open the session",
                 );
@@ -411,19 +459,24 @@ async fn relay(
         // The server no longer knows the session: neither does the guard.
         state.end(&guarded);
     }
-    if headers::is_encoded(&head.headers) {
-        state.say(
-            &guarded,
-            "the server sent an encoded (compressed) body; refused",
-        );
-        end_session(&state, &guarded, &end, "the server broke the protocol");
-        return fail(
-            StatusCode::BAD_GATEWAY,
-            REFUSED,
-            "mcppin-guard refused the server's answer; the session was ended",
-        );
-    }
-    if headers::is_media(&head.headers, "text/event-stream") {
+    // The guard judges the body as UTF-8 bytes: a head telling the client to read it otherwise
+    // (a charset, a compression, a range) is refused whole.
+    let media = match headers::decoding(&head.headers) {
+        Ok(media) => media,
+        Err(refusal) => {
+            state.say(
+                &guarded,
+                &format!("{refusal}; the server's answer was refused"),
+            );
+            end_session(&state, &guarded, &end, "the server broke the protocol");
+            return fail(
+                StatusCode::BAD_GATEWAY,
+                REFUSED,
+                "mcppin-guard refused the server's answer; the session was ended",
+            );
+        }
+    };
+    if media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
         return stream(state, guarded, head, body, answers, end, passing);
     }
     let bytes = match collect(&state, body).await {
@@ -446,12 +499,12 @@ async fn relay(
     if bytes.is_empty() {
         // 202 to a notification or a response, 200 to a DELETE, an error without a body.
         if answers.is_empty() {
-            return with_head(&state, &head, bytes);
+            return with_head(&state, &head, None, bytes);
         }
         // The guard's answers are all there is: they answer elements of a batch.
         return answered(answers, true);
     }
-    if !headers::is_media(&head.headers, "application/json") {
+    if !media.as_ref().is_some_and(|m| m.is(JSON)) {
         if head.status.is_success() {
             state.say(
                 &guarded,
@@ -465,7 +518,7 @@ async fn relay(
             );
         }
         // An HTTP error the server explains in text: no message for the model, passed on.
-        return with_head(&state, &head, bytes);
+        return with_head(&state, &head, media.as_ref(), bytes);
     }
     let action = {
         let now = state.now();
@@ -503,7 +556,7 @@ async fn relay(
     } else {
         Bytes::from(merge(forwarded, &answers))
     };
-    with_head(&state, &head, forwarded)
+    with_head(&state, &head, media.as_ref(), forwarded)
 }
 
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers
@@ -517,7 +570,8 @@ fn stream(
     end: Ending,
     passing: Option<Passing>,
 ) -> Response<Out> {
-    let headers = toward_client(&state, &head.headers);
+    let mut headers = toward_client(&state, &head.headers);
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     let (tx, rx) = mpsc::channel::<Bytes>(16);
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
@@ -830,21 +884,31 @@ fn merge(forwarded: &[u8], answers: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-/// An answer with the server's status and headers (hop-by-hop ones dropped) and `body`.
-fn with_head(state: &State, head: &hyper::http::response::Parts, body: Bytes) -> Response<Out> {
+/// An answer with the server's status and headers (hop-by-hop ones and those saying how a body
+/// is read dropped) and `body`, under `media` written anew: its `type/subtype` alone, no
+/// parameter of the server's.
+fn with_head(
+    state: &State,
+    head: &hyper::http::response::Parts,
+    media: Option<&MediaType>,
+    body: Bytes,
+) -> Response<Out> {
     let mut response = Response::new(Full::new(body).boxed());
     *response.status_mut() = head.status;
-    *response.headers_mut() = toward_client(state, &head.headers);
+    let mut headers = toward_client(state, &head.headers);
+    if let Some(value) = media.and_then(|m| HeaderValue::from_str(m.essence()).ok()) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    *response.headers_mut() = headers;
     response
 }
 
 fn json(status: StatusCode, body: Bytes) -> Response<Out> {
     let mut response = Response::new(Full::new(body).boxed());
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
     response
 }
 

@@ -5,6 +5,7 @@ use base64::Engine;
 use hyper::HeaderMap;
 use hyper::header::{self, HeaderName};
 use mcppin_core::engine::Line;
+use mcppin_core::http::{self, MediaType, Refusal};
 
 /// `Mcp-Session-Id`: the session the server assigned (2025-03-26 to 2025-11-25).
 pub(crate) const SESSION_ID: &str = "mcp-session-id";
@@ -29,9 +30,12 @@ const HOP_BY_HOP: [&str; 9] = [
 
 /// The headers of one hop, for the next: without the hop-by-hop ones (and those `Connection`
 /// names), without `Host` (the client of the next hop sets it), `Content-Length` (set for the
-/// body actually sent) and, toward the server, `Accept-Encoding` (the engine judges the bytes
-/// it reads, so the server must not compress them) and `Expect` (the guard has the whole body
-/// before it asks the server anything: a `100 Continue` was already the guard's to give).
+/// body actually sent), without every header that says how a body is read (`Content-Type`,
+/// `Content-Encoding`, ...: the guard writes its own media type for the bytes it judged) and,
+/// toward the server, without those asking for a body read otherwise (`Accept-Encoding`,
+/// `Accept-Charset`, `Range`, ...: the engine judges the bytes it reads as UTF-8, whole) and
+/// `Expect` (the guard has the whole body before it asks the server anything: a
+/// `100 Continue` was already the guard's to give).
 pub(crate) fn pass_on(from: &HeaderMap, toward_server: bool) -> HeaderMap {
     let named: Vec<String> = from
         .get_all(header::CONNECTION)
@@ -47,7 +51,8 @@ pub(crate) fn pass_on(from: &HeaderMap, toward_server: bool) -> HeaderMap {
             || named.iter().any(|n| n == text)
             || name == header::HOST
             || name == header::CONTENT_LENGTH
-            || (toward_server && (name == header::ACCEPT_ENCODING || name == header::EXPECT));
+            || http::is_decoding_header(text)
+            || (toward_server && (http::asks_for_decoding(text) || name == header::EXPECT));
         if !dropped {
             out.append(name.clone(), value.clone());
         }
@@ -64,22 +69,14 @@ pub(crate) fn head_size(first_line: usize, headers: &HeaderMap) -> usize {
         .fold(first_line + 2, usize::saturating_add)
 }
 
-/// Whether the headers say the body is of this media type (`type/subtype`, parameters and
-/// case ignored).
-pub(crate) fn is_media(headers: &HeaderMap, media: &str) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
-}
-
-/// Whether the body is encoded (compressed) in a way other than `identity`.
-pub(crate) fn is_encoded(headers: &HeaderMap) -> bool {
-    headers.get_all(header::CONTENT_ENCODING).iter().any(|v| {
-        !v.to_str()
-            .is_ok_and(|v| v.trim().eq_ignore_ascii_case("identity"))
-    })
+/// Checks a head for an instruction to read its body otherwise than as the UTF-8 bytes the
+/// guard judges ([`http::check_decoding`]); the media type it names, if any.
+pub(crate) fn decoding(headers: &HeaderMap) -> Result<Option<MediaType>, Refusal> {
+    http::check_decoding(
+        headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_bytes())),
+    )
 }
 
 /// The value of a header as text, when it is there once and is visible ASCII.
@@ -162,6 +159,10 @@ mod tests {
             ("host", "guard"),
             ("content-length", "9"),
             ("accept-encoding", "gzip"),
+            ("accept-charset", "latin1"),
+            ("range", "bytes=0-1"),
+            ("content-type", "application/json; charset=utf-16"),
+            ("content-encoding", "gzip"),
             ("expect", "100-continue"),
             ("authorization", "Bearer t"),
             ("mcp-session-id", "s"),
@@ -169,7 +170,11 @@ mod tests {
         let to_server = pass_on(&from, true);
         let names: Vec<&str> = to_server.keys().map(HeaderName::as_str).collect();
         assert_eq!(names, ["authorization", "mcp-session-id"]);
-        assert!(pass_on(&from, false).contains_key("accept-encoding"));
+        let to_client = pass_on(&from, false);
+        assert!(to_client.contains_key("accept-encoding"));
+        assert!(
+            !to_client.contains_key("content-type") && !to_client.contains_key("content-encoding")
+        );
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub(crate) use replica::Replica;
 /// while a head arrives: a head it cannot parse within that is refused by hyper itself.
 const MAX_HEADERS: usize = 64 * 1024;
 
+/// The longest session id a server may assign, in bytes: the guard keeps each open session
+/// under its id, so the bound is what an idle session's id can cost (docs/performance.md).
+pub(crate) const MAX_SESSION_ID: usize = 1024;
+
 /// How long the guard waits, once told to stop, for open exchanges to end.
 const GRACE: Duration = Duration::from_secs(2);
 
@@ -159,6 +163,8 @@ pub(crate) enum Refused {
     Taken,
     /// The table holds `--max-sessions` sessions.
     Full,
+    /// The id is longer than [`MAX_SESSION_ID`].
+    TooLong,
 }
 
 impl State {
@@ -214,6 +220,9 @@ impl State {
 
     /// Keeps `guarded` under the id the server assigned.
     pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), Refused> {
+        if key.len() > MAX_SESSION_ID {
+            return Err(Refused::TooLong);
+        }
         let mut sessions = self.sessions();
         if sessions.contains_key(key) {
             return Err(Refused::Taken);
@@ -335,10 +344,16 @@ fn eprintln_guard(text: &str) {
 /// Serves until SIGINT, SIGTERM or SIGHUP, then ends every exchange within [`GRACE`] and
 /// returns: exit 0.
 pub(crate) fn run(config: Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
-    let upstream: Uri = config
-        .upstream
-        .parse()
-        .map_err(|e| Fail::new(Exit::Usage, format!("--upstream {}: {e}", config.upstream)))?;
+    // The URL's query and userinfo may hold a token: no message shows them.
+    let upstream: Uri = config.upstream.parse().map_err(|e| {
+        Fail::new(
+            Exit::Usage,
+            format!(
+                "--upstream {}: {e}",
+                mcppin_client::http::redact_url(&config.upstream)
+            ),
+        )
+    })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

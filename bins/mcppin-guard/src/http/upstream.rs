@@ -18,6 +18,12 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
+/// The upstream URL as messages show it: without its query and userinfo, which may hold a
+/// token.
+fn shown(uri: &Uri) -> String {
+    mcppin_client::http::redact_url(&uri.to_string())
+}
+
 /// The server behind the guard.
 #[derive(Debug)]
 pub(crate) struct Upstream {
@@ -41,11 +47,15 @@ impl Upstream {
     pub(crate) fn new(uri: Uri, ca: &[PathBuf], timeout: Duration) -> anyhow::Result<Self> {
         match uri.scheme_str() {
             Some("http" | "https") => {}
-            _ => anyhow::bail!("--upstream {uri}: the URL must start with http:// or https://"),
+            _ => anyhow::bail!(
+                "--upstream {}: the URL must start with http:// or https://",
+                shown(&uri)
+            ),
         }
         anyhow::ensure!(
             uri.host().is_some(),
-            "--upstream {uri}: the URL has no host"
+            "--upstream {}: the URL has no host",
+            shown(&uri)
         );
         let mut extra = Vec::new();
         for path in ca {
