@@ -5,7 +5,7 @@
 mod util;
 
 use mcppin_core::manifest::Manifest;
-use util::{Dir, Run, fixture, json_string};
+use util::{Dir, Run, fixture, json_string, mcppin};
 
 const HONEST: [&str; 4] = [
     "list_directory",
@@ -101,7 +101,7 @@ fn writes_the_manifest_to_stdout_with_a_dash() {
         "--now",
         "2026-08-01T09:12:00Z",
     ]);
-    run.code(0).stdout_has("\"schema_version\": 3");
+    run.code(0).stdout_has("\"schema_version\": 4");
     let m = Manifest::parse(run.stdout.as_bytes()).unwrap();
     assert_eq!(tool_names(&m, "demo"), HONEST);
     // One byte form: what was written is what the writer writes.
@@ -1113,13 +1113,131 @@ fn a_guarded_entry_is_captured_as_the_server_behind_the_guard() {
         .code(0);
     let m = manifest(&dir, "m.json");
     assert_eq!(tool_names(&m, "demo"), HONEST);
-    // The launch identity is the server's, not the guard's.
+    // The launch identity is the server's, behind the guard as written.
     let launch = m.servers["demo"].launch.as_ref().unwrap().to_value();
     assert_eq!(
         launch.get("command").and_then(|c| c.as_str()),
         fixture().to_str()
     );
+    let guard = launch.get("guard").expect("the guard is recorded");
+    assert_eq!(
+        guard.get("command").and_then(|c| c.as_str()),
+        Some("/opt/bin/mcppin-guard")
+    );
+    assert_eq!(
+        guard.to_string(),
+        r#"{"args":["--lock","mcp.lock.json","--server","demo"],"command":"/opt/bin/mcppin-guard"}"#
+    );
     dir.assert_gone("demo");
+}
+
+/// `mcp.json` running the fixture as server `demo`, behind `guard` (the guard's program and
+/// arguments) when given.
+fn guarded_config(dir: &Dir, guard: Option<(&str, &[&str])>) {
+    let server = [
+        json_string(&fixture().to_string_lossy()),
+        json_string("--pid-file"),
+        json_string(&dir.path().join("demo.pid").to_string_lossy()),
+    ];
+    let (command, args) = match guard {
+        Some((program, args)) => {
+            let mut all: Vec<String> = args.iter().map(|a| json_string(a)).collect();
+            all.push(json_string("--"));
+            all.extend(server.iter().cloned());
+            (json_string(program), all)
+        }
+        None => (server[0].clone(), server[1..].to_vec()),
+    };
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"mcpServers\": {{\"demo\": {{\"command\": {command}, \"args\": [{}]}}}}}}",
+            args.join(", ")
+        ),
+    );
+}
+
+#[test]
+fn a_configuration_edited_to_drop_or_change_the_guard_fails_verify() {
+    // Issue 18.5: removing the guard from an entry, or pointing it at another lock, key, mode
+    // or program, verified as PASS: the launch recorded only the command after `--`.
+    let dir = Dir::new();
+    let approved: (&str, &[&str]) = (
+        "mcppin-guard",
+        &[
+            "--lock",
+            "mcp.lock.json",
+            "--server",
+            "demo",
+            "--pubkey",
+            "k.pem",
+        ],
+    );
+    guarded_config(&dir, Some(approved));
+    dir.export(&["--config", "mcp.json", "-o", "approved.json"])
+        .code(0);
+    mcppin(&dir, &["lock", "-o", "mcp.lock.json", "approved.json"]).code(0);
+    assert!(
+        String::from_utf8(dir.read("mcp.lock.json"))
+            .unwrap()
+            .contains("\"guard\": {")
+    );
+    let verify = |dir: &Dir| {
+        dir.export(&["--config", "mcp.json", "-o", "served.json"])
+            .code(0);
+        mcppin(dir, &["verify", "--lock", "mcp.lock.json", "served.json"])
+    };
+    verify(&dir).code(0);
+    let edits: [Option<(&str, &[&str])>; 5] = [
+        None,
+        Some((
+            "mcppin-guard",
+            &[
+                "--lock",
+                "other.lock.json",
+                "--server",
+                "demo",
+                "--pubkey",
+                "k.pem",
+            ],
+        )),
+        Some((
+            "mcppin-guard",
+            &["--lock", "mcp.lock.json", "--server", "demo"],
+        )),
+        Some((
+            "mcppin-guard",
+            &[
+                "--lock",
+                "mcp.lock.json",
+                "--server",
+                "demo",
+                "--pubkey",
+                "k.pem",
+                "--mode",
+                "quarantine",
+            ],
+        )),
+        Some((
+            "/tmp/mcppin-guard",
+            &[
+                "--lock",
+                "mcp.lock.json",
+                "--server",
+                "demo",
+                "--pubkey",
+                "k.pem",
+            ],
+        )),
+    ];
+    for edit in edits {
+        guarded_config(&dir, edit);
+        verify(&dir)
+            .code(1)
+            .stdout_has("launch-changed [gated]: demo\n  approved: mcppin-guard --lock mcp.lock.json --server demo --pubkey k.pem -- ");
+    }
+    guarded_config(&dir, Some(approved));
+    verify(&dir).code(0);
 }
 
 #[test]

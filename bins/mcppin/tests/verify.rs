@@ -582,7 +582,7 @@ fn a_version_1_lockfile_is_verified_by_digest() {
     dir.mcppin(&["lock", "-o", "v1.lock.json", "served.json"])
         .code(0);
     let upgraded = String::from_utf8(dir.read("v1.lock.json")).unwrap();
-    assert!(upgraded.contains("\"schema_version\": 3"));
+    assert!(upgraded.contains("\"schema_version\": 4"));
     assert!(upgraded.contains("\"launch\""));
     assert!(upgraded.contains("\"approval_serial\": 1"));
 }

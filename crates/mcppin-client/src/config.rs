@@ -9,14 +9,15 @@
 //! variables from the [`Variables`] the caller passes, and `envFile` through
 //! [`parse_env_file`] (the caller reads the file). An entry that runs `mcppin-guard ... --
 //! CMD ARGS` is read as `CMD ARGS`: the configuration the client runs through the guard is
-//! the one the export captures.
+//! the one the export captures; the guard's part is kept for the launch identity
+//! ([`StdioServer::guard`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::tokens::Token;
 use jsonc_parser::{JsonObject, JsonValue, ParseOptions};
-use mcppin_core::launch::Launch;
+use mcppin_core::launch::{Guard, Launch};
 
 use crate::Error;
 use crate::error::quoted;
@@ -130,6 +131,10 @@ pub struct StdioServer {
     /// `envFile` (VS Code): a file of `NAME=value` lines the server's environment starts from;
     /// `env` wins over it. The caller reads it ([`parse_env_file`], [`StdioServer::add_env_file`]).
     pub env_file: Option<PathBuf>,
+    /// The `mcppin-guard` the entry runs the server behind, as written (`command` and `args`
+    /// are then the server's, after the guard's `--`): part of the launch, never run by the
+    /// export.
+    pub guard: Option<Guard>,
 }
 
 /// What the variables of a configuration expand to.
@@ -424,13 +429,14 @@ fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error>
         Some(JsonValue::String(file)) => Some(PathBuf::from(file.into_owned())),
         Some(_) => return Err(shape(Some(id), "\"envFile\" is not a string")),
     };
-    let (command, args) = unguarded(id, command, args)?;
+    let (command, args, guard) = unguarded(id, command, args)?;
     Ok(ServerEntry::Stdio(StdioServer {
         command,
         args,
         env,
         cwd,
         env_file,
+        guard,
     }))
 }
 
@@ -470,18 +476,24 @@ fn read_http(
     Ok(ServerEntry::Http(HttpServer { url, kind, headers }))
 }
 
-/// The server behind `mcppin-guard ... -- CMD ARGS`: `CMD ARGS`; any other command as it is.
+/// The server behind `mcppin-guard ... -- CMD ARGS`: `CMD ARGS` and the guard's part; any
+/// other command as it is.
 ///
 /// The guard stands where the server command was (docs/guard.md), so a configuration guarded
 /// for the client names the server after the guard's `--`. Capturing the guard itself would
-/// capture the server through a lock that may not hold yet.
-fn unguarded(id: &str, command: String, args: Vec<String>) -> Result<(String, Vec<String>), Error> {
+/// capture the server through a lock that may not hold yet; the guard's part is recorded in
+/// the launch instead, so that removing the guard or editing its settings is a change.
+fn unguarded(
+    id: &str,
+    command: String,
+    args: Vec<String>,
+) -> Result<(String, Vec<String>, Option<Guard>), Error> {
     let program = Path::new(&command)
         .file_name()
         .and_then(|name| name.to_str())
         .unwrap_or_default();
     if program != "mcppin-guard" && program != "mcppin-guard.exe" {
-        return Ok((command, args));
+        return Ok((command, args, None));
     }
     let Some(split) = args.iter().position(|arg| arg == "--") else {
         return Err(shape(
@@ -489,20 +501,24 @@ fn unguarded(id: &str, command: String, args: Vec<String>) -> Result<(String, Ve
             "the entry runs mcppin-guard without \"--\" and the server command after it",
         ));
     };
-    let mut server = args.into_iter().skip(split + 1);
-    let Some(command) = server.next() else {
+    let mut args = args;
+    let server_args = args.split_off(split + 1);
+    args.pop();
+    let mut server = server_args.into_iter();
+    let Some(server_command) = server.next() else {
         return Err(shape(
             Some(id),
             "the entry runs mcppin-guard with nothing after \"--\"",
         ));
     };
-    Ok((command, server.collect()))
+    let guard = Guard { command, args };
+    Ok((server_command, server.collect(), Some(guard)))
 }
 
 impl StdioServer {
     /// The launch identity of the entry as written (call it before [`StdioServer::expand`]:
-    /// `${TOKEN}` then stays a placeholder): command, arguments, the names of `env`, `envFile`
-    /// and `cwd`.
+    /// `${TOKEN}` then stays a placeholder): command, arguments, the names of `env`, `envFile`,
+    /// `cwd` and the guard's part.
     #[must_use]
     pub fn launch(&self) -> Launch {
         Launch::Stdio {
@@ -514,6 +530,7 @@ impl StdioServer {
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned()),
             cwd: self.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            guard: self.guard.clone(),
         }
     }
 
@@ -557,6 +574,7 @@ impl StdioServer {
                 .collect::<Result<_, Error>>()?,
             cwd: path(&self.cwd)?,
             env_file: path(&self.env_file)?,
+            guard: self.guard.clone(),
         })
     }
 
@@ -970,9 +988,73 @@ mod tests {
         let launch = stdio(&ClientConfig::parse(text).unwrap(), "gh").launch();
         assert_eq!(
             launch.to_string(),
-            "npx -y gh-mcp@1.0.0 --token '${TOKEN}' (env: GH_TOKEN) (cwd: /srv)"
+            "mcppin-guard --lock l -- npx -y gh-mcp@1.0.0 --token '${TOKEN}' (env: GH_TOKEN) (cwd: /srv)"
         );
         assert!(!launch.to_value().to_string().contains("ghp_secret"));
+    }
+
+    #[test]
+    fn the_launch_records_the_guard_as_written() {
+        // Issue 18.5: the guard is part of the launch; without it, a configuration edited to
+        // drop the guard or to point it at another lock kept the launch it was approved with.
+        let launch = |command: &str, args: &str| {
+            let text =
+                format!(r#"{{"mcpServers": {{"x": {{"command": "{command}", "args": {args}}}}}}}"#);
+            stdio(&ClientConfig::parse(&text).unwrap(), "x").launch()
+        };
+        let approved = launch(
+            "mcppin-guard",
+            r#"["--lock", "mcp.lock.json", "--server", "x", "--", "npx", "-y", "s@1.0.0"]"#,
+        );
+        let Launch::Stdio {
+            command,
+            args,
+            guard,
+            ..
+        } = &approved
+        else {
+            panic!("{approved:?}")
+        };
+        assert_eq!(
+            (command.as_str(), args.as_slice()),
+            ("npx", &["-y".to_owned(), "s@1.0.0".to_owned()][..])
+        );
+        assert_eq!(
+            guard.as_ref().map(|g| (g.command.as_str(), g.args.clone())),
+            Some((
+                "mcppin-guard",
+                vec![
+                    "--lock".into(),
+                    "mcp.lock.json".into(),
+                    "--server".into(),
+                    "x".into()
+                ]
+            ))
+        );
+        for edited in [
+            launch("npx", r#"["-y", "s@1.0.0"]"#),
+            launch(
+                "mcppin-guard",
+                r#"["--lock", "other.lock.json", "--server", "x", "--", "npx", "-y", "s@1.0.0"]"#,
+            ),
+            launch(
+                "mcppin-guard",
+                r#"["--lock", "mcp.lock.json", "--server", "x", "--mode", "quarantine", "--", "npx", "-y", "s@1.0.0"]"#,
+            ),
+            launch(
+                "/tmp/mcppin-guard",
+                r#"["--lock", "mcp.lock.json", "--server", "x", "--", "npx", "-y", "s@1.0.0"]"#,
+            ),
+        ] {
+            assert_ne!(edited, approved, "{edited}");
+        }
+        assert_eq!(
+            launch(
+                "mcppin-guard",
+                r#"["--lock", "mcp.lock.json", "--server", "x", "--", "npx", "-y", "s@1.0.0"]"#,
+            ),
+            approved
+        );
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! package version that turned malicious, a configuration edited after approval, a look-alike
 //! package name. A [`Launch`] holds the command, arguments, environment variable *names* and
 //! working directory as written before any expansion (so `${TOKEN}` stays a placeholder and
-//! no secret value is held), or the URL of a remote server without its query. [`Launch::package`]
+//! no secret value is held), or the URL of a remote server without its query. A server the
+//! client runs behind `mcppin-guard` records the guard too ([`Guard`]): the guard decides
+//! whether the runtime check runs and against which lock, so removing it or editing its
+//! settings is a change of the launch like any other. [`Launch::package`]
 //! reads the package or image a runner (`npx`, `uvx`, `pipx run`, `docker run`) fetches, with
 //! its version or digest; [`Package::floating`] says when that version is not pinned.
 //!
@@ -18,6 +21,7 @@
 //!     env: Default::default(),
 //!     env_file: None,
 //!     cwd: None,
+//!     guard: None,
 //! };
 //! let package = launch.package().unwrap();
 //! assert_eq!((package.name.as_str(), package.version.as_deref()), ("@scope/server", Some("1.2.3")));
@@ -46,12 +50,28 @@ pub enum Launch {
         env_file: Option<String>,
         /// `cwd`, as written.
         cwd: Option<String>,
+        /// The `mcppin-guard` the client runs the server behind, when it does.
+        guard: Option<Guard>,
     },
     /// A server reached over HTTP.
     Remote {
         /// The URL without query, fragment or user information.
         url: String,
     },
+}
+
+/// The guard's part of a launch: `mcppin-guard ARGS -- SERVER`, with the server command left
+/// to the [`Launch`] that holds it.
+///
+/// Kept as written, not interpreted: any edit of the guard's program path or of any of its
+/// arguments (`--lock`, `--pubkey`, `--mode`, ...) is a change of the launch, even one that
+/// means the same (`--mode refuse` written out where it was the default).
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub struct Guard {
+    /// The guard program, as written (`mcppin-guard`, `/usr/local/bin/mcppin-guard`).
+    pub command: String,
+    /// The guard's own arguments (those before the server command), as written.
+    pub args: Vec<String>,
 }
 
 /// The package or image a runner fetches.
@@ -67,8 +87,13 @@ pub struct Package {
     pub digest: Option<String>,
 }
 
-const STDIO_MEMBERS: &[&str] = &["command", "args", "env", "env_file", "cwd"];
+const STDIO_MEMBERS: &[&str] = &["command", "args", "env", "env_file", "cwd", "guard"];
 const REMOTE_MEMBERS: &[&str] = &["url"];
+const GUARD_MEMBERS: &[&str] = &["command", "args"];
+
+/// The first `schema_version` of the manifest and the lockfile whose launches record the
+/// guard (`guard`); an older document holding one is refused.
+pub const GUARD_SINCE: u64 = 4;
 
 impl Launch {
     /// The launch of a remote server at `url`: the query (`?...`), fragment (`#...`) and user
@@ -117,6 +142,28 @@ impl Launch {
         }
     }
 
+    /// The launch without its guard's part: what a document before [`GUARD_SINCE`] recorded.
+    #[must_use]
+    pub fn without_guard(&self) -> Self {
+        let mut launch = self.clone();
+        if let Self::Stdio { guard, .. } = &mut launch {
+            *guard = None;
+        }
+        launch
+    }
+
+    /// Whether `served` starts the server as this approved launch does, as far as a lockfile of
+    /// `lock_version` recorded it: before [`GUARD_SINCE`] the guard was not recorded, so it is
+    /// not compared (an older approval said nothing about it).
+    #[must_use]
+    pub fn approves(&self, served: &Self, lock_version: u64) -> bool {
+        if lock_version < GUARD_SINCE {
+            self.without_guard() == served.without_guard()
+        } else {
+            self == served
+        }
+    }
+
     /// Reads a launch as [`Launch::to_value`] writes it; `pointer` locates it for messages.
     ///
     /// # Errors
@@ -142,17 +189,54 @@ impl Launch {
             Some(v) => strings(v, &fields.at("env"))?.into_iter().collect(),
             None => BTreeSet::new(),
         };
+        let guard = fields
+            .optional("guard")
+            .map(|v| {
+                let fields = Fields::new(v, &fields.at("guard"), GUARD_MEMBERS)?;
+                Ok::<_, Error>(Guard {
+                    command: string(fields.required("command")?, &fields.at("command"))?.to_owned(),
+                    args: match fields.optional("args") {
+                        Some(v) => strings(v, &fields.at("args"))?,
+                        None => Vec::new(),
+                    },
+                })
+            })
+            .transpose()?;
         Ok(Self::Stdio {
             command,
             args,
             env,
             env_file: fields.optional_string("env_file")?,
             cwd: fields.optional_string("cwd")?,
+            guard,
         })
     }
 
+    /// Reads the launch of a document of `document_version` ([`Launch::from_value`]), refusing
+    /// a `guard` in a version before [`GUARD_SINCE`].
+    pub(crate) fn read(
+        value: &Value,
+        pointer: &str,
+        document: crate::document::Document,
+        document_version: u64,
+    ) -> Result<Self, Error> {
+        if document_version < GUARD_SINCE
+            && let Some(object) = value.as_object()
+            && object.get("guard").is_some()
+        {
+            return Err(Error::LaterVersionMember {
+                document,
+                pointer: crate::surface::child(pointer, "guard"),
+                name: "guard".to_owned(),
+                version: document_version,
+                since: GUARD_SINCE,
+            });
+        }
+        Self::from_value(value, pointer)
+    }
+
     /// The launch as a value of our formats (`command`, `args`, `env` names, `env_file`,
-    /// `cwd`; or `url`).
+    /// `cwd`, `guard`; or `url`).
     #[must_use]
     pub fn to_value(&self) -> Value {
         let mut o = Object::new();
@@ -163,6 +247,7 @@ impl Launch {
                 env,
                 env_file,
                 cwd,
+                guard,
             } => {
                 put(&mut o, "command", command.as_str());
                 put(
@@ -173,6 +258,16 @@ impl Launch {
                 put(&mut o, "env", string_array(env.iter().map(String::as_str)));
                 put_opt(&mut o, "env_file", env_file.as_deref());
                 put_opt(&mut o, "cwd", cwd.as_deref());
+                if let Some(guard) = guard {
+                    let mut g = Object::new();
+                    put(&mut g, "command", guard.command.as_str());
+                    put(
+                        &mut g,
+                        "args",
+                        string_array(guard.args.iter().map(String::as_str)),
+                    );
+                    put(&mut o, "guard", Value::from(g));
+                }
             }
             Self::Remote { url } => put(&mut o, "url", url.as_str()),
         }
@@ -182,7 +277,8 @@ impl Launch {
 
 impl fmt::Display for Launch {
     /// The launch on one line, each word quoted as a shell would need it (`npx -y pkg@1`,
-    /// `env: TOKEN`), or the URL; not escaped for a terminal (the caller escapes).
+    /// `env: TOKEN`), behind its guard when it has one (`mcppin-guard --lock l -- npx ...`), or
+    /// the URL; not escaped for a terminal (the caller escapes).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Stdio {
@@ -191,7 +287,15 @@ impl fmt::Display for Launch {
                 env,
                 env_file,
                 cwd,
+                guard,
             } => {
+                if let Some(guard) = guard {
+                    f.write_str(&crate::shell_word(&guard.command))?;
+                    for arg in &guard.args {
+                        write!(f, " {}", crate::shell_word(arg))?;
+                    }
+                    f.write_str(" -- ")?;
+                }
                 f.write_str(&crate::shell_word(command))?;
                 for arg in args {
                     write!(f, " {}", crate::shell_word(arg))?;
@@ -469,6 +573,7 @@ mod tests {
             env: BTreeSet::new(),
             env_file: None,
             cwd: None,
+            guard: None,
         }
     }
 
@@ -559,6 +664,10 @@ mod tests {
             env: BTreeSet::from(["TOKEN".to_owned()]),
             env_file: Some("${workspaceFolder}/.env".to_owned()),
             cwd: Some("/srv".to_owned()),
+            guard: Some(Guard {
+                command: "/opt/bin/mcppin-guard".to_owned(),
+                args: vec!["--lock".to_owned(), "mcp.lock.json".to_owned()],
+            }),
         };
         assert_eq!(
             Launch::from_value(&launch.to_value(), "/l").unwrap(),
@@ -582,6 +691,33 @@ mod tests {
     }
 
     #[test]
+    fn a_guard_is_refused_before_the_version_that_records_it() {
+        let guarded = crate::parse(
+            br#"{"command": "npx", "args": [], "guard": {"command": "mcppin-guard", "args": []}}"#,
+        )
+        .unwrap();
+        for document in [
+            crate::document::Document::Manifest,
+            crate::document::Document::Lockfile,
+        ] {
+            assert!(matches!(
+                Launch::read(&guarded, "/l", document, 3),
+                Err(Error::LaterVersionMember { ref pointer, since: 4, version: 3, .. })
+                    if pointer == "/l/guard"
+            ));
+            assert!(Launch::read(&guarded, "/l", document, GUARD_SINCE).is_ok());
+        }
+        let unknown = crate::parse(
+            br#"{"command": "npx", "guard": {"command": "mcppin-guard", "mode": "off"}}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            Launch::from_value(&unknown, "/l"),
+            Err(Error::UnknownMember { .. })
+        ));
+    }
+
+    #[test]
     fn displays_as_a_command_line_without_values() {
         let launch = Launch::Stdio {
             command: "npx".to_owned(),
@@ -589,7 +725,26 @@ mod tests {
             env: BTreeSet::from(["TOKEN".to_owned()]),
             env_file: None,
             cwd: None,
+            guard: None,
         };
         assert_eq!(launch.to_string(), "npx -y 'a b' (env: TOKEN)");
+        let Launch::Stdio { args, env, .. } = launch else {
+            unreachable!()
+        };
+        let guarded = Launch::Stdio {
+            command: "npx".to_owned(),
+            args,
+            env,
+            env_file: None,
+            cwd: None,
+            guard: Some(Guard {
+                command: "mcppin-guard".to_owned(),
+                args: vec!["--lock".to_owned(), "my lock.json".to_owned()],
+            }),
+        };
+        assert_eq!(
+            guarded.to_string(),
+            "mcppin-guard --lock 'my lock.json' -- npx -y 'a b' (env: TOKEN)"
+        );
     }
 }

@@ -25,13 +25,13 @@ use crate::surface::{
 };
 use crate::value::{Kind, Object, Value};
 
-/// The `schema_version` this crate writes; it reads this one and version 2
+/// The `schema_version` this crate writes; it reads this one and versions 2 and 3
 /// ([`READ_VERSIONS`]).
-pub const SCHEMA_VERSION: u64 = 3;
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// The `schema_version`s this crate reads: 2, which has none of the server members
-/// [`VERSION_3_MEMBERS`], and 3 (docs/formats.md).
-pub const READ_VERSIONS: [u64; 2] = [2, 3];
+/// [`VERSION_3_MEMBERS`], 3, whose launches record no guard, and 4 (docs/formats.md).
+pub const READ_VERSIONS: [u64; 3] = [2, 3, 4];
 
 /// The server members version 3 added: a version 2 manifest holding one is refused, naming
 /// it and the version.
@@ -46,7 +46,7 @@ pub const VERSION_3_MEMBERS: [&str; 5] = [
 /// A captured surface: per server, everything it served, kept verbatim.
 ///
 /// Holding a `Manifest` means the document passed every strict-reading rule, declared
-/// `schema_version` 2 or 3 and its completeness, and no server lists two items with one key.
+/// `schema_version` 2, 3 or 4 and its completeness, and no server lists two items with one key.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Manifest {
@@ -175,7 +175,8 @@ impl Manifest {
     ///
     /// - [`Error::WrongDocument`] for a lockfile or a signature (see [`Document::of`]);
     /// - [`Error::ManifestVersion1`] for `schema_version` 1, [`Error::UnsupportedVersion`] for
-    ///   any other version but 2 and 3;
+    ///   any other version but 2, 3 and 4;
+    /// - [`Error::LaterVersionMember`] for a launch `guard` in a manifest before version 4;
     /// - [`Error::LaterVersionMember`] for a version 2 manifest holding a member of version 3;
     /// - [`Error::MissingCompleteness`] when `complete` is absent;
     /// - [`Error::UnknownMember`], [`Error::MissingMember`], [`Error::Invalid`] for members of
@@ -384,7 +385,7 @@ fn read_server(
             .transpose()?,
         launch: fields
             .optional("launch")
-            .map(|v| Launch::from_value(v, &fields.at("launch")))
+            .map(|v| Launch::read(v, &fields.at("launch"), Document::Manifest, version))
             .transpose()?,
         tools: Items::new(),
         widened: fields.optional("prompts").is_some()
@@ -577,26 +578,38 @@ mod tests {
     #[test]
     fn refuses_unknown_versions() {
         assert_eq!(
-            read(r#"{"schema_version":4,"complete":true,"servers":[]}"#),
+            read(r#"{"schema_version":5,"complete":true,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Manifest,
-                version: 4
+                version: 5
             })
         );
     }
 
     #[test]
-    fn reads_version_2_and_3_and_writes_3() {
+    fn reads_versions_2_to_4_and_writes_4() {
         let v2 = read(r#"{"schema_version":2,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
             .unwrap();
         let v3 = read(r#"{"schema_version":3,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
             .unwrap();
+        let v4 = read(r#"{"schema_version":4,"complete":true,"servers":[{"id":"a","tools":[]}]}"#)
+            .unwrap();
         assert_eq!(v2, v3);
+        assert_eq!(v3, v4);
         assert!(
             String::from_utf8(v2.to_bytes())
                 .unwrap()
-                .contains("\"schema_version\": 3,")
+                .contains("\"schema_version\": 4,")
         );
+        // A version 3 launch records no guard: one there is refused, naming the version.
+        let guarded = r#"{"schema_version":3,"complete":true,"servers":[{"id":"a","tools":[],
+            "launch":{"command":"npx","guard":{"command":"mcppin-guard","args":[]}}}]}"#;
+        assert!(matches!(
+            read(guarded),
+            Err(Error::LaterVersionMember { ref pointer, version: 3, since: 4, .. })
+                if pointer == "/servers/0/launch/guard"
+        ));
+        assert!(read(&guarded.replace("\"schema_version\":3", "\"schema_version\":4")).is_ok());
     }
 
     #[test]

@@ -825,7 +825,14 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
         if let Some(served) = served
             && lock.servers.contains_key(*id)
         {
-            compare_server(id, approved, served, &gate, &mut findings);
+            compare_server(
+                id,
+                lock.schema_version(),
+                approved,
+                served,
+                &gate,
+                &mut findings,
+            );
         }
         for kind in ItemKind::ALL {
             // Prompts and templates are compared where the approval covers them and the
@@ -883,6 +890,7 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
 
 fn compare_server(
     id: &str,
+    lock_version: u64,
     approved: &LockedServer,
     served: &ServerSurface,
     gate: &dyn Fn(Policy) -> bool,
@@ -913,7 +921,7 @@ fn compare_server(
         ));
     }
     if let (Some(was), Some(is)) = (&approved.launch, &served.launch)
-        && was != is
+        && !was.approves(is, lock_version)
     {
         let evidence = Evidence::LaunchChanged {
             approved: was.clone(),
@@ -1420,7 +1428,7 @@ mod tests {
     fn another_launch_is_a_gated_launch_change() {
         let approved = launched("npx", r#""-y","docs-mcp@1.2.0""#);
         let lock = Lockfile::approve(None, &manifest(true, &approved), &[]).unwrap();
-        assert_eq!(lock.schema_version(), 3);
+        assert_eq!(lock.schema_version(), 4);
         let same = verify(&lock, &manifest(true, &approved), &Options::default());
         assert_eq!(policies(&same), []);
         let bumped = launched("npx", r#""-y","docs-mcp@1.2.1""#);
@@ -1431,6 +1439,100 @@ mod tests {
         // A capture that does not record its launch cannot prove another one.
         let r = verify(&lock, &manifest(true, DOCS), &Options::default());
         assert_eq!(policies(&r), []);
+    }
+
+    /// DOCS launched by `npx -y docs-mcp@1.2.0`, behind `guard` (a launch `guard` member) when
+    /// given, in a version 4 manifest.
+    fn guarded(guard: Option<&str>) -> Manifest {
+        let guard = guard
+            .map(|g| format!(r#","guard":{g}"#))
+            .unwrap_or_default();
+        let server = DOCS.replacen(
+            r#""tools":["#,
+            &format!(
+                r#""launch":{{"command":"npx","args":["-y","docs-mcp@1.2.0"]{guard}}},"tools":["#
+            ),
+            1,
+        );
+        Manifest::parse(
+            format!(r#"{{"schema_version":4,"complete":true,"servers":[{server}]}}"#).as_bytes(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_guard_is_part_of_the_launch() {
+        // Issue 18.5: a configuration edited to drop the guard, or to point it at another
+        // lock, key, mode or program, verified as PASS.
+        let approved = guarded(Some(
+            r#"{"command":"mcppin-guard","args":["--lock","mcp.lock.json","--server","docs","--pubkey","k.pem"]}"#,
+        ));
+        let lock = Lockfile::approve(None, &approved, &[]).unwrap();
+        let back = Lockfile::parse(&lock.to_bytes()).unwrap();
+        assert_eq!(back, lock);
+        assert_eq!(policies(&verify(&lock, &approved, &Options::default())), []);
+        for edited in [
+            None,
+            Some(
+                r#"{"command":"mcppin-guard","args":["--lock","other.lock.json","--server","docs","--pubkey","k.pem"]}"#,
+            ),
+            Some(
+                r#"{"command":"mcppin-guard","args":["--lock","mcp.lock.json","--server","docs"]}"#,
+            ),
+            Some(
+                r#"{"command":"mcppin-guard","args":["--lock","mcp.lock.json","--server","docs","--pubkey","k.pem","--mode","quarantine"]}"#,
+            ),
+            Some(
+                r#"{"command":"/tmp/mcppin-guard","args":["--lock","mcp.lock.json","--server","docs","--pubkey","k.pem"]}"#,
+            ),
+        ] {
+            let r = verify(&lock, &guarded(edited), &Options::default());
+            assert_eq!(policies(&r), [(Policy::LaunchChanged, None)], "{edited:?}");
+            assert!(r.findings[0].gated);
+            assert_eq!(r.exit_code(), 1);
+        }
+        // A version 3 lockfile recorded no guard: it says nothing about one, either way.
+        let v3 = Lockfile::parse(
+            &String::from_utf8(
+                Lockfile::approve(None, &guarded(None), &[])
+                    .unwrap()
+                    .to_bytes(),
+            )
+            .unwrap()
+            .replace("\"schema_version\": 4", "\"schema_version\": 3")
+            .into_bytes(),
+        )
+        .unwrap();
+        assert_eq!(policies(&verify(&v3, &approved, &Options::default())), []);
+        let bumped = guarded(Some(r#"{"command":"mcppin-guard","args":[]}"#));
+        let bumped = Manifest::parse(
+            &String::from_utf8(bumped.to_bytes())
+                .unwrap()
+                .replace("docs-mcp@1.2.0", "docs-mcp@1.2.1")
+                .into_bytes(),
+        )
+        .unwrap();
+        let r = verify(&v3, &bumped, &Options::default());
+        assert_eq!(policies(&r), [(Policy::LaunchChanged, None)]);
+        // Relocking it records the guard without moving the serial; from then on it counts.
+        let upgraded = Lockfile::approve(Some(&v3), &approved, &[]).unwrap();
+        assert_eq!(upgraded.approval_serial, v3.approval_serial);
+        assert_eq!(
+            policies(&verify(&upgraded, &guarded(None), &Options::default())),
+            [(Policy::LaunchChanged, None)]
+        );
+        // Adding a guard to an unguarded approval is a change too.
+        let unguarded = Lockfile::approve(None, &guarded(None), &[]).unwrap();
+        let r = verify(&unguarded, &approved, &Options::default());
+        assert_eq!(policies(&r), [(Policy::LaunchChanged, None)]);
+        let Evidence::LaunchChanged { approved, served } = &r.findings[0].evidence else {
+            panic!("{:?}", r.findings[0])
+        };
+        assert_eq!(approved.to_string(), "npx -y docs-mcp@1.2.0");
+        assert_eq!(
+            served.to_string(),
+            "mcppin-guard --lock mcp.lock.json --server docs --pubkey k.pem -- npx -y docs-mcp@1.2.0"
+        );
     }
 
     #[test]

@@ -121,6 +121,25 @@ impl Dir {
     }
 }
 
+/// Runs the `mcppin` binary (built beside this package's binary by `cargo test --workspace`)
+/// with `args` in `dir`, with a cleared environment.
+pub fn mcppin(dir: &Dir, args: &[&str]) -> Run {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_mcppin-export")).with_file_name("mcppin");
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo build -p mcppin` (cargo test --workspace builds it)",
+        path.display()
+    );
+    let out = Command::new(path)
+        .args(args)
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcppin");
+    Run::from_output(&out)
+}
+
 /// Live (not zombie) processes whose process group is `pgid`.
 pub fn group_members(pgid: i32) -> Vec<i32> {
     let mut members = Vec::new();

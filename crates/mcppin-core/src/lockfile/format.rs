@@ -43,12 +43,13 @@ impl Lockfile {
         Self::read(parse(bytes)?)
     }
 
-    /// Reads a lockfile (version 1, 2 or 3) from a value already read strictly.
+    /// Reads a lockfile (version 1, 2, 3 or 4) from a value already read strictly.
     ///
     /// # Errors
     ///
     /// - [`Error::WrongDocument`] for a manifest or a signature (see [`Document::of`]);
-    /// - [`Error::UnsupportedVersion`] for a version other than 1, 2 and 3;
+    /// - [`Error::UnsupportedVersion`] for a version other than 1, 2, 3 and 4;
+    /// - [`Error::LaterVersionMember`] for a launch `guard` in a lockfile before version 4;
     /// - [`Error::PinMismatch`] when a recorded digest (or list of undecidable literals) is
     ///   not what the approved object beside it gives, [`Error::NameMismatch`] when the
     ///   approved object names another item;
@@ -223,7 +224,7 @@ fn read_server(
         protocol_version: fields.optional_string("protocol_version")?,
         launch: fields
             .optional("launch")
-            .map(|v| Launch::from_value(v, &fields.at("launch")))
+            .map(|v| Launch::read(v, &fields.at("launch"), Document::Lockfile, version))
             .transpose()?,
         client_capabilities: fields
             .optional("client_capabilities")
@@ -508,6 +509,28 @@ mod tests {
     }
 
     #[test]
+    fn a_guard_in_a_launch_needs_version_4() {
+        let text = |version: u64| {
+            format!(
+                r#"{{"schema_version":{version},"approval_serial":1,"servers":[{{"id":"a","tools":[],
+                "launch":{{"command":"npx","args":[],"env":[],"guard":{{"command":"mcppin-guard","args":["--lock","l"]}}}}}}]}}"#
+            )
+        };
+        assert!(matches!(
+            Lockfile::parse(text(3).as_bytes()),
+            Err(Error::LaterVersionMember { ref pointer, version: 3, since: 4, .. })
+                if pointer == "/servers/0/launch/guard"
+        ));
+        let lock = Lockfile::parse(text(4).as_bytes()).unwrap();
+        assert_eq!(Lockfile::parse(&lock.to_bytes()).unwrap(), lock);
+        assert!(
+            String::from_utf8(lock.to_bytes())
+                .unwrap()
+                .contains("\"guard\": {")
+        );
+    }
+
+    #[test]
     fn refuses_unknown_members_and_versions() {
         assert_eq!(
             Lockfile::parse(br#"{"schema_version":2,"approval_serial":1,"servers":[],"x":0}"#),
@@ -517,10 +540,10 @@ mod tests {
             })
         );
         assert_eq!(
-            Lockfile::parse(br#"{"schema_version":4,"approval_serial":1,"servers":[]}"#),
+            Lockfile::parse(br#"{"schema_version":5,"approval_serial":1,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Lockfile,
-                version: 4
+                version: 5
             })
         );
         assert!(matches!(

@@ -36,7 +36,7 @@ mod approve;
 mod format;
 
 /// The `schema_version` this crate writes.
-pub const SCHEMA_VERSION: u64 = 3;
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// An approved surface. Holding a `Lockfile` means it passed the self-check: every pin
 /// matches the approved object beside it.
@@ -269,8 +269,9 @@ impl Lockfile {
 
     /// Whether two lockfiles approve the same surface: the same servers, names, protocol
     /// revisions, items, launches and client capabilities. The serial and the version of the
-    /// file do not count, and neither does a launch or capabilities `self` does not record
-    /// (an older lockfile said nothing about them: recording them is an upgrade, not a change).
+    /// file do not count, and neither does a launch, a launch's guard (before version 4) or
+    /// capabilities `self` does not record (an older lockfile said nothing about them:
+    /// recording them is an upgrade, not a change).
     #[must_use]
     pub fn same_surface(&self, other: &Self) -> bool {
         self.servers.len() == other.servers.len()
@@ -278,7 +279,11 @@ impl Lockfile {
                 other.servers.get(id).is_some_and(|b| {
                     a.reported_name == b.reported_name
                         && a.protocol_version == b.protocol_version
-                        && (a.launch.is_none() || a.launch == b.launch)
+                        && match (&a.launch, &b.launch) {
+                            (None, _) => true,
+                            (Some(was), Some(is)) => was.approves(is, self.schema_version),
+                            (Some(_), None) => false,
+                        }
                         && (!a.widened || (b.widened && a.instructions == b.instructions))
                         && (a.client_capabilities.is_none()
                             || a.client_capabilities == b.client_capabilities)
