@@ -596,7 +596,7 @@ fn approve_server_slash_tilde_instructions_approves_the_instructions_alone() {
 }
 
 #[test]
-fn manifests_of_version_2_and_3_are_read_and_a_version_3_member_in_version_2_is_named() {
+fn manifests_of_versions_2_to_4_are_read_and_a_later_member_in_an_earlier_version_is_named() {
     let dir = Dir::new();
     let v2 = r#"{"schema_version": 2, "complete": true, "servers": [{"id": "docs", "tools": [{"name": "search"}]}]}"#;
     dir.write("v2.json", v2);
@@ -627,11 +627,33 @@ fn manifests_of_version_2_and_3_are_read_and_a_version_3_member_in_version_2_is_
     );
     dir.mcppin(&["verify", "--lock", "lock.json", "mixed.json"])
         .code(0);
+    // Version 4 added `not_served`: a version 3 manifest holding it names the mismatch.
+    let unserved = v2.replace(
+        "\"tools\"",
+        "\"prompts\": [], \"resource_templates\": [], \"not_served\": [\"prompts\"], \"tools\"",
+    );
+    dir.write(
+        "mixed.json",
+        unserved.replace("\"schema_version\": 2", "\"schema_version\": 3"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "mixed.json"])
+        .code(4)
+        .stderr_has(
+            "manifest schema_version 3 has no member \"not_served\" at \"/servers/0/not_served\": \
+             it was added in schema_version 4",
+        );
     dir.write(
         "v4.json",
-        v2.replace("\"schema_version\": 2", "\"schema_version\": 4"),
+        unserved.replace("\"schema_version\": 2", "\"schema_version\": 4"),
     );
     dir.mcppin(&["verify", "--lock", "lock.json", "v4.json"])
+        .code(0);
+    // The first version this build does not know (it was 4 before `not_served`).
+    dir.write(
+        "v5.json",
+        v2.replace("\"schema_version\": 2", "\"schema_version\": 5"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "v5.json"])
         .code(4)
-        .stderr_has("manifest schema_version 4 is not supported by this build");
+        .stderr_has("manifest schema_version 5 is not supported by this build");
 }

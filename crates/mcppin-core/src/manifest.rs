@@ -21,17 +21,23 @@ use crate::document::{Document, Error};
 use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array, take_list,
+    Fields, ItemKind, Items, NOT_SERVED, array, check_not_served, count, element, not_served_value,
+    put, put_opt, read_not_served, string, string_array, take_list,
 };
 use crate::value::{Kind, Object, Value};
 
-/// The `schema_version` this crate writes; it reads this one and version 2
-/// ([`READ_VERSIONS`]).
+/// The `schema_version` this crate writes, unless a server left an optional list unserved
+/// ([`NOT_SERVED_VERSION`]); it reads versions 2 to 4 ([`READ_VERSIONS`]).
 pub const SCHEMA_VERSION: u64 = 3;
 
+/// The `schema_version` of a manifest recording a list a server did not serve (the server
+/// member `not_served`, docs/formats.md). Written only then: a manifest without one stays
+/// readable by builds that know version 3.
+pub const NOT_SERVED_VERSION: u64 = 4;
+
 /// The `schema_version`s this crate reads: 2, which has none of the server members
-/// [`VERSION_3_MEMBERS`], and 3 (docs/formats.md).
-pub const READ_VERSIONS: [u64; 2] = [2, 3];
+/// [`VERSION_3_MEMBERS`], 3, and 4, which adds `not_served` (docs/formats.md).
+pub const READ_VERSIONS: [u64; 3] = [2, 3, 4];
 
 /// The server members version 3 added: a version 2 manifest holding one is refused, naming
 /// it and the version.
@@ -94,6 +100,10 @@ pub struct ServerSurface {
     pub resource_templates: Items,
     /// The server's `instructions`, when it gave any (meaningful when `widened`).
     pub instructions: Option<String>,
+    /// The optional lists the server declared the capability of but does not implement
+    /// (`-32601 Method not found`): their items are empty, and a later reading that serves
+    /// items there is compared with that (meaningful when `widened`; version 4).
+    pub not_served: BTreeSet<ItemKind>,
 }
 
 impl ServerSurface {
@@ -143,6 +153,7 @@ const SERVER_MEMBERS: &[&str] = &[
     "prompts",
     "resource_templates",
     "instructions",
+    NOT_SERVED,
 ];
 
 impl Manifest {
@@ -264,7 +275,12 @@ impl Manifest {
     #[must_use]
     pub fn to_value(&self) -> Value {
         let mut o = Object::new();
-        put(&mut o, "schema_version", SCHEMA_VERSION);
+        let version = if self.servers.values().any(|s| !s.not_served.is_empty()) {
+            NOT_SERVED_VERSION
+        } else {
+            SCHEMA_VERSION
+        };
+        put(&mut o, "schema_version", version);
         put_opt(&mut o, "protocol_version", self.protocol_version.as_deref());
         put(&mut o, "complete", self.complete);
         put_opt(&mut o, "captured_at", self.captured_at.as_deref());
@@ -306,6 +322,9 @@ impl Manifest {
                 }
                 if server.widened {
                     put_opt(&mut s, "instructions", server.instructions.as_deref());
+                    if !server.not_served.is_empty() {
+                        put(&mut s, NOT_SERVED, not_served_value(&server.not_served));
+                    }
                 }
                 Value::from(s)
             })
@@ -365,6 +384,16 @@ fn read_server(
             since: 3,
         });
     }
+    if version < NOT_SERVED_VERSION && crate::surface::object(value, pointer)?.contains(NOT_SERVED)
+    {
+        return Err(Error::LaterVersionMember {
+            document: Document::Manifest,
+            pointer: crate::surface::child(pointer, NOT_SERVED),
+            name: NOT_SERVED.to_owned(),
+            version,
+            since: NOT_SERVED_VERSION,
+        });
+    }
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
     let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
@@ -393,6 +422,11 @@ fn read_server(
         prompts: Items::new(),
         resource_templates: Items::new(),
         instructions: fields.optional_string("instructions")?,
+        not_served: fields
+            .optional(NOT_SERVED)
+            .map(|v| read_not_served(v, &fields.at(NOT_SERVED)))
+            .transpose()?
+            .unwrap_or_default(),
     };
     for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
         if !kind.always_listed() && !server.widened {
@@ -406,6 +440,9 @@ fn read_server(
                 .insert(&id, kind, item, &element(&list_pointer, i))?;
         }
     }
+    check_not_served(&fields, &server.not_served, server.widened, |k| {
+        server.items(k).len()
+    })?;
     Ok((id, server))
 }
 
@@ -577,10 +614,10 @@ mod tests {
     #[test]
     fn refuses_unknown_versions() {
         assert_eq!(
-            read(r#"{"schema_version":4,"complete":true,"servers":[]}"#),
+            read(r#"{"schema_version":5,"complete":true,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Manifest,
-                version: 4
+                version: 5
             })
         );
     }

@@ -107,6 +107,20 @@ impl Dir {
     }
 }
 
+/// Runs the `mcppin` binary (built beside this package's binary by `cargo test --workspace`)
+/// in `dir` with a cleared environment, bounded in time.
+pub fn mcppin(dir: &Dir, args: &[&str]) -> Run {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_mcppin-export")).with_file_name("mcppin");
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo build -p mcppin` (cargo test --workspace builds it)",
+        path.display()
+    );
+    let mut command = Command::new(path);
+    command.args(args).current_dir(dir.path()).env_clear();
+    mcppin_testkit::run(&mut command, Vec::new(), mcppin_testkit::StdinEnd::Closes)
+}
+
 /// Live (not zombie) processes whose process group is `pgid`.
 pub fn group_members(pgid: i32) -> Vec<i32> {
     let mut members = Vec::new();

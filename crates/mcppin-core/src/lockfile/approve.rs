@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection};
+use super::{
+    LockedItem, LockedServer, Lockfile, NOT_SERVED_VERSION, Pin, SCHEMA_VERSION, Selection,
+};
 use crate::document::Error;
 use crate::manifest::{Manifest, ServerSurface};
 use crate::surface::ItemKind;
@@ -85,6 +87,9 @@ impl Lockfile {
             }
         }
         recover_version1(&mut next, manifest)?;
+        if next.records_not_served() {
+            next.schema_version = NOT_SERVED_VERSION;
+        }
         next.approval_serial = match previous {
             None => 1,
             Some(p) if p.same_surface(&next) => p.approval_serial,
@@ -109,6 +114,7 @@ fn approve_server(
         prompts: BTreeMap::new(),
         resource_templates: BTreeMap::new(),
         instructions: surface.instructions.clone(),
+        not_served: surface.not_served.clone(),
     };
     for kind in ItemKind::ALL {
         let items = server.items_mut(kind);
@@ -120,6 +126,10 @@ fn approve_server(
         }
         for (name, item) in surface.items(kind).iter() {
             items.insert(name.to_owned(), LockedItem::approve(item.clone()));
+        }
+        if !items.is_empty() {
+            // Approved items an incomplete capture did not see are kept: the list is served.
+            server.not_served.remove(&kind);
         }
     }
     server
@@ -144,6 +154,7 @@ fn entry<'l>(
             prompts: BTreeMap::new(),
             resource_templates: BTreeMap::new(),
             instructions: surface.instructions.clone(),
+            not_served: surface.not_served.clone(),
         })
 }
 
@@ -153,6 +164,9 @@ fn approve_instructions(next: &mut Lockfile, manifest: &Manifest, server: &str) 
     let surface = manifest.servers.get(server).filter(|s| s.widened)?;
     let entry = entry(next, server, surface);
     // Like the first approved prompt or template, this widens an approval of tools alone.
+    if !entry.widened {
+        entry.not_served = surface.not_served.clone();
+    }
     entry.widened = true;
     entry.instructions = surface.instructions.clone();
     Some(())
@@ -170,10 +184,13 @@ fn approve_item(next: &mut Lockfile, manifest: &Manifest, server: &str, name: &s
                 // instructions of the same capture.
                 entry.widened = true;
                 entry.instructions = surface.instructions.clone();
+                entry.not_served = surface.not_served.clone();
             }
             entry
                 .items_mut(kind)
                 .insert(name.to_owned(), LockedItem::approve(item.clone()));
+            // An item approved in a list the lock recorded as not served: it is served now.
+            entry.not_served.remove(&kind);
             done = true;
         } else if manifest.complete {
             // Approving the withdrawal of an item a complete capture no longer shows.

@@ -3,15 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION};
+use super::{LockedItem, LockedServer, Lockfile, NOT_SERVED_VERSION, Pin};
 use crate::canon::to_pretty;
 use crate::digest::Digest;
 use crate::document::{Document, Error};
 use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,
-    strings, take_list, take_member,
+    Fields, ItemKind, NOT_SERVED, array, check_not_served, count, element, item_key,
+    not_served_value, object, put, put_opt, read_not_served, string, string_array, strings,
+    take_list, take_member,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -29,6 +30,19 @@ const SERVER_MEMBERS_V3: &[&str] = &[
     "resource_templates",
     "instructions",
 ];
+/// Version 4 adds the optional lists a server did not serve.
+const SERVER_MEMBERS_V4: &[&str] = &[
+    "id",
+    "reported_name",
+    "protocol_version",
+    "launch",
+    "client_capabilities",
+    "tools",
+    "prompts",
+    "resource_templates",
+    "instructions",
+    NOT_SERVED,
+];
 const INSTRUCTIONS_MEMBERS: &[&str] = &["approved", "digest"];
 const ITEM_MEMBERS_V1: &[&str] = &["name", "digest"];
 const ITEM_MEMBERS_V2: &[&str] = &["name", "digest", "undecidable_literals", "approved"];
@@ -43,12 +57,12 @@ impl Lockfile {
         Self::read(parse(bytes)?)
     }
 
-    /// Reads a lockfile (version 1, 2 or 3) from a value already read strictly.
+    /// Reads a lockfile (version 1 to 4) from a value already read strictly.
     ///
     /// # Errors
     ///
     /// - [`Error::WrongDocument`] for a manifest or a signature (see [`Document::of`]);
-    /// - [`Error::UnsupportedVersion`] for a version other than 1, 2 and 3;
+    /// - [`Error::UnsupportedVersion`] for a version other than 1 to 4;
     /// - [`Error::PinMismatch`] when a recorded digest (or list of undecidable literals) is
     ///   not what the approved object beside it gives, [`Error::NameMismatch`] when the
     ///   approved object names another item;
@@ -71,7 +85,7 @@ impl Lockfile {
                 pointer: String::new(),
                 name: "schema_version",
             })?;
-        if !(1..=SCHEMA_VERSION).contains(&version) {
+        if !(1..=NOT_SERVED_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion {
                 document: Document::Lockfile,
                 version,
@@ -100,11 +114,17 @@ impl Lockfile {
         })
     }
 
-    /// The lockfile as a value, in the form of its own version.
+    /// The lockfile as a value, in the form of its own version (version 4 when a server
+    /// records a list it did not serve, which no earlier version can hold).
     #[must_use]
     pub fn to_value(&self) -> Value {
         let mut o = Object::new();
-        put(&mut o, "schema_version", self.schema_version);
+        let version = if self.records_not_served() {
+            self.schema_version.max(NOT_SERVED_VERSION)
+        } else {
+            self.schema_version
+        };
+        put(&mut o, "schema_version", version);
         put(&mut o, "approval_serial", self.approval_serial);
         let servers = self
             .servers
@@ -149,6 +169,9 @@ impl Lockfile {
                         Pin::of(&Value::from(text.as_str())).to_string(),
                     );
                     put(&mut s, "instructions", Value::from(i));
+                }
+                if server.widened && !server.not_served.is_empty() {
+                    put(&mut s, NOT_SERVED, not_served_value(&server.not_served));
                 }
                 Value::from(s)
             })
@@ -211,10 +234,10 @@ fn read_server(
 ) -> Result<(String, LockedServer), Error> {
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
-    let known = if version >= 3 {
-        SERVER_MEMBERS_V3
-    } else {
-        SERVER_MEMBERS
+    let known = match version {
+        4.. => SERVER_MEMBERS_V4,
+        3 => SERVER_MEMBERS_V3,
+        _ => SERVER_MEMBERS,
     };
     let fields = Fields::new(value, pointer, known)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
@@ -239,6 +262,11 @@ fn read_server(
             .optional("instructions")
             .map(|v| read_instructions(v, &fields.at("instructions")))
             .transpose()?,
+        not_served: fields
+            .optional(NOT_SERVED)
+            .map(|v| read_not_served(v, &fields.at(NOT_SERVED)))
+            .transpose()?
+            .unwrap_or_default(),
     };
     for (kind, mut entries) in ItemKind::ALL.into_iter().zip(lists) {
         if !kind.always_listed() && !server.widened {
@@ -259,6 +287,9 @@ fn read_server(
             server.items_mut(kind).insert(name, item);
         }
     }
+    check_not_served(&fields, &server.not_served, server.widened, |k| {
+        server.items(k).len()
+    })?;
     Ok((id, server))
 }
 
@@ -517,10 +548,10 @@ mod tests {
             })
         );
         assert_eq!(
-            Lockfile::parse(br#"{"schema_version":4,"approval_serial":1,"servers":[]}"#),
+            Lockfile::parse(br#"{"schema_version":5,"approval_serial":1,"servers":[]}"#),
             Err(Error::UnsupportedVersion {
                 document: Document::Lockfile,
-                version: 4
+                version: 5
             })
         );
         assert!(matches!(

@@ -22,7 +22,7 @@
 //! This file holds the types; `format` reads and writes the file (docs/formats.md) and
 //! `approve` computes the lockfile `mcppin lock` writes ([`Lockfile::approve`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -35,8 +35,15 @@ use crate::value::Value;
 mod approve;
 mod format;
 
-/// The `schema_version` this crate writes.
+/// The `schema_version` this crate writes, unless a server records a list it did not serve
+/// ([`NOT_SERVED_VERSION`]).
 pub const SCHEMA_VERSION: u64 = 3;
+
+/// The `schema_version` of a lockfile recording a list a server did not serve (the server
+/// member `not_served`, docs/formats.md), and the newest this crate reads. Written only then:
+/// a lockfile without one stays readable by builds that know version 3, and re-locking an
+/// unchanged surface keeps its bytes and its signature.
+pub const NOT_SERVED_VERSION: u64 = 4;
 
 /// An approved surface. Holding a `Lockfile` means it passed the self-check: every pin
 /// matches the approved object beside it.
@@ -75,6 +82,10 @@ pub struct LockedServer {
     /// The approved `instructions`, `None` when the server gave none (meaningful when
     /// `widened`).
     pub instructions: Option<String>,
+    /// The optional lists the server declared but did not serve (`-32601 Method not found`)
+    /// when approved: their approved items are none, so whatever a later reading serves there
+    /// is unapproved (meaningful when `widened`; version 4). A kind named here has no items.
+    pub not_served: BTreeSet<ItemKind>,
 }
 
 impl LockedServer {
@@ -261,10 +272,18 @@ impl Lockfile {
         }
     }
 
-    /// The `schema_version` the file was read with (new lockfiles: [`SCHEMA_VERSION`]).
+    /// The `schema_version` the file was read with (new lockfiles: [`SCHEMA_VERSION`], or
+    /// [`NOT_SERVED_VERSION`] when a server records a list it did not serve).
     #[must_use]
     pub fn schema_version(&self) -> u64 {
         self.schema_version
+    }
+
+    /// Whether a server of the widened surface records a list it did not serve.
+    fn records_not_served(&self) -> bool {
+        self.servers
+            .values()
+            .any(|s| s.widened && !s.not_served.is_empty())
     }
 
     /// Whether two lockfiles approve the same surface: the same servers, names, protocol
@@ -279,7 +298,10 @@ impl Lockfile {
                     a.reported_name == b.reported_name
                         && a.protocol_version == b.protocol_version
                         && (a.launch.is_none() || a.launch == b.launch)
-                        && (!a.widened || (b.widened && a.instructions == b.instructions))
+                        && (!a.widened
+                            || (b.widened
+                                && a.instructions == b.instructions
+                                && a.not_served == b.not_served))
                         && (a.client_capabilities.is_none()
                             || a.client_capabilities == b.client_capabilities)
                         && ItemKind::ALL
