@@ -659,6 +659,10 @@ fn summary(surface: &ServerSurface, reading: &Reading, took: Duration) -> String
     let items: Vec<String> = ItemKind::ALL
         .iter()
         .map(|&kind| {
+            if surface.not_served.contains(&kind) {
+                // Declared but answered with -32601: recorded as not served (docs/export.md).
+                return format!("no {}s ({} not served)", kind.noun(), kind.list_method());
+            }
             let n = surface.items(kind).len();
             format!("{n} {}{}", kind.noun(), if n == 1 { "" } else { "s" })
         })
@@ -763,6 +767,7 @@ fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface
     surface.passes = Some(u64::from(captured.passes));
     surface.widened = true;
     surface.instructions = captured.instructions;
+    surface.not_served = captured.not_served;
     let kinds = [
         (ItemKind::Tool, captured.tools),
         (ItemKind::Prompt, captured.prompts),

@@ -5,6 +5,7 @@
 mod util;
 
 use mcppin_core::manifest::Manifest;
+use mcppin_core::surface::ItemKind;
 use util::{Dir, Run, fixture, json_string, mcppin};
 
 const HONEST: [&str; 4] = [
@@ -195,6 +196,71 @@ fn a_legacy_only_server_fails_a_2026_export() {
         "legacy",
         "answered server/discover with error -32601",
     );
+}
+
+#[test]
+fn an_optional_list_the_server_does_not_implement_is_captured_as_not_served() {
+    // Servers on the Python SDK below 2 (mcp-server-sqlite 2025.4.25) declare `resources` and
+    // answer resources/templates/list with -32601: the export once failed the configuration.
+    let dir = Dir::new();
+    dir.config(&[("db", &["--mode", "no-optional-lists"]), ("demo", &[])]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
+    run.code(0).stderr_has(
+        "server \"db\": 4 tools, no prompts (prompts/list not served), no resource templates \
+         (resources/templates/list not served) over 2025-11-25",
+    );
+    let m = manifest(&dir, "m.json");
+    assert!(m.complete);
+    assert_eq!(tool_names(&m, "db"), HONEST);
+    let kinds = |id: &str| m.servers[id].not_served.iter().copied().collect::<Vec<_>>();
+    assert_eq!(kinds("db"), [ItemKind::Prompt, ItemKind::ResourceTemplate]);
+    assert_eq!(kinds("demo"), []);
+    let text = String::from_utf8(dir.read("m.json")).unwrap();
+    assert!(text.contains(r#""schema_version": 4"#), "{text}");
+    dir.assert_gone("db");
+}
+
+#[test]
+fn a_list_served_where_the_lock_says_not_served_fails_verify() {
+    // End to end through the binaries: capture a server without resources/templates/list,
+    // lock it, capture it again once it serves a template: mcppin verify fails (exit 1); a
+    // capture that still does not serve it passes (exit 0).
+    let dir = Dir::new();
+    dir.config(&[("db", &["--mode", "no-optional-lists"])]);
+    dir.export(&["--config", "mcp.json", "-o", "before.json"])
+        .code(0);
+    util::mcppin(&dir, &["lock", "-o", "mcp.lock.json", "before.json"]).code(0);
+    let lock = String::from_utf8(dir.read("mcp.lock.json")).unwrap();
+    assert!(lock.contains(r#""not_served": ["#), "{lock}");
+    dir.export(&["--config", "mcp.json", "-o", "again.json"])
+        .code(0);
+    util::mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "again.json"])
+        .code(0)
+        .stdout_has("PASS");
+    dir.config(&[(
+        "db",
+        &["--mode", "no-optional-lists", "--mode", "templates"],
+    )]);
+    dir.export(&["--config", "mcp.json", "-o", "after.json"])
+        .code(0);
+    util::mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "after.json"])
+        .code(1)
+        .stdout_has("resource-template-added")
+        .stdout_has("notes://{name}");
+}
+
+#[test]
+fn an_optional_list_failing_otherwise_fails_the_capture() {
+    // Only -32601 on an optional list is "not served": a failure of tools/list, the list the
+    // surface depends on, fails the capture (the other errors of optional lists are tested
+    // against the session).
+    let dir = Dir::new();
+    dir.config(&[(
+        "db",
+        &["--mode", "no-optional-lists", "--mode", "malformed"],
+    )]);
+    let run = dir.export(&["--config", "mcp.json", "-o", "m.json"]);
+    assert_failed(&dir, &run, 3, "db", "tools/list");
 }
 
 #[test]

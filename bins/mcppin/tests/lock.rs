@@ -647,6 +647,28 @@ fn manifests_of_versions_2_to_4_are_read_and_a_later_member_in_an_earlier_versio
     );
     dir.mcppin(&["verify", "--lock", "lock.json", "guarded.json"])
         .code(0);
+    // Version 4 added `not_served`: a version 3 manifest holding it names the mismatch.
+    let unserved = v2.replace(
+        "\"tools\"",
+        "\"prompts\": [], \"resource_templates\": [], \"not_served\": [\"prompts\"], \"tools\"",
+    );
+    dir.write(
+        "mixed.json",
+        unserved.replace("\"schema_version\": 2", "\"schema_version\": 3"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "mixed.json"])
+        .code(4)
+        .stderr_has(
+            "manifest schema_version 3 has no member \"not_served\" at \"/servers/0/not_served\": \
+             it was added in schema_version 4",
+        );
+    dir.write(
+        "v4.json",
+        unserved.replace("\"schema_version\": 2", "\"schema_version\": 4"),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "v4.json"])
+        .code(0);
+    // The first version this build does not know (it was 4 before `not_served`).
     dir.write(
         "v5.json",
         v2.replace("\"schema_version\": 2", "\"schema_version\": 5"),

@@ -37,6 +37,8 @@ pub const MAX_PAGES: usize = 10_000;
 
 /// The JSON-RPC error code of `UnsupportedProtocolVersionError` (2026-07-28).
 const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// JSON-RPC 2.0's "Method not found": a server that does not implement a list.
+const METHOD_NOT_FOUND: i64 = -32601;
 /// Other JSON-RPC error codes that only a modern server sends (2026-07-28, "Error Codes").
 const MODERN_ERROR_CODES: [i64; 2] = [-32020, -32021];
 
@@ -289,6 +291,29 @@ impl<T: Transport> Session<T> {
     /// As [`Session::request`], plus [`Error::RepeatedCursor`], [`Error::TooManyPages`] and
     /// [`Error::Protocol`] for a page without the `key` array or with a non-string cursor.
     pub fn list_all(&mut self, method: &str, key: &str) -> Result<Vec<Value>, Error> {
+        self.list_pages(method, key, false)
+            .map(Option::unwrap_or_default)
+    }
+
+    /// Reads every page of an optional list, as [`Session::list_all`] does; `None` when the
+    /// server answers its first page with `-32601 Method not found`: it declared the
+    /// capability but does not implement the list (as servers on the Python SDK below 2 answer
+    /// `resources/templates/list`), so it serves no items there.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::list_all`]: any other error, and `-32601` on a later page (the server
+    /// served the list, then broke it).
+    pub fn list_optional(&mut self, method: &str, key: &str) -> Result<Option<Vec<Value>>, Error> {
+        self.list_pages(method, key, true)
+    }
+
+    fn list_pages(
+        &mut self,
+        method: &str,
+        key: &str,
+        optional: bool,
+    ) -> Result<Option<Vec<Value>>, Error> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = BTreeSet::new();
@@ -297,7 +322,14 @@ impl<T: Transport> Session<T> {
             if let Some(c) = &cursor {
                 params.insert("cursor", c.as_str());
             }
-            let result = self.request(method, params)?;
+            let result = match self.request(method, params) {
+                Err(Error::ServerError { code, .. })
+                    if optional && cursor.is_none() && code == METHOD_NOT_FOUND =>
+                {
+                    return Ok(None);
+                }
+                other => other?,
+            };
             let Kind::Object(mut page) = result.into_kind() else {
                 return Err(protocol(method, "the result is not an object"));
             };
@@ -306,7 +338,7 @@ impl<T: Transport> Session<T> {
                 _ => return Err(protocol(method, "a page without its list array")),
             }
             match page.remove("nextCursor").map(Value::into_kind) {
-                None => return Ok(items),
+                None => return Ok(Some(items)),
                 Some(Kind::String(next)) => {
                     let next = String::from(next);
                     if !seen.insert(next.clone()) {

@@ -196,6 +196,105 @@ fn a_single_reading_cannot_see_the_shift() {
     assert_eq!(captured.tools.len(), 3);
 }
 
+#[test]
+fn an_optional_list_the_server_does_not_implement_is_captured_as_not_served() {
+    use mcppin_core::surface::ItemKind;
+    let two = NonZeroU32::new(2).unwrap();
+    for era in [Era::Legacy, Era::Modern] {
+        let mut session = open(&[Mode::NoOptionalLists], era, Protocol::Auto);
+        let captured = capture(&mut session, two).unwrap();
+        assert!(captured.agreed, "{era:?}");
+        assert_eq!(names(&captured.tools), HONEST, "{era:?}");
+        assert!(captured.prompts.is_empty() && captured.resource_templates.is_empty());
+        assert_eq!(
+            captured.not_served.iter().copied().collect::<Vec<_>>(),
+            [ItemKind::Prompt, ItemKind::ResourceTemplate],
+            "{era:?}"
+        );
+    }
+    // A list the server does serve is captured, and is not named.
+    let mut session = open(
+        &[Mode::NoOptionalLists, Mode::Templates],
+        Era::Dual,
+        Protocol::default(),
+    );
+    let captured = capture(&mut session, two).unwrap();
+    assert_eq!(captured.resource_templates.len(), 1);
+    assert_eq!(
+        captured.not_served.iter().copied().collect::<Vec<_>>(),
+        [ItemKind::Prompt]
+    );
+}
+
+/// A server declaring tools, prompts and resources, answering `prompts/list` as `prompts`
+/// says (given the cursor) and `resources/templates/list` with an empty list.
+fn optional_lists(
+    tools: Value,
+    prompts: impl Fn(Option<&str>) -> Value,
+) -> impl FnMut(&Value) -> Vec<Value> {
+    move |req: &Value| {
+        let id = req["id"].clone();
+        let cursor = req.pointer("/params/cursor").and_then(Value::as_str);
+        let answer = match req["method"].as_str().unwrap() {
+            "initialize" => json!({"result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
+                "serverInfo": {"name": "s", "version": "1"}}}),
+            "tools/list" => tools.clone(),
+            "prompts/list" => prompts(cursor),
+            "resources/templates/list" => json!({"result": {"resourceTemplates": []}}),
+            _ => return vec![],
+        };
+        let mut answer = answer;
+        answer["jsonrpc"] = json!("2.0");
+        answer["id"] = id;
+        vec![answer]
+    }
+}
+
+#[test]
+fn only_method_not_found_on_the_first_page_of_an_optional_list_is_not_served() {
+    let one = NonZeroU32::new(1).unwrap();
+    let tools = json!({"result": {"tools": [{"name": "t", "inputSchema": {}}]}});
+    let not_found = json!({"error": {"code": -32601, "message": "Method not found"}});
+    // Not implemented: captured as not served.
+    let server = optional_lists(tools.clone(), |_| not_found.clone());
+    let mut session = Session::open(Scripted::new(server), &options(Protocol::default())).unwrap();
+    let captured = capture(&mut session, one).unwrap();
+    assert_eq!(captured.not_served.len(), 1);
+    assert_eq!(names(&captured.tools), ["t"]);
+    // Any other error of an optional list fails the capture.
+    let server = optional_lists(
+        tools.clone(),
+        |_| json!({"error": {"code": -32603, "message": "Internal error"}}),
+    );
+    let mut session = Session::open(Scripted::new(server), &options(Protocol::default())).unwrap();
+    let err = capture(&mut session, one).unwrap_err();
+    assert!(
+        matches!(err, Error::ServerError { code: -32603, ref method, .. } if method == "prompts/list"),
+        "{err:?}"
+    );
+    // Method not found on a later page: the list was served, then broke.
+    let server = optional_lists(tools.clone(), |cursor| match cursor {
+        None => json!({"result": {"prompts": [{"name": "p"}], "nextCursor": "2"}}),
+        Some(_) => json!({"error": {"code": -32601, "message": "Method not found"}}),
+    });
+    let mut session = Session::open(Scripted::new(server), &options(Protocol::default())).unwrap();
+    let err = capture(&mut session, one).unwrap_err();
+    assert!(
+        matches!(err, Error::ServerError { code: -32601, .. }),
+        "{err:?}"
+    );
+    // The list the surface depends on: tools/list failing fails the capture, -32601 included.
+    let server = optional_lists(not_found.clone(), |_| json!({"result": {"prompts": []}}));
+    let mut session = Session::open(Scripted::new(server), &options(Protocol::default())).unwrap();
+    let err = capture(&mut session, one).unwrap_err();
+    assert!(
+        matches!(err, Error::ServerError { code: -32601, ref method, .. } if method == "tools/list"),
+        "{err:?}"
+    );
+}
+
 /// A transport that answers each request with what a closure returns, recording requests.
 struct Scripted<F> {
     respond: F,

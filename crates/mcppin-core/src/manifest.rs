@@ -21,7 +21,8 @@ use crate::document::{Document, Error};
 use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, Items, array, count, element, put, put_opt, string, string_array, take_list,
+    Fields, ItemKind, Items, NOT_SERVED, array, check_not_served, count, element, not_served_value,
+    put, put_opt, read_not_served, string, string_array, take_list,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -29,8 +30,13 @@ use crate::value::{Kind, Object, Value};
 /// ([`READ_VERSIONS`]).
 pub const SCHEMA_VERSION: u64 = 4;
 
+/// The `schema_version` that added the server member `not_served` (docs/formats.md): an
+/// earlier manifest holding it is refused.
+pub const NOT_SERVED_VERSION: u64 = 4;
+
 /// The `schema_version`s this crate reads: 2, which has none of the server members
-/// [`VERSION_3_MEMBERS`], 3, whose launches record no guard, and 4 (docs/formats.md).
+/// [`VERSION_3_MEMBERS`], 3, whose launches record no guard, and 4, which adds the launch's
+/// `guard` and the server's `not_served` (docs/formats.md).
 pub const READ_VERSIONS: [u64; 3] = [2, 3, 4];
 
 /// The server members version 3 added: a version 2 manifest holding one is refused, naming
@@ -94,6 +100,10 @@ pub struct ServerSurface {
     pub resource_templates: Items,
     /// The server's `instructions`, when it gave any (meaningful when `widened`).
     pub instructions: Option<String>,
+    /// The optional lists the server declared the capability of but does not implement
+    /// (`-32601 Method not found`): their items are empty, and a later reading that serves
+    /// items there is compared with that (meaningful when `widened`; version 4).
+    pub not_served: BTreeSet<ItemKind>,
 }
 
 impl ServerSurface {
@@ -143,6 +153,7 @@ const SERVER_MEMBERS: &[&str] = &[
     "prompts",
     "resource_templates",
     "instructions",
+    NOT_SERVED,
 ];
 
 impl Manifest {
@@ -307,6 +318,9 @@ impl Manifest {
                 }
                 if server.widened {
                     put_opt(&mut s, "instructions", server.instructions.as_deref());
+                    if !server.not_served.is_empty() {
+                        put(&mut s, NOT_SERVED, not_served_value(&server.not_served));
+                    }
                 }
                 Value::from(s)
             })
@@ -366,6 +380,16 @@ fn read_server(
             since: 3,
         });
     }
+    if version < NOT_SERVED_VERSION && crate::surface::object(value, pointer)?.contains(NOT_SERVED)
+    {
+        return Err(Error::LaterVersionMember {
+            document: Document::Manifest,
+            pointer: crate::surface::child(pointer, NOT_SERVED),
+            name: NOT_SERVED.to_owned(),
+            version,
+            since: NOT_SERVED_VERSION,
+        });
+    }
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
     let fields = Fields::new(value, pointer, SERVER_MEMBERS)?;
@@ -394,6 +418,11 @@ fn read_server(
         prompts: Items::new(),
         resource_templates: Items::new(),
         instructions: fields.optional_string("instructions")?,
+        not_served: fields
+            .optional(NOT_SERVED)
+            .map(|v| read_not_served(v, &fields.at(NOT_SERVED)))
+            .transpose()?
+            .unwrap_or_default(),
     };
     for (kind, items) in ItemKind::ALL.into_iter().zip(lists) {
         if !kind.always_listed() && !server.widened {
@@ -407,6 +436,9 @@ fn read_server(
                 .insert(&id, kind, item, &element(&list_pointer, i))?;
         }
     }
+    check_not_served(&fields, &server.not_served, server.widened, |k| {
+        server.items(k).len()
+    })?;
     Ok((id, server))
 }
 

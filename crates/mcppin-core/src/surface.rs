@@ -5,7 +5,7 @@
 //! `instructions` string (docs/formats.md). Code that walks a surface goes through
 //! [`ItemKind`] so that a new kind is one enum variant, not a rewrite.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::document::Error;
@@ -73,6 +73,16 @@ impl ItemKind {
     #[must_use]
     pub fn always_listed(self) -> bool {
         self == Self::Tool
+    }
+
+    /// The MCP method that lists items of this kind (`tools/list`).
+    #[must_use]
+    pub fn list_method(self) -> &'static str {
+        match self {
+            Self::Tool => "tools/list",
+            Self::Prompt => "prompts/list",
+            Self::ResourceTemplate => "resources/templates/list",
+        }
     }
 }
 
@@ -425,6 +435,63 @@ pub(crate) fn strings(value: &Value, pointer: &str) -> Result<Vec<String>, Error
         .enumerate()
         .map(|(i, v)| string(v, &element(pointer, i)).map(str::to_owned))
         .collect()
+}
+
+/// The name `not_served` has in the server entries of manifests and lockfiles: the optional
+/// lists a server declared the capability of but answered with `-32601 Method not found`
+/// (docs/formats.md). Version 4.
+pub(crate) const NOT_SERVED: &str = "not_served";
+
+/// Reads a `not_served` member: the list members (`prompts`, `resource_templates`) of kinds
+/// the server did not serve, each once.
+pub(crate) fn read_not_served(value: &Value, pointer: &str) -> Result<BTreeSet<ItemKind>, Error> {
+    let mut kinds = BTreeSet::new();
+    for (i, v) in array(value, pointer)?.iter().enumerate() {
+        let at = element(pointer, i);
+        let name = string(v, &at)?;
+        let kind = ItemKind::ALL
+            .into_iter()
+            .find(|k| !k.always_listed() && k.list_member() == name)
+            .ok_or_else(|| Error::Invalid {
+                pointer: at.clone(),
+                expected: "\"prompts\" or \"resource_templates\"",
+            })?;
+        if !kinds.insert(kind) {
+            return Err(Error::Invalid {
+                pointer: at,
+                expected: "each list named once",
+            });
+        }
+    }
+    Ok(kinds)
+}
+
+/// Checks a server entry's `not_served` against its lists: it belongs to an entry of the
+/// widened surface, and a list the server did not serve holds no item.
+pub(crate) fn check_not_served(
+    fields: &Fields<'_>,
+    not_served: &BTreeSet<ItemKind>,
+    widened: bool,
+    len: impl Fn(ItemKind) -> usize,
+) -> Result<(), Error> {
+    if !not_served.is_empty() && !widened {
+        return Err(Error::Invalid {
+            pointer: fields.at(NOT_SERVED),
+            expected: "not_served only beside the prompts and resource_templates lists",
+        });
+    }
+    if let Some(kind) = not_served.iter().find(|k| len(**k) > 0) {
+        return Err(Error::Invalid {
+            pointer: element(&fields.at(kind.list_member()), 0),
+            expected: "no item in a list the server did not serve (it is named in not_served)",
+        });
+    }
+    Ok(())
+}
+
+/// The `not_served` member as written: the list members in code point order.
+pub(crate) fn not_served_value(kinds: &BTreeSet<ItemKind>) -> Value {
+    string_array(kinds.iter().map(|k| k.list_member()))
 }
 
 /// An array value from strings.

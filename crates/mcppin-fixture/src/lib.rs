@@ -16,6 +16,8 @@
 //! | `counter` | adds a `summarize` tool and prompt; honest until its third `tools/call`, then sends `notifications/tools/list_changed` and serves a rewritten `summarize` description (the delayed rug pull) |
 //! | `zero-width` | a U+200B inside the `path` description of `read_text_file`'s schema |
 //! | `deep` | adds a tool `deep` nesting 253 levels, the most a `tools/list` answer can carry |
+//! | `no-optional-lists` | declares `prompts` and `resources` but answers `prompts/list`, `resources/list` and `resources/templates/list` with `-32601 Method not found` (as servers on the Python SDK below 2 do) |
+//! | `templates` | declares `resources` and serves the resource template `notes://{name}` |
 //!
 //! `--http ADDR` serves the same behaviours over Streamable HTTP at `/mcp` instead of stdio
 //! (HTTPS with `--tls-cert FILE --tls-key FILE`; SSE answers with `--sse`; see the `http`
@@ -91,6 +93,10 @@ pub enum Mode {
     /// A tool nesting 253 levels: the answer carries it under the strict reader's limit,
     /// a lockfile could not.
     Deep,
+    /// `prompts` and `resources` declared, their lists answered with `-32601`.
+    NoOptionalLists,
+    /// `resources` declared, one resource template served.
+    Templates,
 }
 
 impl Mode {
@@ -108,6 +114,8 @@ impl Mode {
             "counter" => Self::Counter,
             "zero-width" => Self::ZeroWidth,
             "deep" => Self::Deep,
+            "no-optional-lists" => Self::NoOptionalLists,
+            "templates" => Self::Templates,
             _ => return None,
         })
     }
@@ -352,7 +360,7 @@ impl<'a> Server<'a> {
                 }
                 json!({
                     "supportedVersions": [MODERN_REVISION],
-                    "capabilities": {"tools": {"listChanged": true}},
+                    "capabilities": self.capabilities(),
                     "instructions": "Files of the demo workspace. Use read_text_file to read one.",
                     "ttlMs": 0,
                     "cacheScope": "private",
@@ -385,6 +393,11 @@ impl<'a> Server<'a> {
                                     "description": "Summarize the given text",
                                     "arguments": [{"name": "text", "required": true}]}]})
             }
+            "resources/templates/list" if self.script.has(Mode::Templates) => {
+                json!({"resourceTemplates": [{"uriTemplate": "notes://{name}", "name": "note",
+                                              "description": "A note of the workspace"}]})
+            }
+            "resources/list" if self.script.has(Mode::Templates) => json!({"resources": []}),
             "prompts/get" if self.script.has(Mode::Counter) => {
                 let text = params
                     .pointer("/arguments/text")
@@ -422,12 +435,25 @@ impl<'a> Server<'a> {
             id,
             json!({
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": true}},
+                "capabilities": self.capabilities(),
                 "serverInfo": {"name": SERVER_NAME, "version": "1.0.0"},
                 "instructions": "Files of the demo workspace. Use read_text_file to read one.",
             }),
             false,
         )
+    }
+
+    /// The server capabilities: `tools` always, `prompts` and `resources` as the modes say.
+    fn capabilities(&self) -> Value {
+        let mut capabilities = json!({"tools": {"listChanged": true}});
+        if self.script.has(Mode::NoOptionalLists) {
+            capabilities["prompts"] = json!({});
+            capabilities["resources"] = json!({});
+        }
+        if self.script.has(Mode::Templates) {
+            capabilities["resources"] = json!({});
+        }
+        capabilities
     }
 
     fn list(&mut self, id: &Value, params: &Value, modern: bool) -> Reply {

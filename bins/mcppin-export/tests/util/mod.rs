@@ -122,7 +122,7 @@ impl Dir {
 }
 
 /// Runs the `mcppin` binary (built beside this package's binary by `cargo test --workspace`)
-/// with `args` in `dir`, with a cleared environment.
+/// in `dir` with a cleared environment, bounded in time.
 pub fn mcppin(dir: &Dir, args: &[&str]) -> Run {
     let path = std::path::Path::new(env!("CARGO_BIN_EXE_mcppin-export")).with_file_name("mcppin");
     assert!(
@@ -130,14 +130,9 @@ pub fn mcppin(dir: &Dir, args: &[&str]) -> Run {
         "{} is not built: run `cargo build -p mcppin` (cargo test --workspace builds it)",
         path.display()
     );
-    let out = Command::new(path)
-        .args(args)
-        .current_dir(dir.path())
-        .env_clear()
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcppin");
-    Run::from_output(&out)
+    let mut command = Command::new(path);
+    command.args(args).current_dir(dir.path()).env_clear();
+    mcppin_testkit::run(&mut command, Vec::new(), mcppin_testkit::StdinEnd::Closes)
 }
 
 /// Live (not zombie) processes whose process group is `pgid`.

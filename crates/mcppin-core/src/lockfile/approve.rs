@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection};
+use super::{
+    LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection,
+};
 use crate::document::Error;
 use crate::manifest::{Manifest, ServerSurface};
 use crate::surface::ItemKind;
@@ -109,6 +111,7 @@ fn approve_server(
         prompts: BTreeMap::new(),
         resource_templates: BTreeMap::new(),
         instructions: surface.instructions.clone(),
+        not_served: surface.not_served.clone(),
     };
     for kind in ItemKind::ALL {
         let items = server.items_mut(kind);
@@ -120,6 +123,10 @@ fn approve_server(
         }
         for (name, item) in surface.items(kind).iter() {
             items.insert(name.to_owned(), LockedItem::approve(item.clone()));
+        }
+        if !items.is_empty() {
+            // Approved items an incomplete capture did not see are kept: the list is served.
+            server.not_served.remove(&kind);
         }
     }
     server
@@ -144,6 +151,7 @@ fn entry<'l>(
             prompts: BTreeMap::new(),
             resource_templates: BTreeMap::new(),
             instructions: surface.instructions.clone(),
+            not_served: surface.not_served.clone(),
         })
 }
 
@@ -153,6 +161,9 @@ fn approve_instructions(next: &mut Lockfile, manifest: &Manifest, server: &str) 
     let surface = manifest.servers.get(server).filter(|s| s.widened)?;
     let entry = entry(next, server, surface);
     // Like the first approved prompt or template, this widens an approval of tools alone.
+    if !entry.widened {
+        entry.not_served = surface.not_served.clone();
+    }
     entry.widened = true;
     entry.instructions = surface.instructions.clone();
     Some(())
@@ -170,10 +181,13 @@ fn approve_item(next: &mut Lockfile, manifest: &Manifest, server: &str, name: &s
                 // instructions of the same capture.
                 entry.widened = true;
                 entry.instructions = surface.instructions.clone();
+                entry.not_served = surface.not_served.clone();
             }
             entry
                 .items_mut(kind)
                 .insert(name.to_owned(), LockedItem::approve(item.clone()));
+            // An item approved in a list the lock recorded as not served: it is served now.
+            entry.not_served.remove(&kind);
             done = true;
         } else if manifest.complete {
             // Approving the withdrawal of an item a complete capture no longer shows.

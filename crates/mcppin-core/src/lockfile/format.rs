@@ -10,8 +10,9 @@ use crate::document::{Document, Error};
 use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, array, count, element, item_key, object, put, put_opt, string, string_array,
-    strings, take_list, take_member,
+    Fields, ItemKind, NOT_SERVED, array, check_not_served, count, element, item_key,
+    not_served_value, object, put, put_opt, read_not_served, string, string_array, strings,
+    take_list, take_member,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -28,6 +29,19 @@ const SERVER_MEMBERS_V3: &[&str] = &[
     "prompts",
     "resource_templates",
     "instructions",
+];
+/// Version 4 adds the optional lists a server did not serve.
+const SERVER_MEMBERS_V4: &[&str] = &[
+    "id",
+    "reported_name",
+    "protocol_version",
+    "launch",
+    "client_capabilities",
+    "tools",
+    "prompts",
+    "resource_templates",
+    "instructions",
+    NOT_SERVED,
 ];
 const INSTRUCTIONS_MEMBERS: &[&str] = &["approved", "digest"];
 const ITEM_MEMBERS_V1: &[&str] = &["name", "digest"];
@@ -151,6 +165,9 @@ impl Lockfile {
                     );
                     put(&mut s, "instructions", Value::from(i));
                 }
+                if server.widened && !server.not_served.is_empty() {
+                    put(&mut s, NOT_SERVED, not_served_value(&server.not_served));
+                }
                 Value::from(s)
             })
             .collect();
@@ -212,10 +229,10 @@ fn read_server(
 ) -> Result<(String, LockedServer), Error> {
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
-    let known = if version >= 3 {
-        SERVER_MEMBERS_V3
-    } else {
-        SERVER_MEMBERS
+    let known = match version {
+        4.. => SERVER_MEMBERS_V4,
+        3 => SERVER_MEMBERS_V3,
+        _ => SERVER_MEMBERS,
     };
     let fields = Fields::new(value, pointer, known)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
@@ -240,6 +257,11 @@ fn read_server(
             .optional("instructions")
             .map(|v| read_instructions(v, &fields.at("instructions")))
             .transpose()?,
+        not_served: fields
+            .optional(NOT_SERVED)
+            .map(|v| read_not_served(v, &fields.at(NOT_SERVED)))
+            .transpose()?
+            .unwrap_or_default(),
     };
     for (kind, mut entries) in ItemKind::ALL.into_iter().zip(lists) {
         if !kind.always_listed() && !server.widened {
@@ -260,6 +282,9 @@ fn read_server(
             server.items_mut(kind).insert(name, item);
         }
     }
+    check_not_served(&fields, &server.not_served, server.widened, |k| {
+        server.items(k).len()
+    })?;
     Ok((id, server))
 }
 

@@ -22,7 +22,7 @@
 //! This file holds the types; `format` reads and writes the file (docs/formats.md) and
 //! `approve` computes the lockfile `mcppin lock` writes ([`Lockfile::approve`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -37,6 +37,10 @@ mod format;
 
 /// The `schema_version` this crate writes.
 pub const SCHEMA_VERSION: u64 = 4;
+
+/// The `schema_version` that added the server member `not_served` (docs/formats.md): an
+/// earlier lockfile holding it is refused.
+pub const NOT_SERVED_VERSION: u64 = 4;
 
 /// An approved surface. Holding a `Lockfile` means it passed the self-check: every pin
 /// matches the approved object beside it.
@@ -75,6 +79,10 @@ pub struct LockedServer {
     /// The approved `instructions`, `None` when the server gave none (meaningful when
     /// `widened`).
     pub instructions: Option<String>,
+    /// The optional lists the server declared but did not serve (`-32601 Method not found`)
+    /// when approved: their approved items are none, so whatever a later reading serves there
+    /// is unapproved (meaningful when `widened`; version 4). A kind named here has no items.
+    pub not_served: BTreeSet<ItemKind>,
 }
 
 impl LockedServer {
@@ -284,7 +292,10 @@ impl Lockfile {
                             (Some(was), Some(is)) => was.approves(is, self.schema_version),
                             (Some(_), None) => false,
                         }
-                        && (!a.widened || (b.widened && a.instructions == b.instructions))
+                        && (!a.widened
+                            || (b.widened
+                                && a.instructions == b.instructions
+                                && a.not_served == b.not_served))
                         && (a.client_capabilities.is_none()
                             || a.client_capabilities == b.client_capabilities)
                         && ItemKind::ALL
