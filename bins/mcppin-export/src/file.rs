@@ -7,8 +7,8 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-/// The most bytes a client configuration (or an `envFile` it names) may hold: 4 MiB, far above
-/// any real one (docs/export.md).
+/// The most bytes a client configuration (or an `envFile` it names, or the
+/// `--client-capabilities` file) may hold: 4 MiB, far above any real one (docs/export.md).
 pub(crate) const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 /// Why a file was not read.

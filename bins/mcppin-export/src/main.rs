@@ -359,7 +359,7 @@ fn client_of(cli: &Cli) -> anyhow::Result<(ClientInfo, Object)> {
     let capabilities = match &cli.client_capabilities {
         Some(path) => {
             let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-            let bytes = std::fs::read(path)
+            let bytes = file::read_named(path)
                 .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
             let value = mcppin_core::parse(&bytes)
                 .map_err(|e| unreadable(format!("{}: {e}", path.display())))?;

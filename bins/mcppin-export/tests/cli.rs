@@ -1500,5 +1500,17 @@ fn a_bad_client_flag_is_refused() {
     ])
     .code(4)
     .stderr_has("dup.json:");
+    // Issue 18 item 7: read to the same bound as a configuration.
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    dir.export_bounded(&[
+        "--config",
+        "mcp.json",
+        "--client-capabilities",
+        "zero.json",
+        "-o",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("cannot read zero.json: larger than 4194304 bytes");
     assert!(!dir.exists("m.json"));
 }

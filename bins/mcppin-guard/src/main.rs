@@ -289,7 +289,7 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
     let bytes = std::fs::read(lock)
         .map_err(|e| unreadable(format!("cannot read {}: {e}", lock.display())))?;
     let sig_path = mcppin_cli::sig_path(lock);
-    let signature = match std::fs::read(&sig_path) {
+    let signature = match mcppin_cli::read_at_most(&sig_path, mcppin_cli::MAX_SMALL_FILE) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
@@ -298,7 +298,12 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
     };
     let mut keys = Vec::new();
     for path in approval.pubkeys {
-        let pem = std::fs::read_to_string(path)
+        let pem = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
+            .and_then(|bytes| {
+                String::from_utf8(bytes).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")
+                })
+            })
             .map_err(|e| unreadable(format!("cannot read public key {}: {e}", path.display())))?;
         keys.push(
             mcppin_sign::PublicKey::from_pem(&pem)

@@ -1515,6 +1515,29 @@ fn prints_the_approval_refusals_of_mcppin_verify() {
 }
 
 #[test]
+fn reads_at_most_64_kib_of_a_signature_or_a_public_key() {
+    // Issue 18 item 7: a link to /dev/zero in place of either grew memory without end.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let key = sign(&dir);
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.pub")).unwrap();
+    let run_with = |extra: &[&str]| {
+        let mut args = base("refuse");
+        args.extend(extra);
+        dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)])
+    };
+    run_with(&["--pubkey", "zero.pub"])
+        .code(4)
+        .stderr_has("cannot read public key zero.pub: larger than 65536 bytes");
+    std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("mcp.lock.json.sig")).unwrap();
+    run_with(&["--pubkey", key])
+        .code(4)
+        .stderr_has("cannot read mcp.lock.json.sig: larger than 65536 bytes");
+    assert!(!dir.path().join("pid").exists(), "the server never started");
+}
+
+#[test]
 fn says_a_signature_beside_the_lockfile_was_not_checked_without_pubkey() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

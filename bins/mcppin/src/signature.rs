@@ -115,14 +115,18 @@ pub(crate) fn status(args: &Flags, approved: &Approved) -> anyhow::Result<Signat
 }
 
 fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {
-    let text = std::fs::read_to_string(path)
+    let text = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
+        .and_then(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+        })
         .with_context(|| format!("cannot read public key {}", path.display()))?;
     PublicKey::from_pem(&text).with_context(|| format!("public key {}", path.display()))
 }
 
 /// The signature file's bytes, or `None` when there is none.
 fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
+    match mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),

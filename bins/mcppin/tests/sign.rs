@@ -373,6 +373,35 @@ fn verify(dir: &Dir, flags: &[&str]) -> util::Run {
 }
 
 #[test]
+fn verify_reads_at_most_64_kib_of_a_signature_or_a_public_key() {
+    // Issue 18 item 7: a repository can hold a link to /dev/zero where the signature or the
+    // key belongs; reading it grew memory without end.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let signature = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.pub")).unwrap();
+    verify(&dir, &["--pubkey", "zero.pub"])
+        .code(4)
+        .stderr_has("cannot read public key zero.pub: larger than 65536 bytes");
+    // At the bound: read, and judged as a key.
+    let padded = format!("{ALICE_PUB}{}", "\n".repeat(70_000));
+    dir.write("at.pub", &padded[..64 * 1024]);
+    verify(&dir, &["--pubkey", "at.pub"]).code(0);
+    dir.write("over.pub", &padded[..64 * 1024 + 1]);
+    verify(&dir, &["--pubkey", "over.pub"])
+        .code(4)
+        .stderr_has("cannot read public key over.pub: larger than 65536 bytes");
+    std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("mcp.lock.json.sig")).unwrap();
+    verify(&dir, &["--pubkey", "alice.pem.pub"])
+        .code(4)
+        .stderr_has("cannot read mcp.lock.json.sig: larger than 65536 bytes");
+    std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
+    dir.write("mcp.lock.json.sig", signature);
+    verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
+}
+
+#[test]
 fn verify_holds_with_a_valid_signature_and_names_the_key() {
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
@@ -838,7 +867,8 @@ fn verify_quotes_a_short_excerpt_of_a_long_member_name_of_the_envelope() {
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
     let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
-    let name = "s".repeat(1 << 20);
+    // Long, and within the 64 KiB an envelope may hold (a longer file is not read at all).
+    let name = "s".repeat(60_000);
     dir.write(
         "mcp.lock.json.sig",
         text.replacen('{', &format!("{{\n  \"{name}\": 1,"), 1),

@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,31 @@ pub fn sig_path(lock: &Path) -> PathBuf {
     let mut name = OsString::from(lock.as_os_str());
     name.push(".sig");
     PathBuf::from(name)
+}
+
+/// The most bytes a public key file or a signature envelope may hold: 64 KiB, where either is
+/// under 1 KiB (docs/signing.md). A repository can hold a link to `/dev/zero` in their place.
+pub const MAX_SMALL_FILE: usize = 64 << 10;
+
+/// Reads `path` to at most `limit` bytes: a file that is a link to `/dev/zero`, or merely
+/// huge, is refused without growing memory beyond the bound.
+///
+/// # Errors
+///
+/// As [`std::fs::read`], and [`std::io::ErrorKind::FileTooLarge`] (message `larger than
+/// LIMIT bytes`) for a file holding more than `limit` bytes.
+pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    File::open(path)?
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
@@ -76,6 +101,22 @@ mod tests {
     use std::os::unix::fs::MetadataExt;
 
     use super::*;
+
+    #[test]
+    fn reads_up_to_the_limit_and_refuses_more() {
+        // Issue 18 item 7: a link to /dev/zero grows memory without end when read whole.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_at_most(&path, 5).unwrap(), b"12345");
+        let err = read_at_most(&path, 4).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
+        assert_eq!(err.to_string(), "larger than 4 bytes");
+        let zero = read_at_most(Path::new("/dev/zero"), MAX_SMALL_FILE).unwrap_err();
+        assert_eq!(zero.kind(), std::io::ErrorKind::FileTooLarge);
+        let missing = read_at_most(&dir.path().join("none"), 1).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn replaces_a_file_whole_and_leaves_no_temporary_file() {

@@ -14,4 +14,4 @@ pub mod exit;
 mod fs;
 pub mod signal;
 
-pub use fs::{sig_path, temp_beside, write_atomic, write_temp};
+pub use fs::{MAX_SMALL_FILE, read_at_most, sig_path, temp_beside, write_atomic, write_temp};

@@ -430,6 +430,19 @@ pub struct Gate {
     seen_items: BTreeMap<ItemKind, BTreeSet<String>>,
 }
 
+/// The approved tools and prompts a gate withholds: what a transport running many gates of
+/// one approval (an HTTP guard's stateless exchanges, each a gate of its own) carries from one
+/// to the next, so that what one reading withheld stays withheld until a reading serves it as
+/// approved again. Only names the lock holds are ever in it: its size is bounded by the lock.
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct Withheld {
+    /// Approved tools whose latest served form was refused (quarantine): a call is refused.
+    pub tools: BTreeSet<String>,
+    /// Approved prompts whose latest listed form departed from the lock: `prompts/get` of them
+    /// is refused.
+    pub prompts: BTreeSet<String>,
+}
+
 /// What the lock says of an answer of the widened surface (`prompts/list`,
 /// `resources/templates/list`, the instructions of `initialize` or `server/discover`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -492,6 +505,47 @@ impl Gate {
     #[must_use]
     pub fn server(&self) -> &LockedServer {
         &self.server
+    }
+
+    /// The approved tools and prompts withheld now (names the lock holds only).
+    #[must_use]
+    pub fn withheld(&self) -> Withheld {
+        let prompts = self.server.items(ItemKind::Prompt);
+        Withheld {
+            tools: self
+                .quarantined
+                .iter()
+                .filter(|name| self.server.tools.contains_key(*name))
+                .cloned()
+                .collect(),
+            prompts: self
+                .withheld_prompts
+                .iter()
+                .filter(|name| prompts.contains_key(*name))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Withholds `withheld` as if a reading of this gate had: calls to those tools and
+    /// `prompts/get` of those prompts are refused until a reading serves them as approved.
+    /// Names the lock does not hold are left out, so a set carried from gate to gate never
+    /// grows past the lock.
+    pub fn withhold(&mut self, withheld: &Withheld) {
+        let tools = withheld
+            .tools
+            .iter()
+            .filter(|name| self.server.tools.contains_key(*name))
+            .cloned();
+        self.quarantined.extend(tools);
+        let approved = self.server.items(ItemKind::Prompt);
+        let prompts: Vec<String> = withheld
+            .prompts
+            .iter()
+            .filter(|name| approved.contains_key(*name))
+            .cloned()
+            .collect();
+        self.withheld_prompts.extend(prompts);
     }
 
     /// The current reading of the tool list (0 before the first).
@@ -787,6 +841,10 @@ impl Gate {
                 Some(locked) if *locked.pin() != Pin::of(item) => Some(changed),
                 Some(_) => None,
             };
+            if verdict.is_none() && kind == ItemKind::Prompt {
+                // Served as approved again: no longer withheld.
+                self.withheld_prompts.remove(key);
+            }
             match verdict {
                 Some(policy) => {
                     if kind == ItemKind::Prompt {

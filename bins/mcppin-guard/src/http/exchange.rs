@@ -524,6 +524,7 @@ async fn relay(
         let now = state.now();
         guarded.session().server_line(&bytes, now)
     };
+    state.share(&guarded);
     state.notes(&guarded, &action.notes);
     state.write(&guarded, action.events.clone());
     match &action.stop {
@@ -687,6 +688,7 @@ fn judge_event(
         }
         session.server_line(data, now)
     };
+    state.share(guarded);
     state.notes(guarded, &action.notes);
     state.write(guarded, action.events.clone());
     match &action.stop {

@@ -12,7 +12,9 @@
 //! answer assigns a session id, that session is kept under it; otherwise it ends with the
 //! exchange. The lock's pins hold for every request either way; the session pins (the first
 //! answer to a `prompts/get`, ...) hold within one session, so a stateless exchange pins only
-//! within its own answer stream.
+//! within its own answer stream. What stateless exchanges withhold (tools in quarantine,
+//! prompts that departed from the lock) is one guard-wide set: each fresh session starts
+//! with it, and what a stateless exchange's readings withhold or lift is carried back to it.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -27,6 +29,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use mcppin_core::admission::Withheld;
 use mcppin_core::engine::{self, Event, Session};
 use mcppin_core::lockfile::LockedServer;
 use tokio::net::TcpListener;
@@ -91,11 +94,18 @@ pub(crate) struct Guarded {
     used: AtomicU64,
     /// Its streams open now: a session with one is never idle.
     streams: AtomicUsize,
+    /// What the session withheld when it last shared with the guard-wide set (at first, the
+    /// set it started with); `None` once kept under a session id, when it shares no more.
+    shared: Mutex<Option<Withheld>>,
 }
 
 impl Guarded {
     pub(crate) fn session(&self) -> MutexGuard<'_, Session> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn shared(&self) -> MutexGuard<'_, Option<Withheld>> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn key(&self) -> MutexGuard<'_, Option<String>> {
@@ -147,6 +157,9 @@ pub(crate) struct State {
     approved: Arc<LockedServer>,
     engine: engine::Config,
     sessions: Mutex<HashMap<String, Arc<Guarded>>>,
+    /// What stateless exchanges withhold, carried from one to the next: approved names only
+    /// (the engine admits no other), so it never grows past the lock.
+    withheld: Mutex<Withheld>,
     next: AtomicU64,
     log: Mutex<Log>,
     log_failed: std::sync::atomic::AtomicBool,
@@ -172,17 +185,44 @@ impl State {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A fresh session, not yet kept under any id.
+    fn withheld(&self) -> MutexGuard<'_, Withheld> {
+        self.withheld.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A fresh session, not yet kept under any id, withholding what stateless exchanges
+    /// withhold now.
     pub(crate) fn fresh(&self) -> Arc<Guarded> {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let withheld = self.withheld().clone();
+        let mut session = Session::new(Arc::clone(&self.approved), self.engine);
+        session.withhold(&withheld);
         Arc::new(Guarded {
             number,
-            session: Mutex::new(Session::new(Arc::clone(&self.approved), self.engine)),
+            session: Mutex::new(session),
             key: Mutex::new(None),
             ended: watch::Sender::new(false),
             used: AtomicU64::new(self.elapsed()),
             streams: AtomicUsize::new(0),
+            shared: Mutex::new(Some(withheld)),
         })
+    }
+
+    /// Carries what a stateless exchange's readings withheld or lifted since it last shared
+    /// into the guard-wide set (a session kept under an id shares nothing: its readings are
+    /// its own). Called after each server message the session judged.
+    pub(crate) fn share(&self, guarded: &Guarded) {
+        let mut shared = guarded.shared();
+        let Some(before) = shared.as_mut() else {
+            return;
+        };
+        let now = guarded.session().gate().withheld();
+        if now == *before {
+            return;
+        }
+        let mut all = self.withheld();
+        carry(&mut all.tools, &before.tools, &now.tools);
+        carry(&mut all.prompts, &before.prompts, &now.prompts);
+        *before = now;
     }
 
     /// The server's session id inside the id a client sent: the id itself, or without
@@ -232,6 +272,7 @@ impl State {
         }
         sessions.insert(key.to_owned(), Arc::clone(guarded));
         *guarded.key() = Some(key.to_owned());
+        *guarded.shared() = None;
         Ok(())
     }
 
@@ -335,6 +376,21 @@ impl State {
     }
 }
 
+/// Applies to `all` what changed from `before` to `now`: names added are withheld, names gone
+/// are lifted.
+fn carry(
+    all: &mut std::collections::BTreeSet<String>,
+    before: &std::collections::BTreeSet<String>,
+    now: &std::collections::BTreeSet<String>,
+) {
+    for added in now.difference(before) {
+        all.insert(added.clone());
+    }
+    for lifted in before.difference(now) {
+        all.remove(lifted);
+    }
+}
+
 /// One line on stderr, prefixed with the guard's name.
 fn eprintln_guard(text: &str) {
     use std::io::Write;
@@ -402,6 +458,7 @@ async fn serve(
         approved: Arc::new(approved),
         engine,
         sessions: Mutex::new(HashMap::new()),
+        withheld: Mutex::new(Withheld::default()),
         next: AtomicU64::new(0),
         log: Mutex::new(log),
         log_failed: std::sync::atomic::AtomicBool::new(false),

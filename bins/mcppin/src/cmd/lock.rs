@@ -202,7 +202,7 @@ fn approved_surface(lock: &Lockfile) -> Manifest {
 /// deletes it: a stale signature fails verify loudly, a missing one might go unnoticed.
 fn check_signature(lock: &Path, written: &[u8]) {
     let sig = sig_path(lock);
-    let Ok(envelope) = std::fs::read(&sig) else {
+    let Ok(envelope) = mcppin_cli::read_at_most(&sig, mcppin_cli::MAX_SMALL_FILE) else {
         return;
     };
     // Library messages escape what they quote; the last pass keeps the paths safe too.

@@ -436,6 +436,14 @@ impl Session {
         &self.gate
     }
 
+    /// Withholds the approved tools and prompts of `withheld` in this session, as if one of
+    /// its readings had ([`Gate::withhold`]); what the session withholds later is
+    /// [`Gate::withheld`] of [`Session::gate`]. A transport whose sessions are one exchange
+    /// each (stateless HTTP) carries the set from session to session with these two.
+    pub fn withhold(&mut self, withheld: &crate::admission::Withheld) {
+        self.gate.withhold(withheld);
+    }
+
     /// Whether the session stopped (drift refused, the server failed, or [`Session::stop`]):
     /// every later line gets an action that forwards nothing.
     #[must_use]

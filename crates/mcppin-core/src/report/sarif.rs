@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn without_a_help_base_no_rule_or_tool_carries_an_address() {
-        // Issue 18 item 9: no placeholder address; each rule keeps its whole help text.
+        // No placeholder address; each rule keeps its whole help text.
         let approved = Manifest::parse(TWO.as_bytes()).unwrap();
         let lock = Lockfile::approve(None, &approved, &[]).unwrap().to_bytes();
         let sarif = sarif_linking(&report(TWO, TWO), &lock, None);
@@ -555,8 +555,7 @@ mod tests {
             .find(|r| str_at(r, "/id") == "launch-changed")
             .unwrap();
         assert!(
-            str_at(launch, "/help/markdown")
-                .contains("package, version, image or URL (`docs/export.md#launch-identity`)"),
+            str_at(launch, "/help/markdown").contains("(`docs/export.md#launch-identity`)"),
             "{launch}"
         );
         // With a base, the same rules link to it.
