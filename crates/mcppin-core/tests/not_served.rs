@@ -75,10 +75,10 @@ fn a_manifest_records_the_lists_not_served_at_version_4() {
 }
 
 #[test]
-fn a_manifest_whose_lists_were_all_served_stays_at_version_3() {
+fn a_manifest_whose_lists_were_all_served_records_none_not_served() {
     let m = manifest(PROMPT, TEMPLATE, "");
     let text = String::from_utf8(m.to_bytes()).unwrap();
-    assert!(text.contains(r#""schema_version": 3"#), "{text}");
+    assert!(text.contains(r#""schema_version": 4"#), "{text}");
     assert!(!text.contains("not_served"), "{text}");
     // A version 3 manifest reads as before.
     let v3 = manifest_text(3, PROMPT, TEMPLATE, "");
@@ -173,10 +173,10 @@ fn the_lockfile_records_the_lists_not_served_at_version_4() {
     let again = Lockfile::approve(Some(&back), &unserved_templates(), &[]).unwrap();
     assert_eq!(again.to_bytes(), bytes);
     assert_eq!(again.approval_serial, 1);
-    // Approving a capture that serves the list moves the serial and leaves version 4.
+    // Approving a capture that serves the list moves the serial and drops the record.
     let served = Lockfile::approve(Some(&back), &manifest(PROMPT, TEMPLATE, ""), &[]).unwrap();
     assert_eq!(served.approval_serial, 2);
-    assert_eq!(served.schema_version(), 3);
+    assert_eq!(served.schema_version(), 4);
     assert!(served.servers["db"].not_served.is_empty());
     // Approving only the new template says the list is served, the rest stays.
     let item = "db/memo:~1~1{name}".parse().unwrap();
