@@ -1180,7 +1180,8 @@ impl Session {
     }
 
     /// An answer of the widened surface that departs from the lock: the departures to stderr,
-    /// and the answer refused, or in quarantine rebuilt without the departed items (an
+    /// and the answer refused, or in quarantine rebuilt without the departed items (a
+    /// departed `prompts/get` answer is replaced by the refusal, the prompt withheld; an
     /// answer whose instructions departed has nothing to keep, and is refused in both modes).
     fn departed(
         &self,
@@ -1232,6 +1233,14 @@ impl Session {
                         "quarantined: the client sees only the approved, unchanged items".into(),
                     );
                     Element::Replace(filtered)
+                }
+                // The prompt is withheld (the gate refuses getting it again); the session goes
+                // on without it.
+                None if pending.method == "prompts/get" => {
+                    action
+                        .notes
+                        .push("quarantined: the prompt is withheld for the session".into());
+                    Element::Replace(reply)
                 }
                 None => Element::Refuse(reply),
             },
