@@ -900,3 +900,78 @@ fn quarantine_withholds_a_prompt_whose_answer_departed() {
     );
     assert!(matches!(forward, Forward::Replace(_)), "{forward:?}");
 }
+
+/// Issue 19: the hint that the client's capabilities explain a departure came with advice to
+/// capture again and approve the whole server, also when a tool was served changed, which
+/// other capabilities do not explain: the advice approved a rug pull. It is given only for
+/// tools present or absent.
+#[test]
+fn the_capabilities_hint_is_given_only_for_tools_present_or_absent() {
+    let roots = r#"{"roots":{"listChanged":true}}"#;
+    // Present: a tool the lock does not know.
+    let (hint, _) = capabilities_hint(Some("{}"), roots, &[SUMMARIZE, SEARCH, r#"{"name":"x"}"#]);
+    assert!(hint.is_some());
+    // Absent: an approved tool not served (reported, not refused).
+    let (hint, notes) = capabilities_hint(Some(r#"{"sampling":{}}"#), "{}", &[SUMMARIZE]);
+    assert!(hint.is_some());
+    assert_eq!(
+        notes,
+        [
+            "tool-removed: search is approved but was not served (reported, not refused)",
+            r#"the client declared the capabilities {}, but the lock was captured under {"sampling":{}}: a server may serve another surface to a client declaring other capabilities"#
+        ]
+    );
+    // Changed, alone or beside an added or a removed tool; repeated; malformed.
+    for tools in [
+        &[PULLED, SEARCH][..],
+        &[PULLED, SEARCH, r#"{"name":"x"}"#],
+        &[PULLED],
+        &[SUMMARIZE, SEARCH, SEARCH, r#"{"name":"x"}"#],
+        &[SUMMARIZE, SEARCH, r#"{"description":"no name"}"#],
+        &[SUMMARIZE, r#"{"name":"search","x":9007199254740993}"#],
+    ] {
+        let (hint, notes) = capabilities_hint(Some("{}"), roots, tools);
+        assert_eq!(hint, None, "{tools:?}");
+        assert!(
+            notes.iter().all(|n| !n.contains("capabilities")),
+            "{tools:?}: {notes:?}"
+        );
+    }
+}
+
+/// In quarantine the session goes on after a changed tool; a tool added later in the same
+/// session is not put down to the capabilities either, since capturing again would approve
+/// the change.
+#[test]
+fn no_capabilities_hint_once_a_tool_was_served_changed_in_the_session() {
+    let hints = |readings: &[&[&str]]| {
+        let mut server = approved();
+        server.client_capabilities = Some(parse(b"{}").unwrap());
+        let config = Config {
+            mode: Mode::Quarantine,
+            events: false,
+        };
+        let mut session = Session::new(server, config);
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}"#;
+        session.client_line(init.as_bytes(), Duration::ZERO);
+        session.server_line(
+            br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fixture","version":"1"}}}"#,
+            Duration::ZERO,
+        );
+        let mut hints = Vec::new();
+        for (i, tools) in readings.iter().enumerate() {
+            let [request, answer] = list(u32::try_from(i).unwrap() + 1, tools);
+            session.client_line(&request.as_bytes()[2..], Duration::ZERO);
+            let action = session.server_line(&answer.as_bytes()[2..], Duration::ZERO);
+            assert!(action.stop.is_none());
+            hints.push(action.capabilities.is_some());
+        }
+        hints
+    };
+    let added = r#"{"name":"x"}"#;
+    assert_eq!(hints(&[&[SUMMARIZE, SEARCH, added]]), [true]);
+    assert_eq!(
+        hints(&[&[PULLED, SEARCH], &[SUMMARIZE, SEARCH, added], &[SEARCH]]),
+        [false, false, false]
+    );
+}
