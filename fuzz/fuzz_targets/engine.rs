@@ -5,9 +5,9 @@
 //! same request. Both are checked here, against the lock and the earlier answers, by reading
 //! again, strictly, what the engine says to forward. Under a lock of the widened surface, an
 //! answer to a method that lock covers (`prompts/list`, `resources/templates/list`, the
-//! `instructions` of `initialize` and `server/discover`) is shown only when it was compared
-//! with the lock: its shape is the one the comparison reads, and every item it shows is an
-//! approved one.
+//! `instructions` of `initialize` and `server/discover`, the `description` of `prompts/get`)
+//! is shown only when it was compared with the lock: its shape is the one the comparison
+//! reads, and every item it shows is an approved one.
 //!
 //! The input is a session transcript, one line per message: `c` then the bytes the client
 //! wrote, or `s` then the bytes the server wrote (one space after the letter is skipped); a
@@ -173,7 +173,7 @@ fuzz_target!(|data: &[u8]| {
                     check_admitted(own, &pins);
                 } else if SESSION_PINNED.contains(&method.as_str()) {
                     if let Some(locked) = &locked {
-                        check_locked(own, &method, locked);
+                        check_locked(own, &method, &params, locked);
                     }
                     check_pinned(own, (method, params), &mut first);
                 }
@@ -207,9 +207,10 @@ fn check_admitted(message: &[u8], pins: &HashMap<String, Pin>) {
 /// An answer to a method a lock of the widened surface covers is shown only as that lock
 /// approves it: a list page is an object holding its list as an array of approved items
 /// (each the approved one for its key) and a `nextCursor` that is absent, `null` or a
-/// string; the `instructions` of a handshake are the approved ones (absent when none are).
-/// An answer asking for input is not compared.
-fn check_locked(message: &[u8], method: &str, locked: &LockedServer) {
+/// string; the `instructions` of a handshake are the approved ones (absent when none are);
+/// a prompt got is an approved one, described as approved. An answer asking for input is not
+/// compared.
+fn check_locked(message: &[u8], method: &str, params: &[u8], locked: &LockedServer) {
     let strict = parse(message).expect("a shown locked answer reads strictly");
     let Some(result) = strict.get("result") else {
         return;
@@ -238,6 +239,29 @@ fn check_locked(message: &[u8], method: &str, locked: &LockedServer) {
                 served, locked.instructions,
                 "shown instructions are the approved ones"
             );
+            return;
+        }
+        "prompts/get" => {
+            let params = parse_with(params, Strictness::Relaxed).ok();
+            let name = params
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .expect("a shown prompts/get answer is to a request naming a prompt");
+            let approved = locked
+                .prompts
+                .get(name)
+                .and_then(LockedItem::approved)
+                .unwrap_or_else(|| panic!("a shown prompt is approved: {name}"));
+            let served = result.get("description").map(|d| {
+                d.as_str()
+                    .expect("a shown prompt description is a string")
+                    .to_owned()
+            });
+            let approved = approved
+                .get("description")
+                .map(|d| d.as_str().expect("approved as a string").to_owned());
+            assert_eq!(served, approved, "a shown prompt is described as approved");
             return;
         }
         _ => return,

@@ -12,9 +12,12 @@
 //! - [`Gate::call`]: whether a `tools/call` may reach the server (not for a tool the lock does
 //!   not know, nor for one whose latest served form was refused).
 //! - [`Gate::session_answer`]: the **session pin** for answers the lock does not cover
-//!   (`prompts/get` always; `prompts/list`, `resources/templates/list` and `server/discover`
-//!   until the lockfile pins them): the first answer for a method and canonical params is
-//!   remembered, a different answer later in the same session is drift.
+//!   (the `messages` of `prompts/get` always; `prompts/list`, `resources/templates/list` and
+//!   `server/discover` until the lockfile pins them): the first answer for a method and
+//!   canonical params is remembered, a different answer later in the same session is drift.
+//! - [`Gate::lock_check`]: what a lockfile of the widened surface pins (prompts and templates
+//!   as listed, instructions, the `description` of a `prompts/get` answer), from the first
+//!   answer on.
 //! - [`Gate::identity`]: the name a server gives itself against the approved one
 //!   (server-renamed, reported).
 //!
@@ -738,7 +741,8 @@ impl Gate {
     /// (lockfile version 3): each prompt of a `prompts/list` page and each template of a
     /// `resources/templates/list` page against its approved digest (unknown: added; another
     /// digest: changed), the `instructions` of an `initialize` or `server/discover` result
-    /// against the approved ones. Prompts that departed are remembered: [`Gate::prompt_get`]
+    /// against the approved ones, the `description` of a `prompts/get` result against the
+    /// approved prompt's. Prompts that departed are remembered: [`Gate::prompt_get`]
     /// refuses them. `params` are the request's: one without a `cursor` (or with a `null`
     /// one) begins a reading of the list, and on its last page (no `nextCursor`) the approved
     /// items the reading did not serve are reported as removed, as [`Gate::tools_page`]
@@ -761,7 +765,11 @@ impl Gate {
         };
         let covered = matches!(
             method,
-            "prompts/list" | "resources/templates/list" | "initialize" | "server/discover"
+            "prompts/list"
+                | "resources/templates/list"
+                | "initialize"
+                | "server/discover"
+                | "prompts/get"
         );
         if covered && result.as_object().is_none() {
             return malformed(String::new());
@@ -797,6 +805,7 @@ impl Gate {
                 }
                 return Some(check);
             }
+            "prompts/get" => return self.prompt_answer(params, result),
             _ => return None,
         };
         // Every shape is read before anything is judged or remembered: a page this check
@@ -866,8 +875,54 @@ impl Gate {
         Some(check)
     }
 
-    /// Whether `prompts/get` for `name` may pass: refused when its listed form departed from
-    /// the lock in this session (quarantine withholds it).
+    /// A `prompts/get` answer against the approved prompt the request named: its
+    /// `description` is the approved one's (absent where none is approved), or the answer
+    /// departs (`prompt-changed`; `prompt-added` for a prompt the lock does not know), and the
+    /// prompt is withheld from then on. A `description` that is not a string, or a request
+    /// that names no prompt, is malformed. The `messages` are not in the lock: the session pin
+    /// covers them ([`Gate::session_answer`]).
+    fn prompt_answer(&mut self, params: Option<&Value>, result: &Value) -> Option<LockCheck> {
+        let malformed = |pointer: &str| {
+            Some(LockCheck {
+                malformed: Some(Reason::Malformed {
+                    pointer: pointer.to_owned(),
+                }),
+                ..LockCheck::default()
+            })
+        };
+        // Nothing to compare the answer with: the result cannot be told to be of an approved
+        // prompt.
+        let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+            return malformed("");
+        };
+        let served = match result.get("description") {
+            None => None,
+            Some(text) => match text.as_str() {
+                Some(text) => Some(text),
+                None => return malformed("/description"),
+            },
+        };
+        let policy = match self.server.prompts.get(name) {
+            None => Some(Policy::PromptAdded),
+            // A prompt approved by digest alone (no lockfile of the widened surface stores
+            // one) cannot be shown to match.
+            Some(locked) => match locked.approved().map(|p| p.get("description")) {
+                Some(None) if served.is_none() => None,
+                Some(Some(approved)) if served.is_some() && approved.as_str() == served => None,
+                _ => Some(Policy::PromptChanged),
+            },
+        };
+        let mut check = LockCheck::default();
+        if let Some(policy) = policy {
+            self.withheld_prompts.insert(name.to_owned());
+            check.departed.push((policy, Some(name.to_owned())));
+        }
+        Some(check)
+    }
+
+    /// Whether `prompts/get` for `name` may pass: refused when its listed form or a
+    /// `prompts/get` answer for it departed from the lock in this session (quarantine
+    /// withholds it).
     #[must_use]
     pub fn prompt_get(&self, name: &str) -> Decision {
         if self.withheld_prompts.contains(name) {

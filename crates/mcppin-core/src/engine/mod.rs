@@ -70,6 +70,7 @@ use crate::admission::{
 };
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
+use crate::policy::Policy;
 use crate::{Strictness, Value, escape, fold, parse, parse_with};
 
 mod event;
@@ -185,9 +186,11 @@ pub struct ServerAction {
     pub events: Vec<Event>,
     /// Set when the session stops after `to_client` is written.
     pub stop: Option<Stop>,
-    /// Set when the surface departed and the live client declared other capabilities than
-    /// the capture the lock was approved from: the departure may be the server serving this
-    /// client another surface, not a change of the server (docs/guard.md).
+    /// Set when tools are present that the lock does not know, or approved tools are absent,
+    /// and the live client declared other capabilities than the capture the lock was approved
+    /// from: the difference may be the server serving this client another surface, not a
+    /// change of the server (docs/guard.md). Never set when a tool was served changed (or
+    /// malformed) on the page or earlier in the session: capabilities do not explain that.
     pub capabilities: Option<CapabilitiesHint>,
     /// Strict readings of the judged answers, freed with the action.
     spent: Vec<Value>,
@@ -379,6 +382,9 @@ pub struct Session {
     observed: HashMap<String, Pin>,
     /// The capabilities the client declared in `initialize`, once it was answered.
     declared: Option<Value>,
+    /// Set once an item was served changed (or malformed) in this session: from then on no
+    /// departure is put down to the client's capabilities.
+    changed: bool,
 }
 
 /// How a new request's id stands to the outstanding ones, as a JavaScript client reads ids.
@@ -427,6 +433,7 @@ impl Session {
             stopped: false,
             observed: HashMap::new(),
             declared: None,
+            changed: false,
         }
     }
 
@@ -1093,6 +1100,7 @@ impl Session {
             .lock_check(method, pending.params.as_ref(), result)
         {
             if let Some(reason) = &check.malformed {
+                self.changed = true;
                 return self.malformed(pending, reason, action);
             }
             for (policy, key) in &check.removed {
@@ -1102,6 +1110,10 @@ impl Session {
                 ));
             }
             if !check.departed.is_empty() {
+                let added = [Policy::PromptAdded, Policy::ResourceTemplateAdded];
+                if check.departed.iter().any(|(p, _)| !added.contains(p)) {
+                    self.changed = true;
+                }
                 return self.departed(bytes, pending, &check, action);
             }
         }
@@ -1126,6 +1138,7 @@ impl Session {
         let Decision::Deny(reason) = decision else {
             return Element::Forward;
         };
+        self.changed = true;
         let what = match &name {
             Some(n) => format!("{} {}", escape(method), escape(n)),
             None => escape(method).into_owned(),
@@ -1188,7 +1201,8 @@ impl Session {
     }
 
     /// An answer of the widened surface that departs from the lock: the departures to stderr,
-    /// and the answer refused, or in quarantine rebuilt without the departed items (an
+    /// and the answer refused, or in quarantine rebuilt without the departed items (a
+    /// departed `prompts/get` answer is replaced by the refusal, the prompt withheld; an
     /// answer whose instructions departed has nothing to keep, and is refused in both modes).
     fn departed(
         &self,
@@ -1241,6 +1255,14 @@ impl Session {
                     );
                     Element::Replace(filtered)
                 }
+                // The prompt is withheld (the gate refuses getting it again); the session goes
+                // on without it.
+                None if pending.method == "prompts/get" => {
+                    action
+                        .notes
+                        .push("quarantined: the prompt is withheld for the session".into());
+                    Element::Replace(reply)
+                }
                 None => Element::Refuse(reply),
             },
         }
@@ -1286,7 +1308,19 @@ impl Session {
                 }));
             }
         }
+        self.capabilities_hint(report, action);
+        if report.malformed.is_some()
+            || report.tools.iter().any(|t| {
+                !matches!(
+                    t.decision,
+                    Decision::Allow | Decision::Deny(Reason::ToolAdded)
+                )
+            })
+        {
+            self.changed = true;
+        }
         if !report.drift() {
+            capabilities_note(action);
             return Element::Forward;
         }
         if let Some(reason) = &report.malformed {
@@ -1324,21 +1358,7 @@ impl Session {
                     .push(format!("  and {} more changes", tool.unlisted_changes()));
             }
         }
-        if let (Some(declared), Some(approved)) =
-            (&self.declared, &self.gate.server().client_capabilities)
-            && declared != approved
-        {
-            action.notes.push(format!(
-                "the client declared the capabilities {}, but the lock was captured under {}: \
-                 a server may serve another surface to a client declaring other capabilities",
-                crate::report::value_text(declared),
-                crate::report::value_text(approved)
-            ));
-            action.capabilities = Some(CapabilitiesHint {
-                declared: declared.clone(),
-                approved: approved.clone(),
-            });
-        }
+        capabilities_note(action);
         // Counts and policies only: the names and the diff went to stderr (docs/guard.md).
         let summary = report.summary().unwrap_or_default();
         let reply = refusal(
@@ -1356,6 +1376,41 @@ impl Session {
                     None => Element::Replace(reply),
                 }
             }
+        }
+    }
+
+    /// Sets [`ServerAction::capabilities`] when the live client declared other capabilities
+    /// than the capture the lock was approved from and that difference can explain the page:
+    /// tools present that the lock does not know, or approved tools absent, and nothing else.
+    /// Never for a changed tool (nor a malformed page, a repeat or an undecidable tool), on
+    /// this page or earlier in the session: other capabilities make a server serve more or
+    /// fewer tools, not other text for one, and the advice that follows the hint (capture as
+    /// this client and lock again) would approve the change (issue 19).
+    fn capabilities_hint(&self, report: &PageReport, action: &mut ServerAction) {
+        let (Some(declared), Some(approved)) =
+            (&self.declared, &self.gate.server().client_capabilities)
+        else {
+            return;
+        };
+        let added = report
+            .tools
+            .iter()
+            .any(|t| t.decision == Decision::Deny(Reason::ToolAdded));
+        let other = report.tools.iter().any(|t| {
+            !matches!(
+                t.decision,
+                Decision::Allow | Decision::Deny(Reason::ToolAdded)
+            )
+        });
+        let explained = (added || !report.removed.is_empty())
+            && !other
+            && report.malformed.is_none()
+            && !self.changed;
+        if declared != approved && explained {
+            action.capabilities = Some(CapabilitiesHint {
+                declared: declared.clone(),
+                approved: approved.clone(),
+            });
         }
     }
 
@@ -1407,6 +1462,19 @@ impl Session {
             outcome,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
         }));
+    }
+}
+
+/// The note that says the live client declared other capabilities than the capture, when
+/// [`ServerAction::capabilities`] is set.
+fn capabilities_note(action: &mut ServerAction) {
+    if let Some(hint) = &action.capabilities {
+        action.notes.push(format!(
+            "the client declared the capabilities {}, but the lock was captured under {}: a \
+             server may serve another surface to a client declaring other capabilities",
+            crate::report::value_text(&hint.declared),
+            crate::report::value_text(&hint.approved)
+        ));
     }
 }
 
