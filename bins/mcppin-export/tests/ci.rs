@@ -271,6 +271,7 @@ fn run_github(repo: &Repo, vars: &BTreeMap<&str, String>) -> GithubRun {
         uses,
         [
             "actions/checkout@v4",
+            "actions/cache@v4",
             "github/codeql-action/upload-sarif@v3"
         ]
     );
@@ -459,6 +460,77 @@ fn the_gitlab_job_fails_on_a_signature_by_another_key() {
     );
     assert_eq!(run.code, 4, "{}", run.log);
     assert!(run.log.contains("foreign key"), "{}", run.log);
+}
+
+/// The install commands of a workflow: each step or command that installs mcppin.
+fn mcppin_installs(commands: &[&str]) -> Vec<String> {
+    commands
+        .iter()
+        .flat_map(|c| c.split("&&"))
+        .map(str::trim)
+        .filter(|c| c.starts_with("cargo install"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn both_workflows_build_mcppin_from_the_checkout_and_cache_the_build() {
+    // Issue 19: the install command named a placeholder URL, and every run built from cold.
+    let expected = [
+        "cargo install --locked --path tools/mcppin/bins/mcppin",
+        "cargo install --locked --path tools/mcppin/bins/mcppin-export",
+    ];
+    let workflow = load("github-verify.yml");
+    let steps = workflow["jobs"]["verify"]["steps"].as_vec().unwrap();
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert_eq!(mcppin_installs(&runs), expected);
+    assert_eq!(steps[0]["with"]["submodules"].as_bool(), Some(true));
+    let cache = steps
+        .iter()
+        .find(|s| s["uses"].as_str() == Some("actions/cache@v4"))
+        .expect("a cache step");
+    let paths = text(&cache["with"]["path"]);
+    assert!(
+        paths.lines().any(|p| p.trim() == "tools/mcppin/target"),
+        "{paths}"
+    );
+    let key = text(&cache["with"]["key"]);
+    assert!(key.contains("hashFiles('tools/mcppin/Cargo.lock'"), "{key}");
+    // The cache comes before the install it feeds.
+    let at = |pred: &dyn Fn(&Yaml) -> bool| steps.iter().position(pred).unwrap();
+    assert!(
+        at(&|s| s["uses"].as_str() == Some("actions/cache@v4"))
+            < at(&|s| s["run"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("cargo install")))
+    );
+
+    let pipeline = load("gitlab-verify.yml");
+    let job = &pipeline["mcppin-verify"];
+    let commands: Vec<&str> = job["before_script"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(Yaml::as_str)
+        .collect();
+    assert_eq!(mcppin_installs(&commands), expected);
+    assert_eq!(
+        job["variables"]["GIT_SUBMODULE_STRATEGY"].as_str(),
+        Some("recursive")
+    );
+    let cached: Vec<&str> = job["cache"]["paths"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(Yaml::as_str)
+        .collect();
+    assert_eq!(cached, ["tools/mcppin/target/"]);
+    // No placeholder for where mcppin comes from is left.
+    for name in ["github-verify.yml", "gitlab-verify.yml"] {
+        let file = std::fs::read_to_string(repo_root().join("docs/ci").join(name)).unwrap();
+        assert!(!file.contains("example.invalid"), "{name}");
+        assert!(!file.contains("--git"), "{name}");
+    }
 }
 
 #[test]

@@ -273,8 +273,9 @@ fn files_that_are_no_regular_file_or_too_large_are_listed_and_the_listing_goes_o
              configuration may hold\n",
         )
         .stdout_has("/home/.claude.json\n  1 server: \"big\"\n")
+        .stdout_has("/home/.claude.json\n  no servers\n")
         .stdout_has("1 server: \"fine\"")
-        .stdout_has("5 configurations found, 2 servers\n");
+        .stdout_has("6 configurations found, 2 servers\n");
     assert_eq!(run.stderr, "");
 }
 

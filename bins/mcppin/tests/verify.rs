@@ -148,6 +148,51 @@ fn another_package_version_is_a_launch_change_showing_both_launches() {
 }
 
 #[test]
+fn other_client_capabilities_are_noted_next_to_the_tools_they_explain() {
+    // Issue 19: a capture declaring other capabilities than the approved one may see tools
+    // added or removed; the report says so beside them, and the verdict is the findings'.
+    const PARCEL: &str = r#""id": "parcel","#;
+    let approved = variant(&[(PARCEL, r#""id": "parcel", "client_capabilities": {},"#)]);
+    let dir = locked(&approved);
+    let served = variant(&[
+        (
+            PARCEL,
+            r#""id": "parcel", "client_capabilities": {"elicitation": {}, "roots": {}},"#,
+        ),
+        (
+            DELIVERY,
+            r#""name": "confirm_delivery",
+          "description": "Ask the user to confirm a delivery.",
+          "inputSchema": {"type": "object"}
+        },
+        {
+          "name": "delivery_insights","#,
+        ),
+    ]);
+    let run = scenario("client_capabilities_differ", &dir, &served, &[], 1);
+    run.stdout_has(
+        "note: parcel: captured declaring other client capabilities than the approved capture\n  \
+         approved: {}\n  served:   {\"elicitation\":{},\"roots\":{}}\n",
+    )
+    .stdout_has("tool-added [gated]: parcel/confirm_delivery");
+    assert!(
+        run.stdout.find("note: parcel").unwrap() < run.stdout.find("tool-added").unwrap(),
+        "{}",
+        run.stdout
+    );
+    // The same tools as another client: a note, and PASS.
+    let same = variant(&[(
+        PARCEL,
+        r#""id": "parcel", "client_capabilities": {"elicitation": {}, "roots": {}},"#,
+    )]);
+    let run = scenario("client_capabilities_differ_alone", &dir, &same, &[], 0);
+    run.stdout_has("note: parcel: captured declaring other client capabilities");
+    // The same capabilities: no note.
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "approved.json"]);
+    run.code(0).stdout_lacks("note:");
+}
+
+#[test]
 fn an_unpinned_package_is_reported_as_a_floating_version() {
     let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
     let dir = locked(&served);

@@ -269,13 +269,9 @@ impl ClientConfig {
     /// # Ok::<(), mcppin_client::Error>(())
     /// ```
     pub fn parse_project(text: &str, project: &str) -> Result<Self, Error> {
-        let root = jsonc_parser::parse_to_value(text, &ParseOptions::default())
-            .map_err(|err| Error::ConfigSyntax {
-                message: err.to_string(),
-            })?
-            .ok_or_else(|| Error::ConfigSyntax {
-                message: "the file holds no JSON value".to_owned(),
-            })?;
+        let root = parse_jsonc(text)?.ok_or_else(|| Error::ConfigSyntax {
+            message: "the file holds no JSON value".to_owned(),
+        })?;
         let JsonValue::Object(mut root) = root else {
             return Err(shape(None, "the top level is not an object"));
         };
@@ -1157,6 +1153,45 @@ mod tests {
             "[".repeat(depth),
             "]".repeat(depth)
         )
+    }
+
+    #[test]
+    fn a_project_of_the_local_scope_is_read_under_the_same_depth_bound() {
+        // `~/.claude.json` is read for a project's local scope by the same bounded reader.
+        let deep = format!(
+            "{{\"projects\": {{\"/p\": {{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \
+             \"deep\": {}{}}}}}}}}}}}",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        );
+        assert!(matches!(
+            ClientConfig::parse_project(&deep, "/p"),
+            Err(Error::ConfigDepth {
+                limit: MAX_DEPTH,
+                ..
+            })
+        ));
+        let location = crate::discover::Location {
+            client: crate::discover::Client::ClaudeCode,
+            scope: crate::discover::Scope::Local,
+            path: PathBuf::from("/h/.claude.json"),
+            shared: true,
+            project: Some(PathBuf::from("/p")),
+        };
+        assert!(matches!(
+            crate::discover::inspect_location(&deep, &location),
+            Err(Error::ConfigDepth { .. })
+        ));
+        let shallow = deep
+            .replace(&"[".repeat(200_000), "[")
+            .replace(&"]".repeat(200_000), "]");
+        assert_eq!(
+            ClientConfig::parse_project(&shallow, "/p")
+                .unwrap()
+                .servers
+                .len(),
+            1
+        );
     }
 
     #[test]

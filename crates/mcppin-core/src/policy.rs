@@ -727,6 +727,45 @@ pub struct Report {
     /// What the signature check of the lockfile found, when the caller checked it ([`verify`]
     /// leaves it `None`: it judges surfaces, not approvals).
     pub signature: Option<crate::report::SignatureStatus>,
+    /// What explains findings without being one: they change no verdict.
+    pub notes: Vec<Note>,
+}
+
+/// A fact of the comparison that explains findings without being one (it gates nothing and
+/// changes no verdict).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Note {
+    /// The manifest was captured declaring other client capabilities than the approved capture:
+    /// a server may offer a client declaring `sampling`, `roots` or `elicitation` tools it does
+    /// not offer one declaring none, so the server's added and removed items may follow from
+    /// the capture rather than from the server. Changed items are never explained by it.
+    ClientCapabilitiesDiffer {
+        /// The server id.
+        server: String,
+        /// The capabilities of the approved capture (the lockfile's).
+        approved: Value,
+        /// The capabilities of this capture (the manifest's).
+        served: Value,
+    },
+}
+
+impl Note {
+    /// The note's name in the reports (`client-capabilities-differ`).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ClientCapabilitiesDiffer { .. } => "client-capabilities-differ",
+        }
+    }
+
+    /// The server the note is about.
+    #[must_use]
+    pub fn server(&self) -> &str {
+        match self {
+            Self::ClientCapabilitiesDiffer { server, .. } => server,
+        }
+    }
 }
 
 impl Report {
@@ -744,6 +783,7 @@ impl Report {
             unverified,
             matched,
             signature: None,
+            notes: Vec::new(),
         }
     }
 
@@ -794,6 +834,7 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
     let gate = |p: Policy| options.fail_on.gates(p);
     let mut findings = Vec::new();
     let mut unverified = Vec::new();
+    let mut notes = Vec::new();
     let mut matched = 0;
     let empty_lock = LockedServer::default();
     let empty_surface = ServerSurface::default();
@@ -833,6 +874,16 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
                 &gate,
                 &mut findings,
             );
+            if let (Some(was), Some(is)) =
+                (&approved.client_capabilities, &served.client_capabilities)
+                && was != is
+            {
+                notes.push(Note::ClientCapabilitiesDiffer {
+                    server: (*id).to_owned(),
+                    approved: was.clone(),
+                    served: is.clone(),
+                });
+            }
         }
         for kind in ItemKind::ALL {
             // Prompts and templates are compared where the approval covers them and the
@@ -885,7 +936,9 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
         ))
     });
     let gating = Policy::ALL.into_iter().filter(|p| gate(*p)).collect();
-    Report::new(gating, findings, unverified, matched)
+    let mut report = Report::new(gating, findings, unverified, matched);
+    report.notes = notes;
+    report
 }
 
 fn compare_server(
@@ -1639,6 +1692,61 @@ mod tests {
             }
         );
         assert_eq!(r.exit_code(), 1);
+    }
+
+    /// DOCS captured declaring `capabilities` (a JSON object), with `extra` tools added.
+    fn declaring(capabilities: &str, extra: &str) -> String {
+        DOCS.replacen(
+            r#""tools":["#,
+            &format!(r#""client_capabilities":{capabilities},"tools":[{extra}"#),
+            1,
+        )
+    }
+
+    #[test]
+    fn other_client_capabilities_are_noted_beside_the_items_they_explain() {
+        // Issue 19: a capture as another client may see tools added or removed; the report
+        // says so next to those findings, and the verdict is the findings' own.
+        let approved = declaring("{}", "");
+        let lock = Lockfile::approve(None, &manifest(true, &approved), &[]).unwrap();
+        let served = declaring(
+            r#"{"roots":{},"sampling":{}}"#,
+            r#"{"name":"sample_llm","description":"Ask the client's model"},"#,
+        );
+        let r = verify(&lock, &manifest(true, &served), &Options::default());
+        assert_eq!(policies(&r), [(Policy::ToolAdded, Some("sample_llm"))]);
+        assert_eq!(r.exit_code(), 1);
+        assert_eq!(r.notes.len(), 1);
+        let Note::ClientCapabilitiesDiffer {
+            server,
+            approved,
+            served,
+        } = &r.notes[0];
+        assert_eq!(server, "docs");
+        assert_eq!(crate::canonicalize(approved).unwrap(), b"{}");
+        assert_eq!(
+            crate::canonicalize(served).unwrap(),
+            br#"{"roots":{},"sampling":{}}"#
+        );
+        // The note alone changes no verdict.
+        let same_tools = declaring(r#"{"roots":{}}"#, "");
+        let r = verify(&lock, &manifest(true, &same_tools), &Options::default());
+        assert!(r.findings.is_empty());
+        assert_eq!(r.notes.len(), 1);
+        assert_eq!(r.exit_code(), 0);
+    }
+
+    #[test]
+    fn equal_or_unrecorded_client_capabilities_make_no_note() {
+        let approved = declaring(r#"{"roots":{}}"#, "");
+        let noting = Lockfile::approve(None, &manifest(true, &approved), &[]).unwrap();
+        let r = verify(&noting, &manifest(true, &approved), &Options::default());
+        assert!(r.notes.is_empty());
+        // A capture (or a lock) that recorded none cannot be compared.
+        let r = verify(&noting, &manifest(true, DOCS), &Options::default());
+        assert!(r.notes.is_empty());
+        let r = verify(&lock(), &manifest(true, &approved), &Options::default());
+        assert!(r.notes.is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use super::{SCHEMA_VERSION, SignatureStatus};
 use crate::diff::Change;
 use crate::escape::escape;
 use crate::lockfile::Pin;
-use crate::policy::{Evidence, Finding, Reason, Report, Unverified};
+use crate::policy::{Evidence, Finding, Note, Reason, Report, Unverified};
 use crate::value::{Object, Value};
 
 /// The JSON report (`schema_version` 1): values exactly as served, every finding with
@@ -53,6 +53,29 @@ pub fn to_json(report: &Report) -> Value {
     );
     if let Some(signature) = &report.signature {
         o.insert("signature", signature_json(signature, false));
+    }
+    // Only when there is one: a report without notes reads as it always did.
+    if !report.notes.is_empty() {
+        o.insert(
+            "notes",
+            Value::from(report.notes.iter().map(note_json).collect::<Vec<_>>()),
+        );
+    }
+    Value::from(o)
+}
+
+/// One note: `note` (its name), `server`, and what it says.
+fn note_json(note: &Note) -> Value {
+    let mut o = Object::new();
+    o.insert("note", note.name());
+    o.insert("server", note.server());
+    match note {
+        Note::ClientCapabilitiesDiffer {
+            approved, served, ..
+        } => {
+            o.insert("approved", approved.clone());
+            o.insert("served", served.clone());
+        }
     }
     Value::from(o)
 }

@@ -7,7 +7,7 @@ use crate::digest::Digest;
 use crate::document::Error;
 use crate::launch::Launch;
 use crate::lockfile::Pin;
-use crate::policy::{Evidence, Finding, Policy, Reason, Report, Unverified};
+use crate::policy::{Evidence, Finding, Note, Policy, Reason, Report, Unverified};
 use crate::scan::CollisionKind;
 use crate::surface::{Fields, array, count, element, object, string, strings};
 use crate::value::Value;
@@ -34,6 +34,7 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
             "findings",
             "unverified",
             "signature",
+            "notes",
         ],
     )?;
     if count(f.required("schema_version")?, "/schema_version")? != SCHEMA_VERSION {
@@ -64,6 +65,13 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
         .optional("signature")
         .map(|v| signature_from(v, "/signature"))
         .transpose()?;
+    if let Some(notes) = f.optional("notes") {
+        report.notes = array(notes, "/notes")?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| note_from(v, &element("/notes", i)))
+            .collect::<Result<Vec<_>, _>>()?;
+    }
     if string(f.required("status")?, "/status")? != report.status().name() {
         return Err(invalid("/status", "the status the findings give"));
     }
@@ -75,6 +83,26 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
         return Err(invalid("/summary", "the summary the findings give"));
     }
     Ok(report)
+}
+
+/// One note, as [`super::json`] writes it.
+fn note_from(value: &Value, pointer: &str) -> Result<Note, Error> {
+    let f = Fields::new(value, pointer, &["note", "server", "approved", "served"])?;
+    let server = string(f.required("server")?, &f.at("server"))?.to_owned();
+    match string(f.required("note")?, &f.at("note"))? {
+        "client-capabilities-differ" => {
+            let approved = f.required("approved")?;
+            let served = f.required("served")?;
+            object(approved, &f.at("approved"))?;
+            object(served, &f.at("served"))?;
+            Ok(Note::ClientCapabilitiesDiffer {
+                server,
+                approved: approved.clone(),
+                served: served.clone(),
+            })
+        }
+        _ => Err(invalid(&f.at("note"), "a note name")),
+    }
 }
 
 fn signature_from(value: &Value, pointer: &str) -> Result<SignatureStatus, Error> {
@@ -435,6 +463,44 @@ mod tests {
         assert!(text.contains("9007199254740993.0"), "{text}");
         let back = from_json(&crate::parse(&bytes).unwrap()).unwrap();
         assert_eq!(back, r);
+    }
+
+    /// A report with a client-capabilities note: approved declaring none, served declaring
+    /// roots with one more tool.
+    fn noted() -> Report {
+        let approved = r#"{"schema_version":3,"complete":true,"servers":[{"id":"s",
+            "client_capabilities":{},"tools":[{"name":"t"}]}]}"#;
+        let served = approved
+            .replace(
+                r#""client_capabilities":{}"#,
+                r#""client_capabilities":{"roots":{"\u001b":1}}"#,
+            )
+            .replace(r#"{"name":"t"}"#, r#"{"name":"t"},{"name":"u"}"#);
+        report(approved, &served)
+    }
+
+    #[test]
+    fn json_round_trips_a_note_and_writes_none_when_there_is_none() {
+        let r = noted();
+        assert_eq!(r.notes.len(), 1);
+        let json = to_json(&r);
+        let note = json.get("notes").and_then(|n| n.as_array()).unwrap();
+        assert_eq!(
+            note[0].get("note").and_then(Value::as_str),
+            Some("client-capabilities-differ")
+        );
+        assert_eq!(from_json(&json).unwrap(), r);
+        let plain = report(HOSTILE, HOSTILE);
+        assert!(to_json(&plain).get("notes").is_none());
+    }
+
+    #[test]
+    fn json_refuses_a_note_it_does_not_know() {
+        let text = String::from_utf8(crate::to_pretty(&to_json(&noted())))
+            .unwrap()
+            .replace("client-capabilities-differ", "weather");
+        let err = from_json(&crate::parse(text.as_bytes()).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("/notes/0/note"), "{err}");
     }
 
     #[test]

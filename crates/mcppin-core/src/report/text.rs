@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::{NOT_COMPARED, ServerChanges};
 use crate::diff::Change;
 use crate::escape::escape;
-use crate::policy::{Evidence, Finding, Policy, Reason, Report, Status};
+use crate::policy::{Evidence, Finding, Note, Policy, Reason, Report, Status};
 use crate::value::{Kind, Value};
 
 /// The human report: one block per finding (findings alike across tools share one block), the
@@ -29,6 +29,8 @@ pub fn to_text_with(report: &Report, servers: &ServerChanges) -> String {
     if !report.findings.is_empty() || !report.unverified.is_empty() {
         out = findings_text_with(report, servers);
         summary_text(report, &mut out);
+    } else if !report.notes.is_empty() {
+        out = findings_text_with(report, servers);
     }
     let _ = writeln!(out, "{}", verdict_text(report));
     out
@@ -45,6 +47,11 @@ pub fn findings_text(report: &Report) -> String {
 #[must_use]
 pub fn findings_text_with(report: &Report, servers: &ServerChanges) -> String {
     let mut out = String::new();
+    // Notes first: the added and removed items they explain are the first blocks below.
+    for note in &report.notes {
+        note_text(note, &mut out);
+        out.push('\n');
+    }
     for block in blocks(report, servers) {
         block.write(&mut out);
         out.push('\n');
@@ -76,6 +83,36 @@ pub fn findings_text_with(report: &Report, servers: &ServerChanges) -> String {
         let _ = writeln!(out, "  {reason}\n");
     }
     out
+}
+
+/// A note: what it says of its server, and what it explains.
+fn note_text(note: &Note, out: &mut String) {
+    match note {
+        Note::ClientCapabilitiesDiffer {
+            server,
+            approved,
+            served,
+        } => {
+            let _ = writeln!(
+                out,
+                "note: {}: captured declaring other client capabilities than the approved capture",
+                place(server, None)
+            );
+            let _ = writeln!(
+                out,
+                "  approved: {}\n  served:   {}",
+                value_text(approved),
+                value_text(served)
+            );
+            let _ = writeln!(
+                out,
+                "  a server may offer other items to a client declaring other capabilities: items\n  \
+                 of this server found added or removed may follow from the capture, not the\n  \
+                 server (capture again declaring the approved ones: mcppin-export --client or\n  \
+                 --client-capabilities); a changed item is not explained by it"
+            );
+        }
+    }
 }
 
 /// One block of the text report.
@@ -746,6 +783,35 @@ mod tests {
     use crate::manifest::Manifest;
     use crate::policy::{FailOn, Options, verify};
     use crate::report::testing::*;
+
+    #[test]
+    fn a_note_stands_above_the_added_items_it_explains_and_is_escaped() {
+        let approved = r#"{"schema_version":3,"complete":true,"servers":[{"id":"s",
+            "client_capabilities":{},"tools":[{"name":"t"}]}]}"#;
+        let served = approved
+            .replace(
+                r#""client_capabilities":{}"#,
+                r#""client_capabilities":{"roots":{"\u001b[2K":1}}"#,
+            )
+            .replace(r#"{"name":"t"}"#, r#"{"name":"t"},{"name":"u"}"#);
+        let text = to_text(&report(approved, &served));
+        assert!(text.is_ascii() && !text.contains('\u{1b}'), "{text}");
+        let note = text
+            .find("note: s: captured declaring other client capabilities")
+            .unwrap();
+        let added = text.find("tool-added [gated]: s/u").unwrap();
+        assert!(note < added, "{text}");
+        assert!(text.contains("  approved: {}\n  served:   {\"roots\":{\"<U+001B>[2K\":1}}\n"));
+        assert!(
+            text.contains("a changed item is not explained by it"),
+            "{text}"
+        );
+        assert!(!text.contains("--approve"), "{text}");
+        // Without findings the note is still shown, above the verdict.
+        let same = served.replace(r#",{"name":"u"}"#, "");
+        let text = to_text(&report(approved, &same));
+        assert!(text.starts_with("note: s: "), "{text}");
+    }
 
     #[test]
     fn text_escapes_every_server_string() {
