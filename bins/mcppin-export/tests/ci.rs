@@ -475,7 +475,7 @@ fn mcppin_installs(commands: &[&str]) -> Vec<String> {
 
 #[test]
 fn both_workflows_build_mcppin_from_the_checkout_and_cache_the_build() {
-    // Issue 19: the install command named a placeholder URL, and every run built from cold.
+    // The install command named a placeholder URL, and every run built from cold.
     let expected = [
         "cargo install --locked --path tools/mcppin/bins/mcppin",
         "cargo install --locked --path tools/mcppin/bins/mcppin-export",

@@ -354,7 +354,7 @@ fn a_duplicate_tool_name_fails_the_export() {
 
 #[test]
 fn a_tool_too_deep_for_a_lockfile_fails_the_export() {
-    // Issue 10, item 6: the answer carries a tool nesting 253 levels under the strict
+    // The answer carries a tool nesting 253 levels under the strict
     // reader's limit; the manifest holds it one level deeper and a lockfile two, so what was
     // written could not be read back.
     let dir = Dir::new();
@@ -414,7 +414,7 @@ fn shell_server(dir: &Dir, script: &str) {
 
 #[test]
 fn a_first_answer_waits_the_start_timeout_not_the_timeout() {
-    // Issue 19: a first `npx` start installs before it answers; --timeout is per request.
+    // A first `npx` start installs before it answers; --timeout is per request.
     let dir = Dir::new();
     shell_server(
         &dir,
@@ -458,7 +458,7 @@ fn a_start_that_outlasts_the_start_timeout_names_the_option() {
 
 #[test]
 fn a_server_given_up_on_gets_sigterm_and_kill_after_to_clean_up() {
-    // Issue 19: npm stopped mid-install must get to roll back before SIGKILL; the whole group
+    // npm stopped mid-install must get to roll back before SIGKILL; the whole group
     // gets SIGTERM, a process cleaning up is given --kill-after, and nothing is left running.
     let dir = Dir::new();
     let log = dir.path().join("log");
@@ -884,7 +884,7 @@ fn servers_get_only_the_minimal_environment_unless_told() {
 
 #[test]
 fn proxy_and_ca_variables_reach_the_server_and_tokens_do_not() {
-    // Issue 19: `uvx` behind a TLS-inspecting proxy needs the proxy and the CA a client passes.
+    // `uvx` behind a TLS-inspecting proxy needs the proxy and the CA a client passes.
     let dir = Dir::new();
     shell_server(
         &dir,
@@ -988,7 +988,7 @@ fn nested_config(depth: usize) -> String {
 
 #[test]
 fn a_configuration_nesting_too_deep_exits_4_without_overflowing_the_stack() {
-    // Issue 18 item 7: about 12,000 levels aborted the process with a stack overflow.
+    // About 12,000 levels aborted the process with a stack overflow.
     let dir = Dir::new();
     dir.write("deep.json", nested_config(100_000));
     let run = dir.export_bounded(&["--config", "deep.json", "-o", "m.json"]);
@@ -1003,7 +1003,7 @@ fn a_configuration_nesting_too_deep_exits_4_without_overflowing_the_stack() {
 
 #[test]
 fn a_configuration_larger_than_the_bound_exits_4_without_reading_it_all() {
-    // Issue 18 item 7: a link to /dev/zero grew memory without end.
+    // A link to /dev/zero grew memory without end.
     let dir = Dir::new();
     let max = 4 << 20;
     let over = format!("{{\"mcpServers\": {{}}}}{}", " ".repeat(max));
@@ -1225,7 +1225,7 @@ fn guarded_config(dir: &Dir, guard: Option<(&str, &[&str])>) {
 
 #[test]
 fn a_configuration_edited_to_drop_or_change_the_guard_fails_verify() {
-    // Issue 18.5: removing the guard from an entry, or pointing it at another lock, key, mode
+    // Removing the guard from an entry, or pointing it at another lock, key, mode
     // or program, verified as PASS: the launch recorded only the command after `--`.
     let dir = Dir::new();
     let approved: (&str, &[&str]) = (
@@ -1383,7 +1383,7 @@ fn failure_messages_are_stable() {
 
 #[test]
 fn passes_0_says_which_count_to_give_instead() {
-    // Issue 14 item 10: clap said "number would be zero for non-zero type".
+    // Clap said "number would be zero for non-zero type".
     let dir = Dir::new();
     dir.config(&[("demo", &[])]);
     let run = dir.export(&["--config", "mcp.json", "--passes", "0", "-o", "m.json"]);
@@ -1500,7 +1500,7 @@ fn a_bad_client_flag_is_refused() {
     ])
     .code(4)
     .stderr_has("dup.json:");
-    // Issue 18 item 7: read to the same bound as a configuration.
+    // Read to the same bound as a configuration.
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
     dir.export_bounded(&[
         "--config",

@@ -89,7 +89,7 @@ fn lists_every_client_location_found_with_its_servers() {
     assert_eq!(run.stderr, "");
     let h = home.display();
     let p = project.display();
-    // Each command opens the sessions as the client whose file it is (issue 19) and writes a
+    // Each command opens the sessions as the client whose file it is and writes a
     // manifest of its own.
     for (client, path, ids, flags) in [
         (
@@ -207,7 +207,7 @@ fn unreadable_files_are_reported_and_the_listing_goes_on() {
 
 #[test]
 fn a_configuration_nesting_too_deep_is_listed_and_the_listing_goes_on() {
-    // Issue 18 item 7: about 12,000 levels aborted the process with a stack overflow.
+    // About 12,000 levels aborted the process with a stack overflow.
     let nested = |depth: usize| {
         format!(
             "{{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \"deep\": {}{}}}}}}}",
@@ -249,7 +249,7 @@ fn mkfifo(path: &Path) {
 
 #[test]
 fn files_that_are_no_regular_file_or_too_large_are_listed_and_the_listing_goes_on() {
-    // Issue 18 item 7: a FIFO without a writer hung the listing forever, a link to /dev/zero
+    // A FIFO without a writer hung the listing forever, a link to /dev/zero
     // grew memory without end.
     let dir = Dir::new();
     std::fs::create_dir_all(dir.path().join("home/.cursor")).unwrap();
@@ -337,7 +337,7 @@ fn claude_json(dir: &Dir) {
 
 #[test]
 fn lists_claude_code_local_scope_of_the_project() {
-    // Issue 19: `claude mcp add` puts a server in the local scope by default, under the
+    // `claude mcp add` puts a server in the local scope by default, under the
     // project's path in ~/.claude.json; --discover said "no servers" there.
     let dir = Dir::new();
     claude_json(&dir);

@@ -2,7 +2,7 @@
 //! the export stops npm with SIGTERM and waits `--kill-after` (npm rolls back its half-written
 //! install meanwhile), and the user's npm cache still starts the server afterwards.
 //!
-//! Issue 19: an export that gave up during a cold `npx -y` install killed npm mid-install and
+//! An export that gave up during a cold `npx -y` install killed npm mid-install and
 //! left a cache that broke the server for the user's own client.
 //!
 //! The test never skips: without `npm` and `npx` on PATH it fails saying so.

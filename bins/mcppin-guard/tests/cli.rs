@@ -121,7 +121,7 @@ fn a_prompt_that_changes_mid_session_is_refused() {
         ])
         .stdout_lacks("id_ed25519")
         .stderr_has("prompt-changed: the answer to prompts/get summarize differs");
-    // The method and the policy, not the prompt's name (issue 10).
+    // The method and the policy, not the prompt's name.
     assert_eq!(
         refusal_text(&run, 6),
         "mcppin-guard refused prompts/get: prompt-changed"
@@ -159,7 +159,7 @@ fn lock_servers(dir: &Dir, ids: &[String]) {
 
 #[test]
 fn an_unknown_server_lists_the_ids_the_lock_has_escaped_and_bounded() {
-    // Issue 14 item 10: the refusal said what was wrong, not what to type instead.
+    // The refusal said what was wrong, not what to type instead.
     let dir = Dir::new();
     let mut ids: Vec<String> = (1..=11).map(|i| format!("s{i:02}")).collect();
     ids.push("evil\u{1b}[31m".into());
@@ -195,7 +195,7 @@ fn an_unknown_server_lists_the_ids_the_lock_has_escaped_and_bounded() {
 
 #[test]
 fn a_server_command_without_the_separator_says_to_put_it_after_it() {
-    // Issue 14 item 10: clap said "unexpected argument 'node' found" and nothing of `--`.
+    // Clap said "unexpected argument 'node' found" and nothing of `--`.
     let dir = Dir::new();
     dir.lock(&counter_surface());
     let args = |extra: &[&str]| -> Vec<String> {
@@ -299,7 +299,7 @@ fn an_unsolicited_response_fails_closed() {
 
 #[test]
 fn messages_tell_the_notation_from_the_character_it_stands_for() {
-    // Issue 10, item 7: the id the server chose is escaped once, and the text `<U+200B>`
+    // The id the server chose is escaped once, and the text `<U+200B>`
     // reads differently from a zero-width space.
     for (id, shown) in [
         ("a\u{200b}", "a<U+200B>"),
@@ -602,7 +602,7 @@ fn refusal_text(run: &util::Run, index: usize) -> String {
         .to_owned()
 }
 
-/// Issue 10: the refusal of a `tools/list` answer quoted the names of the tools it refused and
+/// The refusal of a `tools/list` answer quoted the names of the tools it refused and
 /// the number literals it could not pin, strings the server chose, in the message the model
 /// reads. It now says how many tools fell under which policy; stderr and the log keep the
 /// names and literals, escaped.
@@ -663,7 +663,7 @@ fn a_refused_list_tells_the_client_counts_and_policies_not_server_strings() {
     );
 }
 
-/// Issue 10: 200,000 unapproved tools made a refusal of 13.9 MB, every name in it.
+/// 200,000 unapproved tools made a refusal of 13.9 MB, every name in it.
 #[test]
 fn a_refusal_stays_short_however_many_tools_the_answer_holds() {
     let dir = Dir::new();
@@ -750,7 +750,7 @@ fn a_removed_tool_is_reported_not_refused() {
         .stderr_has("tool-removed: retired is approved but was not served");
 }
 
-/// Issue 10: `"cursor": null` asks a server for the first page; the guard took it to continue
+/// `"cursor": null` asks a server for the first page; the guard took it to continue
 /// the reading, and a tool served before hid its removal.
 #[test]
 fn a_null_cursor_starts_a_new_reading() {
@@ -829,7 +829,7 @@ fn quarantine_filters_the_changed_tool_and_refuses_calls_to_it() {
         ]
     );
     assert_eq!(messages[7]["result"]["tools"][0], counter_surface()[0]);
-    // The policy, not the name of the tool called (issue 10).
+    // The policy, not the name of the tool called.
     assert_eq!(
         refusal_text(&run, 8),
         "mcppin-guard refused tools/call: tool-quarantined"
@@ -1341,7 +1341,7 @@ fn a_fresh_request_state_does_not_make_a_new_first_answer() {
         .stderr_has("prompt-changed: the answer to prompts/get review differs");
 }
 
-/// Issue 10: params a server reads alike were two session-pin keys (`{}` and no params, no
+/// Params a server reads alike were two session-pin keys (`{}` and no params, no
 /// `arguments` and `"arguments": {}`), so a changed answer asked for the other way passed as a
 /// first answer.
 #[test]
@@ -1516,7 +1516,7 @@ fn prints_the_approval_refusals_of_mcppin_verify() {
 
 #[test]
 fn reads_at_most_64_kib_of_a_signature_or_a_public_key() {
-    // Issue 18 item 7: a link to /dev/zero in place of either grew memory without end.
+    // A link to /dev/zero in place of either grew memory without end.
     let dir = Dir::new();
     dir.lock(&counter_surface());
     let key = sign(&dir);
@@ -1627,7 +1627,7 @@ fn a_guard_stopped_by_sigterm_stops_its_server() {
     assert!(!running(server_pid), "the server outlived the guard");
 }
 
-// Parser differentials by case folding (issue 10, item 1): Go's encoding/json reads member
+// Parser differentials by case folding: Go's encoding/json reads member
 // names case-insensitively under Unicode simple case folding, the last match winning.
 
 /// A `tools/list` answer with the approved tools, plus `extra` (raw JSON members) in `result`.
@@ -1918,7 +1918,7 @@ fn ids_a_javascript_client_tells_apart_are_both_forwarded() {
     assert!(dir.read("got").contains("second"));
 }
 
-/// Issue 10: the notes on a changed tool printed the approved and served values whole, so a
+/// The notes on a changed tool printed the approved and served values whole, so a
 /// tool whose description grew by megabytes put megabytes on one line of stderr (and the guard
 /// held a copy of the value to print it). Each value is now a short excerpt with its length.
 #[test]
@@ -1950,7 +1950,7 @@ fn a_tool_changed_by_a_huge_value_is_refused_with_short_notes() {
     );
 }
 
-/// Issue 10: a short approved array served with a million elements is a change per element;
+/// A short approved array served with a million elements is a change per element;
 /// the notes list the first few and count the rest.
 #[test]
 fn the_notes_on_a_changed_tool_list_the_first_changes_and_count_the_rest() {
@@ -1979,7 +1979,7 @@ fn the_notes_on_a_changed_tool_list_the_first_changes_and_count_the_rest() {
     assert!(!run.stderr.contains("more changes"), "{}", run.stderr);
 }
 
-/// Issue 10: the reason for a tool whose number literals cannot be pinned quoted every literal
+/// The reason for a tool whose number literals cannot be pinned quoted every literal
 /// whole on stderr. It now quotes the first few, each cut short with its length.
 #[test]
 fn a_tool_of_long_undecidable_literals_is_refused_with_a_short_reason() {
@@ -2045,7 +2045,7 @@ fn an_approved_prompt_a_complete_reading_did_not_serve_is_reported_not_refused()
     assert!(!run.stderr.contains("removed"), "{}", run.stderr);
 }
 
-/// Issue 18: a `prompts/list` page the lock check could not read (a `nextCursor` that is not a
+/// A `prompts/list` page the lock check could not read (a `nextCursor` that is not a
 /// string, a list that is not an array) was left to the session pin, which trusts a first
 /// answer; instructions that are not a string passed where the lock approves none.
 #[test]
@@ -2085,7 +2085,7 @@ fn a_locked_answer_of_a_shape_the_lock_check_cannot_read_is_refused_as_malformed
     run.code(0).lines(&[Expect::Result(json!(1))]);
 }
 
-/// Issue 18: the description of a `prompts/get` answer was trusted on first sight.
+/// The description of a `prompts/get` answer was trusted on first sight.
 #[test]
 fn a_prompt_described_otherwise_than_approved_is_refused_from_the_first_answer() {
     let dir = Dir::new();
@@ -2111,7 +2111,7 @@ fn a_prompt_described_otherwise_than_approved_is_refused_from_the_first_answer()
         .lines(&[Expect::Result(json!(1))]);
 }
 
-/// Issue 19: the advice to capture again as this client and approve the server came with any
+/// The advice to capture again as this client and approve the server came with any
 /// departure under other client capabilities, a changed tool included: it told the operator
 /// to approve a rug pull. It comes only when tools are present or absent, and nothing changed.
 #[test]

@@ -1092,7 +1092,7 @@ fn posts(peer: &Peer) -> usize {
         .count()
 }
 
-// Issue 18, item 1: the guard judges a body as UTF-8; a client telling the server to read it
+// The guard judges a body as UTF-8; a client telling the server to read it
 // otherwise (a charset, a coding) would have the server act on text the guard never judged.
 #[test]
 fn a_client_body_declaring_another_reading_gets_415_and_reaches_no_server() {
@@ -1237,7 +1237,7 @@ fn answer_under_head(request: &Request, stream: &mut TcpStream) {
     respond(stream, "200 OK", head, body.as_bytes());
 }
 
-// Issue 18, item 1: a client that decodes an answer by its declared charset (the Python SDK's
+// A client that decodes an answer by its declared charset (the Python SDK's
 // SSE reader does) would read text the guard never judged.
 #[test]
 fn a_server_answer_declaring_another_reading_is_refused_and_never_reaches_the_client() {
@@ -1288,7 +1288,7 @@ fn a_server_answer_declaring_another_reading_is_refused_and_never_reaches_the_cl
     }
 }
 
-// Issue 18, item 8: a second `Mcp-Session-Id` makes the request name two sessions; a server or
+// A second `Mcp-Session-Id` makes the request name two sessions; a server or
 // balancer taking the other one would answer in a session the guard does not judge.
 #[test]
 fn a_request_naming_its_session_twice_gets_400_and_reaches_no_server() {
@@ -1343,7 +1343,7 @@ fn server_with_session_id(id: String) -> impl Fn(&Request, &mut TcpStream) + Sen
     }
 }
 
-// Issue 18, item 8: the guard keeps every session under the id its server handed out; an id of
+// The guard keeps every session under the id its server handed out; an id of
 // tens of KiB (within the 64 KiB head) on each of `--max-sessions` idle sessions would cost far
 // more than docs/performance.md says a session costs.
 #[test]
@@ -1385,7 +1385,7 @@ fn a_session_id_at_the_bound_is_kept() {
     assert_eq!(listed.status, 200, "{listed:?}");
 }
 
-// Issue 18, item 8: the query (and userinfo) of --upstream may hold a token; no message the
+// The query (and userinfo) of --upstream may hold a token; no message the
 // guard writes shows it, usage errors included.
 #[test]
 fn the_upstream_query_is_never_shown_usage_errors_included() {
@@ -1481,7 +1481,7 @@ fn calls_to(peer: &Peer, tool: &str) -> usize {
         .count()
 }
 
-// Issue 18, item 4: each stateless exchange is a session of its own; a tool withheld by one
+// Each stateless exchange is a session of its own; a tool withheld by one
 // reading must stay withheld in the next exchange, until a reading serves it as approved.
 #[test]
 fn a_tool_withheld_in_one_stateless_exchange_stays_withheld_in_the_next() {
@@ -1551,7 +1551,7 @@ fn gets_of(peer: &Peer) -> usize {
         .count()
 }
 
-// Issue 18, item 4: the same for a prompt whose listing departed from the lock.
+// The same for a prompt whose listing departed from the lock.
 #[test]
 fn a_prompt_withheld_in_one_stateless_exchange_stays_withheld_in_the_next() {
     let dir = Dir::new();

@@ -206,7 +206,7 @@ fn with_one_description_edited_in_the_lock_the_session_is_refused() {
     let error = &steps[1]["error"];
     assert_eq!(error["code"], json!(-32001), "{steps:?}");
     // Counts and the policy (the SDK puts its prefix before them); the tool's name stays on
-    // stderr (issue 10).
+    // stderr.
     assert!(
         error["message"]
             .as_str()

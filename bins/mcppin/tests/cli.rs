@@ -210,7 +210,7 @@ fn canon_is_plain_rfc8785_and_exits_3_only_for_overflow() {
 
 #[test]
 fn messages_quote_a_short_excerpt_of_a_long_literal_or_name() {
-    // Issue 10 item 9: a 10 MB number literal put 10 MB on stderr.
+    // A 10 MB number literal put 10 MB on stderr.
     let dir = Dir::new();
     let literal = format!("1{}", "0".repeat(10 << 20));
     dir.write("big.json", format!("{{\"a\": [true, {literal}]}}"));
@@ -297,7 +297,7 @@ fn a_missing_file_exits_4() {
 
 #[test]
 fn messages_tell_the_notation_from_the_character_it_stands_for() {
-    // Issue 10, item 7: on stderr too, the text `<U+200B>` and a zero-width space differ, and
+    // On stderr too, the text `<U+200B>` and a zero-width space differ, and
     // a message is escaped once (the last pass does not escape the escapes again).
     let dir = Dir::new();
     dir.write("text.json", "{\"a<U+200B>\":1,\"a<U+200B>\":2}");

@@ -121,7 +121,7 @@ fn approve_takes_one_item_at_a_time() {
     ])
     .code(0)
     .stdout_has("tool-added [reported]: parcel/track")
-    // Issue 14, item 4: what stays unapproved is counted.
+    // What stays unapproved is counted.
     .stdout_has(
         "\napproved 1 change; 1 change stays unapproved: mcppin verify will still fail on it\n",
     );
@@ -302,7 +302,7 @@ fn deep_manifest(levels: usize) -> String {
 
 #[test]
 fn an_item_too_deep_for_a_lockfile_is_refused_and_nothing_is_written() {
-    // Issue 10, item 6: a tool at the strict reader's depth limit in a manifest (252 levels
+    // A tool at the strict reader's depth limit in a manifest (252 levels
     // below the 4 of the manifest) was written one level deeper into a lockfile that `verify`,
     // `sign` and `lock` then refused.
     let dir = Dir::new();
@@ -333,7 +333,7 @@ fn an_item_as_deep_as_a_lockfile_holds_locks_and_verifies() {
 
 #[test]
 fn ids_holding_a_slash_print_apart_and_are_approved_one_by_one() {
-    // Issue 10, item 9: server "a/b" with tool "c" and server "a" with tool "b/c" both printed
+    // Server "a/b" with tool "c" and server "a" with tool "b/c" both printed
     // "a/b/c", and `--approve` could not name server "a/b".
     let dir = Dir::new();
     dir.write(
@@ -401,7 +401,7 @@ fn an_approval_naming_nothing_prints_its_label() {
 
 #[test]
 fn approve_a_server_a_complete_capture_no_longer_serves_approves_its_withdrawal() {
-    // Issue 14, item 4: a server gone from a complete capture could only be approved by
+    // A server gone from a complete capture could only be approved by
     // approving the whole manifest; `--approve SERVER` refused it as naming nothing.
     let dir = Dir::new();
     dir.write("m.json", BASE);
@@ -485,7 +485,7 @@ fn approve_says_when_what_stays_unapproved_only_gets_reported() {
 
 #[test]
 fn a_lockfile_given_as_the_manifest_and_the_reverse_are_named_as_such() {
-    // Issue 14 item 3: each failed on its first unknown member.
+    // Each failed on its first unknown member.
     let dir = Dir::new();
     dir.write("served.json", BASE);
     dir.mcppin(&["lock", "-o", "lock.json", "served.json"])
@@ -515,7 +515,7 @@ fn widened(text: &str, prompt: &str) -> String {
 
 #[test]
 fn approve_server_slash_tilde_instructions_approves_the_instructions_alone() {
-    // Issue 13: instructions could only be approved with the whole server.
+    // Instructions could only be approved with the whole server.
     let dir = Dir::new();
     dir.write("m.json", widened("Be brief.", "Old"));
     dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);

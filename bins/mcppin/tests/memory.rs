@@ -1,5 +1,5 @@
 //! The real `mcppin` binary keeps to the memory bound of docs/performance.md on the costliest
-//! shape, an array of one-digit numbers (issue 10: a 50 MB file of zeros took 3.7 GB).
+//! shape, an array of one-digit numbers (a 50 MB file of zeros took 3.7 GB).
 //!
 //! The reading may take 16 bytes per input byte; `mcppin canon` also holds the file it read and
 //! the canonical form it writes, one byte per input byte each, and the program itself (a few

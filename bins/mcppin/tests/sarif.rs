@@ -173,7 +173,7 @@ const HELP_BASE: &str = "https://docs.example/mcppin/docs/policies.md";
 #[test]
 #[ignore = "needs testdata/tools/install.sh; .ci/run runs it"]
 fn sarif_reports_validate_with_no_warning_but_the_unnamed_information_uri() {
-    // Issue 18 item 9: without --sarif-help-base, the missing informationUri is the one
+    // Without --sarif-help-base, the missing informationUri is the one
     // warning; with it, none.
     let dir = locked();
     for linked in [false, true] {
@@ -230,7 +230,7 @@ fn sarif_reports_validate_with_no_warning_but_the_unnamed_information_uri() {
 
 #[test]
 fn sarif_links_only_to_a_help_base_it_is_given() {
-    // Issue 18 item 9: the project has no public address, so none is made up.
+    // The project has no public address, so none is made up.
     let dir = locked();
     dir.write("served.json", failing());
     dir.write("tampered.json", "{");

@@ -198,7 +198,7 @@ fn sign_refuses_what_is_not_a_lockfile_and_keys_it_cannot_use() {
     dir.mcppin(&["sign", "--lock", "other.json", "--key", "alice.pem"])
         .code(4)
         .stderr_has("mcppin: other.json: not a lockfile that can be signed");
-    // Issue 14 item 3: a manifest is named as such.
+    // A manifest is named as such.
     dir.write("manifest.json", manifest("Search the docs"));
     dir.mcppin(&["sign", "--lock", "manifest.json", "--key", "alice.pem"])
         .code(4)
@@ -374,7 +374,7 @@ fn verify(dir: &Dir, flags: &[&str]) -> util::Run {
 
 #[test]
 fn verify_reads_at_most_64_kib_of_a_signature_or_a_public_key() {
-    // Issue 18 item 7: a repository can hold a link to /dev/zero where the signature or the
+    // A repository can hold a link to /dev/zero where the signature or the
     // key belongs; reading it grew memory without end.
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
@@ -484,7 +484,7 @@ fn verify_refuses_an_envelope_with_an_extra_member() {
 
 #[test]
 fn verify_reads_the_envelope_schema_version_only_in_plain_digits() {
-    // Issue 10 item 8: `1.0` and `1e0` are 1 to a number reader, and the signature (over the
+    // `1.0` and `1e0` are 1 to a number reader, and the signature (over the
     // canonical form) still verifies, but an envelope has one spelling.
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
@@ -833,7 +833,7 @@ fn a_signature_covers_undecidable_literals_as_written_and_where_they_stand() {
 
 #[test]
 fn sign_signs_a_lockfile_holding_numbers_with_no_canonical_form_and_says_so() {
-    // Issue 10 item 8: signing compares nothing, and the signature covers such a literal as
+    // Signing compares nothing, and the signature covers such a literal as
     // written, so a lockfile holding one is signed (exit 0); `--help` said exit 3.
     let dir = Dir::new();
     private_key(&dir, "alice.pem", ALICE);
@@ -863,7 +863,7 @@ fn sign_signs_a_lockfile_holding_numbers_with_no_canonical_form_and_says_so() {
 
 #[test]
 fn verify_quotes_a_short_excerpt_of_a_long_member_name_of_the_envelope() {
-    // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+    // A message quotes at most a short excerpt of the input.
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
     let text = String::from_utf8(dir.read("mcp.lock.json.sig")).unwrap();
@@ -918,7 +918,7 @@ const OTHER_KEYS: [(&str, &str, &str, &str); 4] = [
 
 #[test]
 fn sign_and_verify_name_the_algorithm_of_a_key_that_is_not_ed25519() {
-    // Issue 10 item 9: RSA, EC, X25519 and Ed448 keys were all reported with Ed25519's OID.
+    // RSA, EC, X25519 and Ed448 keys were all reported with Ed25519's OID.
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
     for (name, kind, private, public) in OTHER_KEYS {
@@ -960,7 +960,7 @@ fn sign_and_verify_name_the_algorithm_of_a_key_that_is_not_ed25519() {
 
 #[test]
 fn sign_and_verify_say_a_key_file_is_empty() {
-    // Issue 10 item 9: an empty key file was reported as a NUL byte in the PEM preamble.
+    // An empty key file was reported as a NUL byte in the PEM preamble.
     let dir = Dir::new();
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
     private_key(&dir, "empty.pem", "");
@@ -998,7 +998,7 @@ fn sign_and_verify_say_a_key_file_is_empty() {
     .stderr_has("mcppin: der.pem: not PEM text");
 }
 
-// Encrypted private keys (issue 14 item 7).
+// Encrypted private keys.
 
 const PASSPHRASE: &str = "test passphrase";
 /// test-alice.pem encrypted by openssl with scrypt and with PBKDF2 (testdata/keys/README.md).
@@ -1213,7 +1213,7 @@ fn sign_bounded(dir: &Dir, key: &str) -> util::Run {
 
 #[test]
 fn sign_refuses_a_key_whose_scrypt_parameters_ask_too_much_memory() {
-    // Issue 18 item 7: N = 2 and r = 65535 kept V small and N * r * p within the work bound,
+    // N = 2 and r = 65535 kept V small and N * r * p within the work bound,
     // while p = 2048 made scrypt allocate 128 * r * p = 17 GB before deriving anything.
     let dir = Dir::new();
     dir.write("mcp.lock.json", lockfile("Search the docs", 1));
@@ -1243,7 +1243,7 @@ fn sign_refuses_a_key_whose_scrypt_parameters_ask_too_much_memory() {
 
 #[test]
 fn sign_reads_at_most_64_kib_of_a_key_file() {
-    // Issue 18 item 7: a key file that is a link to /dev/zero grew memory without end.
+    // A key file that is a link to /dev/zero grew memory without end.
     let dir = Dir::new();
     dir.write("mcp.lock.json", lockfile("Search the docs", 1));
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.pem")).unwrap();
@@ -1391,7 +1391,6 @@ fn help_says_the_passphrase_never_comes_from_a_flag() {
 
 #[test]
 fn a_public_key_given_to_sign_names_the_private_key_to_give() {
-    // Issue 14 item 10.
     let dir = Dir::new();
     dir.write("mcp.lock.json", lockfile("Search the docs", 1));
     dir.write("alice.pem.pub", ALICE_PUB);

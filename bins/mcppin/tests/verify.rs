@@ -1,4 +1,4 @@
-//! The real `mcppin` binary: `lock` and `verify`, every report scenario of issue 3 snapshotted as
+//! The real `mcppin` binary: `lock` and `verify`, every report scenario snapshotted as
 //! text and as JSON (read back into the report type), each with its exit code.
 
 mod util;
@@ -79,7 +79,7 @@ fn no_drift_passes() {
 
 #[test]
 fn a_rename_gates_when_the_list_gates_additions_or_removals() {
-    // Issue 18.6: a list gating tool-added and tool-removed but not naming tool-renamed let a
+    // A list gating tool-added and tool-removed but not naming tool-renamed let a
     // new name that copies an approved tool pass.
     let dir = locked(BASE);
     let served = variant(&[(r#""name": "get_article","#, r#""name": "read_article","#)]);
@@ -149,7 +149,7 @@ fn another_package_version_is_a_launch_change_showing_both_launches() {
 
 #[test]
 fn other_client_capabilities_are_noted_next_to_the_tools_they_explain() {
-    // Issue 19: a capture declaring other capabilities than the approved one may see tools
+    // A capture declaring other capabilities than the approved one may see tools
     // added or removed; the report says so beside them, and the verdict is the findings'.
     const PARCEL: &str = r#""id": "parcel","#;
     let approved = variant(&[(PARCEL, r#""id": "parcel", "client_capabilities": {},"#)]);
@@ -536,7 +536,6 @@ fn unreadable_inputs_exit_4() {
 
 #[test]
 fn without_lock_verify_reads_mcp_lock_json_in_the_current_directory() {
-    // Issue 14 item 3.
     let dir = Dir::new();
     dir.write("served.json", BASE);
     dir.mcppin(&["verify", "served.json"]).code(4).stderr_has(
@@ -559,7 +558,7 @@ fn without_lock_verify_reads_mcp_lock_json_in_the_current_directory() {
 
 #[test]
 fn a_manifest_given_as_the_lockfile_and_the_reverse_are_named_as_such() {
-    // Issue 14 item 3: each failed on its first unknown member.
+    // Each failed on its first unknown member.
     let dir = locked(BASE);
     dir.write("served.json", BASE);
     dir.mcppin(&["verify", "--lock", "served.json", "served.json"])
@@ -774,7 +773,7 @@ fn every_policy_fires_on_the_binary_and_gates_as_documented() {
 
 #[test]
 fn verify_quotes_a_short_excerpt_of_a_long_member_name() {
-    // Issue 10 item 9: a message quotes at most a short excerpt of the input, with its length
+    // A message quotes at most a short excerpt of the input, with its length
     // and where it stands.
     let dir = locked(BASE);
     let name = "m".repeat(1 << 20);
@@ -812,7 +811,7 @@ fn verify_quotes_a_short_excerpt_of_a_long_member_name() {
 
 #[test]
 fn the_notation_and_the_character_it_stands_for_print_differently() {
-    // Issue 10, item 7: a description holding the text `<U+200B>` printed exactly as one
+    // A description holding the text `<U+200B>` printed exactly as one
     // holding a zero-width space, so the diff of a real change showed two identical lines.
     let surface = |description: &str| {
         format!(
@@ -851,7 +850,7 @@ fn one_server(id: &str, tools: &str) -> String {
 
 #[test]
 fn a_new_server_is_one_block_outlining_its_tools() {
-    // Issue 14, item 5: a new server was one finding per tool, each a JSON line of the whole
+    // A new server was one finding per tool, each a JSON line of the whole
     // item; it is one block, each tool outlined (description cut to its first line, the
     // input's properties with their types, required ones marked).
     let shop = r#"    {
@@ -929,7 +928,7 @@ fn the_same_change_in_many_tools_is_one_block() {
 
 #[test]
 fn fail_on_none_never_prints_pass_over_findings() {
-    // Issue 14, item 4: with nothing gating, a run with findings exits 0 without reading PASS.
+    // With nothing gating, a run with findings exits 0 without reading PASS.
     let served = variant(&[(
         r#""annotations": {"readOnlyHint": true}"#,
         r#""annotations": {}"#,
@@ -994,7 +993,7 @@ fn verify_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
 
 #[test]
 fn a_failing_report_ends_with_the_command_that_approves_each_item() {
-    // Issue 14, item 4: the two gated items, one --approve each, then lockfile and manifest as
+    // The two gated items, one --approve each, then lockfile and manifest as
     // verify was given them.
     let served = variant(&[
         (

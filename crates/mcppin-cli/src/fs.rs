@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn reads_up_to_the_limit_and_refuses_more() {
-        // Issue 18 item 7: a link to /dev/zero grows memory without end when read whole.
+        // A link to /dev/zero grows memory without end when read whole.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"12345").unwrap();

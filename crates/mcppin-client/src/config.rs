@@ -991,7 +991,7 @@ mod tests {
 
     #[test]
     fn the_launch_records_the_guard_as_written() {
-        // Issue 18.5: the guard is part of the launch; without it, a configuration edited to
+        // The guard is part of the launch; without it, a configuration edited to
         // drop the guard or to point it at another lock kept the launch it was approved with.
         let launch = |command: &str, args: &str| {
             let text =
@@ -1196,7 +1196,7 @@ mod tests {
 
     #[test]
     fn refuses_nesting_deeper_than_the_bound_before_parsing() {
-        // Issue 18 item 7: 12,000 levels overflowed the parser's stack and aborted the process;
+        // 12,000 levels overflowed the parser's stack and aborted the process;
         // a test thread's stack is smaller still.
         for depth in [MAX_DEPTH - 3, MAX_DEPTH - 2, 200_000] {
             let text = nested(depth);

@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn claude_code_has_a_local_scope_for_the_project() {
-        // Issue 19: `claude mcp add` puts a server under projects.<path> by default.
+        // `claude mcp add` puts a server under projects.<path> by default.
         let found = locations(&places(), Platform::Linux);
         let local: Vec<_> = found.iter().filter(|l| l.scope == Scope::Local).collect();
         assert_eq!(local.len(), 1);

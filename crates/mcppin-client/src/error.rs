@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn quotes_a_short_excerpt_of_long_server_text() {
-        // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+        // A message quotes at most a short excerpt of the input.
         let long = "q".repeat(1 << 20);
         let excerpt = format!("\"{}\"... (1048576 bytes)", "q".repeat(64));
         let errors = [
@@ -423,7 +423,7 @@ mod tests {
 
     #[test]
     fn messages_quote_server_text_escaped_once() {
-        // Issue 10, item 7: a message needs only the last pass before a terminal, and the text
+        // A message needs only the last pass before a terminal, and the text
         // `<U+200B>` reads differently from a zero-width space.
         let named = |name: &str| Error::DuplicateTool { name: name.into() }.to_string();
         assert_eq!(

@@ -878,7 +878,7 @@ mod tests {
 
     #[test]
     fn minimal_environment_keeps_every_proxy_and_ca_variable() {
-        // Issue 19: `uvx` behind a TLS-inspecting proxy failed with no hint.
+        // `uvx` behind a TLS-inspecting proxy failed with no hint.
         let parent: Vec<(&str, &str)> = NETWORK_VARIABLES.iter().map(|n| (*n, "v")).collect();
         let env = inherited_environment(parent.clone(), Inherit::Minimal);
         assert_eq!(env.len(), NETWORK_VARIABLES.len());
@@ -1010,7 +1010,7 @@ mod tests {
 
     #[test]
     fn sigterm_reaches_the_group_first_and_kill_after_lets_it_finish() {
-        // Issue 19: an install stopped mid-write must get to roll back before SIGKILL.
+        // An install stopped mid-write must get to roll back before SIGKILL.
         let dir = tempfile::tempdir().unwrap();
         let (mut server, grandchild, log) =
             leader_with_a_cleaning_grandchild(dir.path(), "0.5", Duration::from_secs(5));

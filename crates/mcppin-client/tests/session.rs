@@ -356,7 +356,7 @@ fn start_and_request_timeouts(protocol: Protocol) -> SessionOptions {
 
 #[test]
 fn the_opening_answer_waits_the_start_timeout_and_later_ones_the_timeout() {
-    // Issue 19: a first start that is still installing its package gets the longer wait.
+    // A first start that is still installing its package gets the longer wait.
     let server = legacy_server(|_| json!({"tools": []}));
     let opts = start_and_request_timeouts(Protocol::default());
     let mut session = Session::open(Scripted::new(server), &opts).unwrap();

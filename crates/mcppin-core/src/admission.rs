@@ -791,7 +791,7 @@ impl Gate {
             ),
             "initialize" | "server/discover" => {
                 // Absent is none; anything but a string is no instructions this check can
-                // compare (issue 18: `"instructions": 7` passed where the lock approves none).
+                // compare (`"instructions": 7` once passed where the lock approves none).
                 let served = match result.get("instructions") {
                     None => None,
                     Some(text) => match text.as_str() {
@@ -809,7 +809,7 @@ impl Gate {
             _ => return None,
         };
         // Every shape is read before anything is judged or remembered: a page this check
-        // does not fully read is refused whole, never left to the session pin (issue 18).
+        // does not fully read is refused whole, never left to the session pin.
         let Some(list) = result.get(member) else {
             return malformed(format!("/{member}"));
         };
@@ -1144,7 +1144,7 @@ mod tests {
         assert_eq!(gate.call("search"), Decision::Allow);
     }
 
-    // Issue 10: the verdict on a changed tool held a copy of each changed value, whole, and
+    // The verdict on a changed tool held a copy of each changed value, whole, and
     // the guard printed it whole: a served value of megabytes cost as much again and put
     // megabytes on one line of stderr. It now keeps a short rendering with the length.
     #[test]
@@ -1192,7 +1192,7 @@ mod tests {
         assert_eq!(change.new, None);
     }
 
-    // Issue 10: the reason for a tool whose literals cannot be pinned quoted every literal
+    // The reason for a tool whose literals cannot be pinned quoted every literal
     // whole, so a tool of a million 1 MB literals made a line of a terabyte on stderr.
     #[test]
     fn an_undecidable_reason_quotes_a_few_short_literals() {
@@ -1323,7 +1323,7 @@ mod tests {
         );
     }
 
-    /// Issue 10: the refusal a model reads carried tool names and number literals the server
+    /// The refusal a model reads carried tool names and number literals the server
     /// chose, and grew with the answer (200,000 names made a 13.9 MB message).
     #[test]
     fn the_summary_holds_no_server_string_and_stays_short() {
@@ -1388,7 +1388,7 @@ mod tests {
         assert_eq!(only.removed, ["summarize"]);
     }
 
-    /// Issue 10: a `cursor` set to `null` asks for the first page, as a server reads it; it
+    /// A `cursor` set to `null` asks for the first page, as a server reads it; it
     /// was taken to continue the reading, so a tool served earlier hid its removal.
     #[test]
     fn a_null_cursor_starts_a_new_reading() {
@@ -1524,7 +1524,7 @@ mod tests {
         );
     }
 
-    /// Issue 10: `{}` and no params were two keys, so a changed `prompts/get` answer asked for
+    /// `{}` and no params were two keys, so a changed `prompts/get` answer asked for
     /// once each way passed as a second "first" answer.
     #[test]
     fn params_a_server_reads_alike_share_one_pin() {
@@ -1575,7 +1575,7 @@ mod tests {
         }
     }
 
-    /// Issue 10: a member the method does not define (`"x": 1` beside a prompt's `name`) made
+    /// A member the method does not define (`"x": 1` beside a prompt's `name`) made
     /// a new key, so a changed answer passed as a second "first" answer.
     #[test]
     fn members_a_method_does_not_define_share_one_pin() {

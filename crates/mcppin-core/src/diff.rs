@@ -766,7 +766,7 @@ mod tests {
         assert_eq!(changes[1].classes, [Other]);
     }
 
-    // Issue 10: the guard shows changes without copying the values they hold.
+    // The guard shows changes without copying the values they hold.
     #[test]
     fn refs_borrow_the_values_of_both_items_and_the_first_are_counted() {
         let (old, new) = (v(r#"{"a":[1],"b":"x"}"#), v(r#"{"a":[0,0,0],"b":"y"}"#));

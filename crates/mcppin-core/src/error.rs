@@ -484,7 +484,7 @@ impl fmt::Display for Literals<'_> {
 mod tests {
     use super::*;
 
-    // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+    // A message quotes at most a short excerpt of the input.
     const LONG: usize = 1 << 20;
 
     #[test]

@@ -567,7 +567,7 @@ mod tests {
 
     #[test]
     fn names_a_lockfile_or_a_signature_given_as_the_manifest() {
-        // Issue 14 item 3: a swapped file failed on its first unknown member.
+        // A swapped file failed on its first unknown member.
         for (text, found) in [
             (
                 r#"{"schema_version":2,"approval_serial":1,"servers":[]}"#,

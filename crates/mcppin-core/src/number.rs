@@ -220,7 +220,7 @@ fn parse_f64(literal: &str) -> f64 {
 /// Every float64 of magnitude above 2^53 is an integer, and the canonical form writes it as
 /// one: so a literal that reads above 2^53 is undecidable whatever its notation, a fraction
 /// such as `9007199254740993.5` included (its canonical form `9007199254740994` is an integer
-/// above 2^53; found by fuzzing, issue 2). At exactly 2^53 only an integral literal above
+/// above 2^53; found by fuzzing). At exactly 2^53 only an integral literal above
 /// 2^53 that rounded down (`9007199254740993`) is undecidable. Only the rare cases (zero, or a
 /// magnitude of exactly 2^53) look at the digits again.
 fn classify(literal: &str, value: f64) -> Option<Undecidable> {
@@ -350,7 +350,7 @@ mod tests {
             "9007199254740994",
             "1.5e300",
             // Fractions above 2^53: their canonical form is an integer above 2^53. Found by
-            // fuzzing the canonical round trip (issue 2).
+            // fuzzing the canonical round trip.
             "9007199254740993.5",
             "123456789012345678.25",
             "44444444444444445444444.4400",

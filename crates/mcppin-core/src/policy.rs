@@ -1396,7 +1396,7 @@ mod tests {
 
     #[test]
     fn a_rename_gates_whenever_the_removal_or_the_addition_it_pairs_would() {
-        // Issue 18.6: a list naming tool-added or tool-removed but not tool-renamed let a new
+        // A list naming tool-added or tool-removed but not tool-renamed let a new
         // name that copies an approved tool pass, because pairing hid the two gated findings.
         let renamed = DOCS.replace(r#""name":"get_article""#, r#""name":"read_article""#);
         for (list, gated) in [
@@ -1515,7 +1515,7 @@ mod tests {
 
     #[test]
     fn the_guard_is_part_of_the_launch() {
-        // Issue 18.5: a configuration edited to drop the guard, or to point it at another
+        // A configuration edited to drop the guard, or to point it at another
         // lock, key, mode or program, verified as PASS.
         let approved = guarded(Some(
             r#"{"command":"mcppin-guard","args":["--lock","mcp.lock.json","--server","docs","--pubkey","k.pem"]}"#,
@@ -1705,7 +1705,7 @@ mod tests {
 
     #[test]
     fn other_client_capabilities_are_noted_beside_the_items_they_explain() {
-        // Issue 19: a capture as another client may see tools added or removed; the report
+        // A capture as another client may see tools added or removed; the report
         // says so next to those findings, and the verdict is the findings' own.
         let approved = declaring("{}", "");
         let lock = Lockfile::approve(None, &manifest(true, &approved), &[]).unwrap();

@@ -569,7 +569,7 @@ mod tests {
 
     #[test]
     fn items_refuse_an_item_deeper_than_a_lockfile_holds() {
-        // Issue 10, item 6: such an item was written into lockfiles the reader refused.
+        // Such an item was written into lockfiles the reader refused.
         let mut items = Items::new();
         assert_eq!(
             items.insert(

@@ -583,7 +583,7 @@ mod tests {
     #[test]
     fn values_and_numbers_stay_small() {
         // Reading costs at most 16 bytes per input byte (docs/performance.md): an array of
-        // one-digit numbers takes two input bytes per value (issue 10).
+        // one-digit numbers takes two input bytes per value.
         assert!(size_of::<Value>() <= 32);
         assert!(size_of::<Number>() <= 16);
         assert!(size_of::<Member>() <= 64);

@@ -630,7 +630,7 @@ fn answer_to(server: LockedServer, mode: Mode, method: &str, result: &str) -> (F
     (forward, stop)
 }
 
-/// Issue 18: a `prompts/list` or `resources/templates/list` page whose `nextCursor` was not a
+/// A `prompts/list` or `resources/templates/list` page whose `nextCursor` was not a
 /// string, or whose list was absent or not an array, was never compared with the lock (the
 /// session pin took the first one as it came).
 #[test]
@@ -694,7 +694,7 @@ fn a_locked_list_of_a_shape_the_lock_check_cannot_read_is_refused_as_malformed()
     }
 }
 
-/// Issue 18: `instructions` that were not a string passed where the lock approves none.
+/// `instructions` that were not a string passed where the lock approves none.
 #[test]
 fn instructions_that_are_not_a_string_are_refused_as_malformed() {
     let none_approved = || {
@@ -789,7 +789,7 @@ fn prompt_answer(id: u32, description: Option<&str>) -> String {
     )
 }
 
-/// Issue 18: the description of a `prompts/get` answer was trusted on first sight, though the
+/// The description of a `prompts/get` answer was trusted on first sight, though the
 /// lock approves the prompt's description.
 #[test]
 fn a_prompt_described_otherwise_than_approved_is_refused() {
@@ -901,7 +901,7 @@ fn quarantine_withholds_a_prompt_whose_answer_departed() {
     assert!(matches!(forward, Forward::Replace(_)), "{forward:?}");
 }
 
-/// Issue 19: the hint that the client's capabilities explain a departure came with advice to
+/// The hint that the client's capabilities explain a departure came with advice to
 /// capture again and approve the whole server, also when a tool was served changed, which
 /// other capabilities do not explain: the advice approved a rug pull. It is given only for
 /// tools present or absent.

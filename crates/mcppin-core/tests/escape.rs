@@ -1,4 +1,4 @@
-//! The terminal notation is unambiguous (issue 10, item 7): distinct texts never print the
+//! The terminal notation is unambiguous: distinct texts never print the
 //! same, and what prints is printable ASCII only. Proved by decoding: every `<U+` of the
 //! output begins an escape, so the output can be read back into the text it came from. The
 //! labels of servers and items built on it are unambiguous too (item 9).
@@ -78,7 +78,7 @@ proptest! {
 
 #[test]
 fn the_literal_notation_and_the_character_print_differently() {
-    // Issue 10, item 7: a description holding the text `<U+200B>` printed exactly as one
+    // A description holding the text `<U+200B>` printed exactly as one
     // holding U+200B, so a reviewer saw one line where the surface had changed.
     assert_eq!(escape("a\u{200B}b"), "a<U+200B>b");
     assert_eq!(escape("a<U+200B>b"), "a<U+003C>U+200B>b");
@@ -122,7 +122,7 @@ fn selection() -> impl Strategy<Value = Selection> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4096))]
 
-    /// Issue 10, item 9: the label a report prints is printable ASCII and selects exactly the
+    /// The label a report prints is printable ASCII and selects exactly the
     /// server or item it labels, so two of them never print alike.
     #[test]
     fn a_label_selects_what_it_labels(selection in selection()) {

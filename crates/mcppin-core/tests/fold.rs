@@ -1,4 +1,4 @@
-//! The folding rule of one reading for every reader (issue 10): what [`conflict`] reports is
+//! The folding rule of one reading for every reader: what [`conflict`] reports is
 //! what a plain pairwise comparison finds, for few members and for many; and the outline
 //! reports it on the names as decoded, escapes included.
 

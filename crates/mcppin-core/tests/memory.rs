@@ -1,5 +1,5 @@
 //! Reading a document costs at most 16 times its size plus a small constant, whatever its
-//! shape (docs/performance.md, "Memory"; issue 10). The shapes are those that cost the most per
+//! shape (docs/performance.md, "Memory"). The shapes are those that cost the most per
 //! input byte: many tiny values (an array of one-digit numbers is the worst), tiny containers,
 //! short strings, many short members, deep nesting; and a long string for contrast.
 //!

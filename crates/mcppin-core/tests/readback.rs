@@ -1,4 +1,4 @@
-//! What the writers of this crate produce, its readers read back (issue 10, item 6): a served
+//! What the writers of this crate produce, its readers read back: a served
 //! item of any depth and shape is either refused when it is added to a manifest, or written
 //! into a manifest and a lockfile that read back equal.
 

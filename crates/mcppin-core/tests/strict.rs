@@ -585,7 +585,7 @@ fn undecidable_literals_read_but_have_no_digest() {
         ("1e30", Undecidable::BeyondSafeInteger),
         ("1E30", Undecidable::BeyondSafeInteger),
         ("-1.5e300", Undecidable::BeyondSafeInteger),
-        // A fraction above 2^53 canonicalises to an integer above 2^53 (issue 2, found by
+        // A fraction above 2^53 canonicalises to an integer above 2^53 (found by
         // fuzzing the canonical round trip).
         ("9007199254740993.5", Undecidable::BeyondSafeInteger),
         (
@@ -650,7 +650,7 @@ fn decidable_literals_have_a_digest() {
 
 #[test]
 fn the_canonical_form_of_a_decidable_value_has_the_same_digest() {
-    // Regression (issue 2): `44444444444444445444444.4400` was decidable while its canonical
+    // Regression: `44444444444444445444444.4400` was decidable while its canonical
     // form `4.4444444444444445e+22` was not, so a stored approval could not be re-digested.
     for literal in [
         "9007199254740992.4",

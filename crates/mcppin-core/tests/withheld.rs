@@ -1,4 +1,4 @@
-//! What one session withholds carried into the next (issue 18, item 4): a transport whose
+//! What one session withholds carried into the next: a transport whose
 //! sessions are one exchange each (the HTTP guard's stateless requests) seeds each session with
 //! what the earlier ones withheld and takes back what it withholds after its readings. Each
 //! test feeds whole sessions to the engine, as a transport would.

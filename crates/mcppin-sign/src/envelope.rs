@@ -365,7 +365,7 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
 
     #[test]
     fn quotes_a_short_excerpt_of_long_text_from_the_envelope() {
-        // Issue 10 item 9: a message quotes at most a short excerpt of the input.
+        // A message quotes at most a short excerpt of the input.
         let long = "w".repeat(1 << 20);
         let excerpt = |quote: &str| format!("{quote}{}{quote}... (1048576 bytes)", "w".repeat(64));
         let cases = [
@@ -512,7 +512,7 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
 
     #[test]
     fn reads_schema_version_only_in_plain_digits() {
-        // Issue 10 item 8: `1.0` and `1e0` equal 1 as numbers, but the formats of this project
+        // `1.0` and `1e0` equal 1 as numbers, but the formats of this project
         // spell a version in plain digits only, so one file has one spelling.
         assert!(Envelope::parse(text().as_bytes()).is_ok());
         for spelling in ["1.0", "1e0", "-1", "10"] {

@@ -497,7 +497,7 @@ MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
     #[test]
     fn reads_a_public_key_with_blank_lines_around_it() {
         // A key pasted into a CI variable and written out with a newline of its own ends in
-        // a blank line; it is still the same key (issue 14, item 9).
+        // a blank line; it is still the same key.
         let key = PublicKey::from_pem(RFC8410_PUBLIC).unwrap();
         let pem = RFC8410_PUBLIC;
         for padded in [
@@ -569,7 +569,7 @@ MCowBQYDK2VuAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
 
     #[test]
     fn names_the_algorithm_of_a_key_that_is_not_ed25519() {
-        // Issue 10 item 9: every such key was reported with Ed25519's own OID.
+        // Every such key was reported with Ed25519's own OID.
         for (name, oid, private, public) in OTHERS {
             for (err, half) in [
                 (SigningKey::from_pem(private).err().unwrap(), "private"),
@@ -898,7 +898,7 @@ MCowBQYDK2VuAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
 
     #[test]
     fn bounds_every_buffer_scrypt_allocates() {
-        // Issue 18 item 7: N = 2, r = 65535, p = 2048 asked for 128 * r * p = 17 GB of `B`
+        // N = 2, r = 65535, p = 2048 asked for 128 * r * p = 17 GB of `B`
         // while 128 * r * N and N * r * p stayed within their bounds.
         let refused = |n, r, p| {
             assert_eq!(
@@ -950,7 +950,6 @@ MCowBQYDK2VuAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=
 
     #[test]
     fn says_a_public_key_is_no_private_key() {
-        // Issue 14 item 10.
         let public = include_str!("../../../testdata/keys/test-alice.pem.pub");
         assert!(matches!(
             SigningKey::from_pem(public),

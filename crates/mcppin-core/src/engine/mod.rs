@@ -1385,7 +1385,7 @@ impl Session {
     /// Never for a changed tool (nor a malformed page, a repeat or an undecidable tool), on
     /// this page or earlier in the session: other capabilities make a server serve more or
     /// fewer tools, not other text for one, and the advice that follows the hint (capture as
-    /// this client and lock again) would approve the change (issue 19).
+    /// this client and lock again) would approve the change.
     fn capabilities_hint(&self, report: &PageReport, action: &mut ServerAction) {
         let (Some(declared), Some(approved)) =
             (&self.declared, &self.gate.server().client_capabilities)
@@ -1524,7 +1524,7 @@ fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    /// Issue 10: with events on, the latest digest of every name ever served was kept, so a
+    /// With events on, the latest digest of every name ever served was kept, so a
     /// server serving fresh unknown names reading after reading grew the session.
     #[test]
     fn only_tools_the_lock_knows_are_remembered_as_observed() {

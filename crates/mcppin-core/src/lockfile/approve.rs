@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection,
-};
+use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection};
 use crate::document::Error;
 use crate::manifest::{Manifest, ServerSurface};
 use crate::surface::ItemKind;
@@ -383,7 +381,7 @@ mod tests {
 
     #[test]
     fn approving_a_withdrawn_server_needs_a_complete_capture_covering_it() {
-        // Issue 14, item 4: `--approve SERVER` could not approve a server's withdrawal.
+        // `--approve SERVER` could not approve a server's withdrawal.
         let first = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
         let gone = r#"{"schema_version":2,"complete":true,"servers":[
             {"id":"docs","reported_name":"docs-mcp","tools":[

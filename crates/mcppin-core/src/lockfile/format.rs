@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn names_a_manifest_or_a_signature_given_as_the_lockfile() {
-        // Issue 14 item 3: a swapped file failed on its first unknown member.
+        // A swapped file failed on its first unknown member.
         for (text, found) in [
             (v1(), Document::Manifest),
             (

@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn every_server_id_and_item_name_can_be_selected() {
-        // Issue 10, item 9: server "a/b" with tool "c" and server "a" with tool "b/c" printed
+        // Server "a/b" with tool "c" and server "a" with tool "b/c" printed
         // the same label, and a server id holding "/" could not be approved at all.
         assert_eq!("a~1b/c".parse(), Ok(item("a/b", "c")));
         assert_eq!("a/b~1c".parse(), Ok(item("a", "b/c")));
