@@ -912,6 +912,59 @@ fn guarded_config(dir: &Dir, guard: Option<(&str, &[&str])>) {
 }
 
 #[test]
+fn a_guarded_entry_with_a_relative_lock_is_exported_with_a_warning() {
+    // Issue 19.6: a client starts the guard in a working directory of its own choosing, so a
+    // relative --lock is looked for elsewhere than the user meant.
+    let dir = Dir::new();
+    guarded_config(
+        &dir,
+        Some((
+            "mcppin-guard",
+            &[
+                "--lock",
+                "mcp.lock.json",
+                "--server",
+                "demo",
+                "--pubkey=${HOME}/k.pem",
+            ],
+        )),
+    );
+    let run = dir.export_env(
+        &["--config", "mcp.json", "-o", "m.json", "--quiet"],
+        &[("HOME", "/home/u")],
+    );
+    run.code(0);
+    assert_eq!(
+        run.stderr,
+        "mcppin-export: warning: server \"demo\": the guard's --lock \"mcp.lock.json\" is a \
+         relative path: a client starts mcppin-guard in a working directory of its own choosing \
+         (often / or the client's install directory), where it may not be found; give --lock an \
+         absolute path\n"
+    );
+    // Absolute paths, written out or through a variable, hold.
+    let lock = dir.path().join("mcp.lock.json");
+    guarded_config(
+        &dir,
+        Some((
+            "mcppin-guard",
+            &[
+                "--lock",
+                &lock.to_string_lossy(),
+                "--server",
+                "demo",
+                "--pubkey=${HOME}/k.pem",
+            ],
+        )),
+    );
+    let run = dir.export_env(
+        &["--config", "mcp.json", "-o", "m.json", "--quiet"],
+        &[("HOME", "/home/u")],
+    );
+    run.code(0);
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
 fn a_configuration_edited_to_drop_or_change_the_guard_fails_verify() {
     // Issue 18.5: removing the guard from an entry, or pointing it at another lock, key, mode
     // or program, verified as PASS: the launch recorded only the command after `--`.

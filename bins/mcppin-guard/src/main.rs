@@ -286,20 +286,35 @@ struct Approval<'a> {
 /// says on stderr what the signature check found, and finds the server's entry.
 fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let bytes = std::fs::read(lock)
-        .map_err(|e| unreadable(format!("cannot read {}: {e}", lock.display())))?;
+    let bytes = std::fs::read(lock).map_err(|e| {
+        unreadable(format!(
+            "cannot read {}: {e}{}",
+            lock.display(),
+            relative_hint("--lock", lock)
+        ))
+    })?;
     let sig_path = mcppin_cli::sig_path(lock);
     let signature = match std::fs::read(&sig_path) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            return Err(unreadable(format!("cannot read {}: {e}", sig_path.display())).into());
+            return Err(unreadable(format!(
+                "cannot read {}: {e}{}",
+                sig_path.display(),
+                relative_hint("--lock", &sig_path)
+            ))
+            .into());
         }
     };
     let mut keys = Vec::new();
     for path in approval.pubkeys {
-        let pem = std::fs::read_to_string(path)
-            .map_err(|e| unreadable(format!("cannot read public key {}: {e}", path.display())))?;
+        let pem = std::fs::read_to_string(path).map_err(|e| {
+            unreadable(format!(
+                "cannot read public key {}: {e}{}",
+                path.display(),
+                relative_hint("--pubkey", path)
+            ))
+        })?;
         keys.push(
             mcppin_sign::PublicKey::from_pem(&pem)
                 .map_err(|e| unreadable(format!("public key {}: {e}", path.display())))?,
@@ -340,6 +355,24 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
         .get(server)
         .cloned()
         .ok_or_else(|| unreadable(hint::no_entry(lock, server, &approved.lockfile.servers)).into())
+}
+
+/// What to add to the refusal of a file the guard cannot read when its path is relative: it
+/// was resolved against the working directory the client started the guard in, which the
+/// client chooses (often `/` or its own install directory, rarely the configuration's
+/// directory), so the message names that directory and the fix. Empty for an absolute path.
+fn relative_hint(flag: &str, path: &Path) -> String {
+    if path.is_absolute() {
+        return String::new();
+    }
+    let dir = std::env::current_dir().map_or_else(
+        |e| format!("the working directory (unreadable: {e})"),
+        |dir| dir.display().to_string(),
+    );
+    format!(
+        "; {flag} is a relative path, resolved against {dir}, the working directory the client \
+         started mcppin-guard in: give {flag} an absolute path in the client configuration"
+    )
 }
 
 /// A session id unique enough to join log lines of one run: process id and start time.

@@ -252,6 +252,45 @@ fn an_unreadable_lock_exits_4() {
 }
 
 #[test]
+fn a_relative_lock_that_cannot_be_read_names_the_directory_and_the_fix() {
+    // Issue 19.6: a client starts the guard in a directory of its own choosing; the refusal
+    // named only the relative path, so the user could not tell where it was looked for.
+    let dir = Dir::new();
+    let run = dir.guard(
+        &["--lock", "missing.lock.json", "--server", "fixture"],
+        &["--pid-file", "pid"],
+        &[initialize(1)],
+    );
+    let cwd = dir.path().canonicalize().unwrap();
+    run.code(4).stderr_has(&format!(
+        "mcppin-guard: cannot read missing.lock.json: No such file or directory (os error 2); \
+         --lock is a relative path, resolved against {}, the working directory the client \
+         started mcppin-guard in: give --lock an absolute path in the client configuration\n",
+        cwd.display()
+    ));
+    assert!(!dir.path().join("pid").exists());
+    // The same for a public key.
+    dir.lock(&counter_surface());
+    dir.guard(
+        &["--lock", LOCK, "--server", "fixture", "--pubkey", "k.pem"],
+        &[],
+        &[initialize(1)],
+    )
+    .code(4)
+    .stderr_has("cannot read public key k.pem: No such file or directory (os error 2); --pubkey is a relative path");
+    // An absolute path needs no such word.
+    let absolute = dir.path().join("missing.lock.json");
+    let run = dir.guard(
+        &["--lock", &absolute.to_string_lossy(), "--server", "fixture"],
+        &[],
+        &[initialize(1)],
+    );
+    run.code(4)
+        .stderr_has("No such file or directory (os error 2)\n");
+    assert!(!run.stderr.contains("relative"), "{}", run.stderr);
+}
+
+#[test]
 fn a_bad_command_line_exits_2() {
     let dir = Dir::new();
     let run = dir.run_guard(&["--lock".into(), LOCK.into()], &[]);

@@ -186,6 +186,32 @@ fn every_package_of_a_launch_is_checked_for_a_floating_version() {
 }
 
 #[test]
+fn a_gated_floating_version_advises_pinning_it_in_the_configuration() {
+    // Issue 19.6: the advice told the user to change the server, which serves nothing wrong.
+    let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
+    let dir = locked(&served);
+    dir.write("served.json", &served);
+    let run = dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--fail-on",
+        "floating-version,hidden-characters",
+        "served.json",
+    ]);
+    run.code(1).stdout_has(
+        "\nno approval clears floating-version: pin each package's version in the client \
+         configuration (pkg@1.2.3, pkg==1.2.3, image@sha256:...), capture and lock again, or \
+         leave it out of --fail-on\n",
+    );
+    assert!(
+        !run.stdout.contains("change what the server serves"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn version_2_update_fails_with_four_findings() {
     // Both servers updated: the search tool asks for the learner's email (a changed
     // description and a new optional argument), and the delivery server adds a get_article

@@ -465,6 +465,31 @@ impl StdioServer {
         })
     }
 
+    /// The files the guard in front of the server reads (`--lock`, `--pubkey`, `--log`) whose
+    /// paths are relative once the variables are expanded, as `(setting, path)`: the client
+    /// starts the guard in a working directory of its own choosing, so the guard may look for
+    /// them elsewhere than the user meant. A path whose variables cannot be expanded is judged
+    /// as written.
+    #[must_use]
+    pub fn relative_guard_files(
+        &self,
+        id: &str,
+        variables: &Variables<'_>,
+    ) -> Vec<(&'static str, String)> {
+        let Some(guard) = &self.guard else {
+            return Vec::new();
+        };
+        guard
+            .files()
+            .into_iter()
+            .map(|(setting, path)| {
+                let path = expand(id, path, variables).unwrap_or_else(|_| path.to_owned());
+                (setting, path)
+            })
+            .filter(|(_, path)| Path::new(path).is_relative())
+            .collect()
+    }
+
     /// Adds the variables of an `envFile` (its text, as [`parse_env_file`] reads it) to the
     /// server's environment, under those of `env`: as in VS Code, a variable that `env` sets
     /// keeps the value `env` gives it.

@@ -74,6 +74,30 @@ pub struct Guard {
     pub args: Vec<String>,
 }
 
+impl Guard {
+    /// The guard's settings that name files (`--lock`, `--pubkey`, `--log`), as
+    /// `(setting, path as written)`, in the order given: `--lock FILE` and `--lock=FILE`.
+    /// A relative path is resolved against whatever working directory the client starts the
+    /// guard in, so the export warns about one.
+    #[must_use]
+    pub fn files(&self) -> Vec<(&'static str, &str)> {
+        const FILES: [&str; 3] = ["--lock", "--pubkey", "--log"];
+        let mut found = Vec::new();
+        let mut args = self.args.iter();
+        // Every flag of the guard takes a value: the word after a flag without `=` is its value.
+        while let Some(arg) = args.next() {
+            let (name, value) = match arg.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (arg.as_str(), args.next().map(String::as_str)),
+            };
+            if let (Some(flag), Some(value)) = (FILES.iter().find(|f| **f == name), value) {
+                found.push((*flag, value));
+            }
+        }
+        found
+    }
+}
+
 /// The package or image a runner fetches.
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct Package {
@@ -855,6 +879,35 @@ mod tests {
             Launch::from_value(&unknown, "/l"),
             Err(Error::UnknownMember { .. })
         ));
+    }
+
+    #[test]
+    fn a_guard_names_the_files_it_reads() {
+        let guard = Guard {
+            command: "mcppin-guard".to_owned(),
+            args: [
+                "--lock",
+                "l.json",
+                "--server",
+                "--log",
+                "--pubkey=k.pem",
+                "--pubkey",
+                "/k2.pem",
+                "--log",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        };
+        // `--log` after `--server` is the server's id, as the guard reads it; a last flag
+        // without a value names nothing.
+        assert_eq!(
+            guard.files(),
+            [
+                ("--lock", "l.json"),
+                ("--pubkey", "k.pem"),
+                ("--pubkey", "/k2.pem")
+            ]
+        );
     }
 
     #[test]
