@@ -28,7 +28,7 @@
 //! assert!(!package.floating());
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::document::Error;
@@ -72,11 +72,15 @@ pub struct Guard {
     pub command: String,
     /// The guard's own arguments (those before the server command), as written.
     pub args: Vec<String>,
+    /// The guard's settings the entry's `env` gives ([`GUARD_ENV`]), by name, values as
+    /// written.
+    pub env: BTreeMap<String, String>,
 }
 
 impl Guard {
-    /// The guard's settings that name files (`--lock`, `--pubkey`, `--log`), as
-    /// `(setting, path as written)`, in the order given: `--lock FILE` and `--lock=FILE`.
+    /// The guard's settings that name files (`--lock`, `--pubkey`, `--log`, then
+    /// `MCPPIN_LOCK` and each path of `MCPPIN_PUBKEY`), as `(setting, path as written)`, in the
+    /// order given: `--lock FILE` and `--lock=FILE`.
     /// A relative path is resolved against whatever working directory the client starts the
     /// guard in, so the export warns about one.
     #[must_use]
@@ -94,8 +98,31 @@ impl Guard {
                 found.push((*flag, value));
             }
         }
+        if let Some(lock) = self.env.get("MCPPIN_LOCK") {
+            found.push(("MCPPIN_LOCK", lock));
+        }
+        if let Some(keys) = self.env.get("MCPPIN_PUBKEY") {
+            found.extend(keys.split(':').map(|key| ("MCPPIN_PUBKEY", key)));
+        }
         found
     }
+}
+
+/// A guard's `env`: an object of [`GUARD_ENV`] names to strings.
+fn guard_env(value: &Value, pointer: &str) -> Result<BTreeMap<String, String>, Error> {
+    let object = crate::surface::object(value, pointer)?;
+    let mut env = BTreeMap::new();
+    for (name, value) in object.iter() {
+        let at = crate::surface::child(pointer, name);
+        if !GUARD_ENV.contains(&name) {
+            return Err(Error::UnknownMember {
+                pointer: at,
+                name: name.to_owned(),
+            });
+        }
+        env.insert(name.to_owned(), string(value, &at)?.to_owned());
+    }
+    Ok(env)
 }
 
 /// The package or image a runner fetches.
@@ -113,7 +140,19 @@ pub struct Package {
 
 const STDIO_MEMBERS: &[&str] = &["command", "args", "env", "env_file", "cwd", "guard"];
 const REMOTE_MEMBERS: &[&str] = &["url"];
-const GUARD_MEMBERS: &[&str] = &["command", "args"];
+const GUARD_MEMBERS: &[&str] = &["command", "args", "env"];
+
+/// The environment variables `mcppin-guard` takes its settings from, in place of the flags
+/// of the same meaning (`--lock`, `--mode`, `--pubkey`, `--server`; docs/guard.md): the form
+/// no client's argument handling can break. A guarded entry records the ones its `env` sets
+/// in the guard's part of the launch, with their values (paths, an id and a mode, never
+/// secrets).
+pub const GUARD_ENV: [&str; 4] = [
+    "MCPPIN_LOCK",
+    "MCPPIN_MODE",
+    "MCPPIN_PUBKEY",
+    "MCPPIN_SERVER",
+];
 
 /// The first `schema_version` of the manifest and the lockfile whose launches record the
 /// guard (`guard`); an older document holding one is refused.
@@ -239,6 +278,10 @@ impl Launch {
                         Some(v) => strings(v, &fields.at("args"))?,
                         None => Vec::new(),
                     },
+                    env: match fields.optional("env") {
+                        Some(v) => guard_env(v, &fields.at("env"))?,
+                        None => BTreeMap::new(),
+                    },
                 })
             })
             .transpose()?;
@@ -306,6 +349,13 @@ impl Launch {
                         "args",
                         string_array(guard.args.iter().map(String::as_str)),
                     );
+                    if !guard.env.is_empty() {
+                        let mut env = Object::new();
+                        for (name, value) in &guard.env {
+                            put(&mut env, name, value.as_str());
+                        }
+                        put(&mut g, "env", Value::from(env));
+                    }
                     put(&mut o, "guard", Value::from(g));
                 }
             }
@@ -330,6 +380,9 @@ impl fmt::Display for Launch {
                 guard,
             } => {
                 if let Some(guard) = guard {
+                    for (name, value) in &guard.env {
+                        write!(f, "{name}={} ", crate::shell_word(value))?;
+                    }
                     f.write_str(&crate::shell_word(&guard.command))?;
                     for arg in &guard.args {
                         write!(f, " {}", crate::shell_word(arg))?;
@@ -858,6 +911,7 @@ mod tests {
             guard: Some(Guard {
                 command: "/opt/bin/mcppin-guard".to_owned(),
                 args: vec!["--lock".to_owned(), "mcp.lock.json".to_owned()],
+                env: BTreeMap::from([("MCPPIN_MODE".to_owned(), "quarantine".to_owned())]),
             }),
         };
         assert_eq!(
@@ -897,6 +951,7 @@ mod tests {
             ]
             .map(str::to_owned)
             .to_vec(),
+            env: BTreeMap::new(),
         };
         // `--log` after `--server` is the server's id, as the guard reads it; a last flag
         // without a value names nothing.
@@ -960,6 +1015,7 @@ mod tests {
             guard: Some(Guard {
                 command: "mcppin-guard".to_owned(),
                 args: vec!["--lock".to_owned(), "my lock.json".to_owned()],
+                env: BTreeMap::new(),
             }),
         };
         assert_eq!(
