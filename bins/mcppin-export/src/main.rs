@@ -241,6 +241,17 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
                 let launch = server.launch();
+                for (setting, path) in server.relative_guard_files(id, &variables) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
+                         path: a client starts mcppin-guard in a working directory of its own \
+                         choosing (often / or the client's install directory), where it may not \
+                         be found; give {setting} an absolute path",
+                        quoted(id),
+                        quoted(&path)
+                    );
+                }
                 let mut server = server
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;

@@ -1224,6 +1224,98 @@ fn guarded_config(dir: &Dir, guard: Option<(&str, &[&str])>) {
 }
 
 #[test]
+fn a_guard_configured_from_env_is_part_of_the_launch() {
+    // Issue 19.5: an entry may give the guard its settings in `env` and the server command
+    // alone in `args`; the export captures the server and records the settings as the guard's.
+    let dir = Dir::new();
+    let write = |lock: &str| {
+        dir.write(
+            "mcp.json",
+            format!(
+                "{{\"mcpServers\": {{\"demo\": {{\"command\": \"mcppin-guard\", \"args\": [{}, \
+                 \"--pid-file\", {}], \"env\": {{\"MCPPIN_LOCK\": {}, \"MCPPIN_SERVER\": \"demo\"}}}}}}}}",
+                json_string(&fixture().to_string_lossy()),
+                json_string(&dir.path().join("demo.pid").to_string_lossy()),
+                json_string(lock)
+            ),
+        );
+    };
+    write("/etc/mcp.lock.json");
+    dir.export(&["--config", "mcp.json", "-o", "approved.json"])
+        .code(0);
+    let m = manifest(&dir, "approved.json");
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    let launch = m.servers["demo"].launch.as_ref().unwrap().to_value();
+    assert_eq!(
+        launch.get("guard").map(ToString::to_string).as_deref(),
+        Some(
+            r#"{"args":[],"command":"mcppin-guard","env":{"MCPPIN_LOCK":"/etc/mcp.lock.json","MCPPIN_SERVER":"demo"}}"#
+        )
+    );
+    mcppin(&dir, &["lock", "-o", "mcp.lock.json", "approved.json"]).code(0);
+    write("/tmp/other.lock.json");
+    dir.export(&["--config", "mcp.json", "-o", "served.json"])
+        .code(0);
+    mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "served.json"])
+        .code(1)
+        .stdout_has("launch-changed [gated]: demo\n  approved: MCPPIN_LOCK=/etc/mcp.lock.json MCPPIN_SERVER=demo mcppin-guard -- ");
+    dir.assert_gone("demo");
+}
+
+#[test]
+fn a_guarded_entry_with_a_relative_lock_is_exported_with_a_warning() {
+    // Issue 19.6: a client starts the guard in a working directory of its own choosing, so a
+    // relative --lock is looked for elsewhere than the user meant.
+    let dir = Dir::new();
+    guarded_config(
+        &dir,
+        Some((
+            "mcppin-guard",
+            &[
+                "--lock",
+                "mcp.lock.json",
+                "--server",
+                "demo",
+                "--pubkey=${HOME}/k.pem",
+            ],
+        )),
+    );
+    let run = dir.export_env(
+        &["--config", "mcp.json", "-o", "m.json", "--quiet"],
+        &[("HOME", "/home/u")],
+    );
+    run.code(0);
+    assert_eq!(
+        run.stderr,
+        "mcppin-export: warning: server \"demo\": the guard's --lock \"mcp.lock.json\" is a \
+         relative path: a client starts mcppin-guard in a working directory of its own choosing \
+         (often / or the client's install directory), where it may not be found; give --lock an \
+         absolute path\n"
+    );
+    // Absolute paths, written out or through a variable, hold.
+    let lock = dir.path().join("mcp.lock.json");
+    guarded_config(
+        &dir,
+        Some((
+            "mcppin-guard",
+            &[
+                "--lock",
+                &lock.to_string_lossy(),
+                "--server",
+                "demo",
+                "--pubkey=${HOME}/k.pem",
+            ],
+        )),
+    );
+    let run = dir.export_env(
+        &["--config", "mcp.json", "-o", "m.json", "--quiet"],
+        &[("HOME", "/home/u")],
+    );
+    run.code(0);
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
 fn a_configuration_edited_to_drop_or_change_the_guard_fails_verify() {
     // Removing the guard from an entry, or pointing it at another lock, key, mode
     // or program, verified as PASS: the launch recorded only the command after `--`.

@@ -12,6 +12,11 @@ use mcppin_core::lockfile::LockedServer;
 
 use crate::Exit;
 
+/// The refusal of a command line without a server command (and without `--listen`).
+pub(crate) const NO_COMMAND: &str = "no server command: it goes after --: mcppin-guard --lock \
+     FILE --server ID -- <server command> (or --listen ADDR --upstream URL in front of a remote \
+     server)";
+
 /// How many server ids the refusal of an unknown `--server` lists.
 const LISTED_IDS: usize = 8;
 
@@ -59,7 +64,7 @@ pub(crate) fn usage_error(err: &clap::Error) -> ExitCode {
 }
 
 /// The message for a command line without `--` that clap refused for a word where only the
-/// server command may stand, or for no server command at all.
+/// server command may stand.
 fn missing_separator(
     err: &clap::Error,
     argv: impl IntoIterator<Item = OsString>,
@@ -76,14 +81,6 @@ fn missing_separator(
         {
             Some(format!(
                 "unexpected argument '{word}': the server command goes after --: {USAGE}"
-            ))
-        }
-        (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(missing)))
-            if missing.iter().all(|m| m.starts_with("<COMMAND>")) =>
-        {
-            Some(format!(
-                "no server command: it goes after --: {USAGE} (or --listen ADDR --upstream URL \
-                 in front of a remote server)"
             ))
         }
         _ => None,

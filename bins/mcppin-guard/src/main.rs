@@ -41,24 +41,27 @@ when it cannot listen or --upstream is not a URL, 4 as above.";
 #[derive(Debug, Parser)]
 #[command(name = "mcppin-guard", version, about, after_help = EXIT_CODES)]
 struct Cli {
-    /// The lockfile holding the approved surface.
+    /// The lockfile holding the approved surface (or MCPPIN_LOCK).
     #[arg(long, value_name = "FILE")]
-    lock: PathBuf,
-    /// The server's id in the lockfile (the key of its entry in the client configuration).
+    lock: Option<PathBuf>,
+    /// The server's id in the lockfile (the key of its entry in the client configuration; or
+    /// MCPPIN_SERVER).
     #[arg(long, value_name = "ID")]
-    server: String,
-    /// Require a valid signature (`<lock>.sig`) by one of these public keys (SPKI PEM).
+    server: Option<String>,
+    /// Require a valid signature (`<lock>.sig`) by one of these public keys (SPKI PEM; or
+    /// MCPPIN_PUBKEY, paths separated by `:`).
     #[arg(long, value_name = "FILE")]
     pubkey: Vec<PathBuf>,
     /// Refuse (exit 4) a lockfile whose approval_serial is lower: an older approval put back.
     #[arg(long, value_name = "N")]
     min_serial: Option<u64>,
     /// Refuse (exit 4) a signature older than this (720h, 30d, 2weeks); needs --pubkey.
-    #[arg(long, value_name = "DURATION", requires = "pubkey", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     max_signature_age: Option<Duration>,
-    /// What to do with drift: stop the session, or filter drifted items and go on.
-    #[arg(long, value_enum, default_value_t = Mode::Refuse)]
-    mode: Mode,
+    /// What to do with drift: stop the session (refuse, the default), or filter drifted items
+    /// and go on (or MCPPIN_MODE).
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
     /// Append one JSON line per admission decision to this file.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -103,12 +106,8 @@ struct Cli {
     /// gets 404.
     #[arg(long, value_name = "TAG", requires = "listen")]
     replica: Option<String>,
-    /// The server command and its arguments.
-    #[arg(
-        last = true,
-        required_unless_present = "listen",
-        value_name = "COMMAND"
-    )]
+    /// The server command and its arguments (after `--`, or first on the command line).
+    #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
 }
 
@@ -167,11 +166,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(with_separator(std::env::args_os())) {
         Ok(cli) => cli,
         Err(err) => return hint::usage_error(&err),
     };
-    let outcome = run(cli);
+    let outcome = settings(cli).and_then(|(cli, settings)| run(cli, settings));
     if proxy::signalled() {
         proxy::wait_for_signal_exit();
     }
@@ -189,7 +188,104 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<Exit> {
+/// The command line with `--` before a server command that comes first: every flag of the
+/// guard starts with `-`, so a first word that does not is the server command. Some clients
+/// (the MCP Inspector's CLI) drop the `--` of a configured command; with the settings in the
+/// environment the command line is then the server command alone.
+fn with_separator(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.collect();
+    if args
+        .get(1)
+        .is_some_and(|first| !first.to_string_lossy().starts_with('-'))
+    {
+        args.insert(1, OsString::from("--"));
+    }
+    args
+}
+
+/// The settings that come from the command line or the environment (docs/guard.md,
+/// "Settings from the environment").
+struct Settings {
+    lock: PathBuf,
+    server: String,
+    mode: Mode,
+}
+
+/// Takes `--lock`, `--server`, `--mode` and `--pubkey` from the command line or from
+/// MCPPIN_LOCK, MCPPIN_SERVER, MCPPIN_MODE and MCPPIN_PUBKEY. A setting given both ways is a
+/// usage error: the two could disagree, and neither is more the user's than the other.
+fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
+    let usage = |message: String| Fail::new(Exit::Usage, message);
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let both = |flag: &str, name: &str| {
+        usage(format!(
+            "{flag} and {name} are both given: set it once, on the command line or in the \
+             environment"
+        ))
+    };
+    let lock = match (cli.lock.take(), env("MCPPIN_LOCK")) {
+        (Some(_), Some(_)) => return Err(both("--lock", "MCPPIN_LOCK").into()),
+        (Some(lock), None) => lock,
+        (None, Some(lock)) => PathBuf::from(lock),
+        (None, None) => {
+            return Err(usage(
+                "the following required argument was not provided: --lock <FILE> (or \
+                 MCPPIN_LOCK in the environment)"
+                    .to_owned(),
+            )
+            .into());
+        }
+    };
+    let server = match (cli.server.take(), env("MCPPIN_SERVER")) {
+        (Some(_), Some(_)) => return Err(both("--server", "MCPPIN_SERVER").into()),
+        (Some(server), None) => server,
+        (None, Some(server)) => server.into_string().map_err(|v| {
+            usage(format!(
+                "MCPPIN_SERVER {} is not UTF-8",
+                mcppin_core::escape(&v.to_string_lossy())
+            ))
+        })?,
+        (None, None) => {
+            return Err(usage(
+                "the following required argument was not provided: --server <ID> (or \
+                 MCPPIN_SERVER in the environment)"
+                    .to_owned(),
+            )
+            .into());
+        }
+    };
+    let mode = match (cli.mode.take(), env("MCPPIN_MODE")) {
+        (Some(_), Some(_)) => return Err(both("--mode", "MCPPIN_MODE").into()),
+        (Some(mode), None) => mode,
+        (None, Some(text)) => {
+            let text = text.to_string_lossy();
+            Mode::from_str(&text, false).map_err(|_| {
+                usage(format!(
+                    "MCPPIN_MODE {}: expected refuse or quarantine",
+                    mcppin_core::Excerpt::quoted(&text)
+                ))
+            })?
+        }
+        (None, None) => Mode::Refuse,
+    };
+    if let Some(keys) = env("MCPPIN_PUBKEY") {
+        if !cli.pubkey.is_empty() {
+            return Err(both("--pubkey", "MCPPIN_PUBKEY").into());
+        }
+        cli.pubkey = std::env::split_paths(&keys).collect();
+    }
+    if cli.command.is_empty() && cli.listen.is_none() {
+        return Err(usage(hint::NO_COMMAND.to_owned()).into());
+    }
+    if cli.max_signature_age.is_some() && cli.pubkey.is_empty() {
+        return Err(
+            usage("--max-signature-age needs --pubkey (or MCPPIN_PUBKEY)".to_owned()).into(),
+        );
+    }
+    Ok((cli, Settings { lock, server, mode }))
+}
+
+fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
     if cli.listen.is_none() && (cli.upstream.is_some() || !cli.upstream_ca.is_empty()) {
         return Err(Fail::new(
             Exit::Usage,
@@ -224,7 +320,7 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         max_signature_age: cli.max_signature_age,
         now: clock.now(),
     };
-    let approved = load(&cli.lock, &cli.server, &approval)?;
+    let approved = load(&settings.lock, &settings.server, &approval)?;
     let log = match &cli.log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -242,14 +338,14 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
     };
     let started = clock.now();
     let session_id = session_id(started);
-    let log = log::Log::new(log, clock, session_id.clone(), cli.server.clone());
+    let log = log::Log::new(log, clock, session_id.clone(), settings.server.clone());
     if let (Some(listen), Some(upstream)) = (cli.listen, &cli.upstream) {
         let config = http::Config {
             listen,
             upstream: upstream.clone(),
             upstream_ca: cli.upstream_ca.clone(),
             timeout: cli.upstream_timeout,
-            mode: cli.mode,
+            mode: settings.mode,
             max_message: cli.max_message,
             max_sessions: cli.max_sessions,
             max_connections: cli.max_connections,
@@ -264,11 +360,11 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         .split_first()
         .context("no server command after --")?;
     let config = proxy::Config {
-        mode: cli.mode,
+        mode: settings.mode,
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),
-        server: cli.server.clone(),
+        server: settings.server.clone(),
     };
     proxy::run(&config, approved, log)
 }
@@ -286,14 +382,24 @@ struct Approval<'a> {
 /// says on stderr what the signature check found, and finds the server's entry.
 fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let bytes = std::fs::read(lock)
-        .map_err(|e| unreadable(format!("cannot read {}: {e}", lock.display())))?;
+    let bytes = std::fs::read(lock).map_err(|e| {
+        unreadable(format!(
+            "cannot read {}: {e}{}",
+            lock.display(),
+            relative_hint("--lock", lock)
+        ))
+    })?;
     let sig_path = mcppin_cli::sig_path(lock);
     let signature = match mcppin_cli::read_at_most(&sig_path, mcppin_cli::MAX_SMALL_FILE) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
-            return Err(unreadable(format!("cannot read {}: {e}", sig_path.display())).into());
+            return Err(unreadable(format!(
+                "cannot read {}: {e}{}",
+                sig_path.display(),
+                relative_hint("--lock", &sig_path)
+            ))
+            .into());
         }
     };
     let mut keys = Vec::new();
@@ -304,7 +410,13 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
                     std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")
                 })
             })
-            .map_err(|e| unreadable(format!("cannot read public key {}: {e}", path.display())))?;
+            .map_err(|e| {
+                unreadable(format!(
+                    "cannot read public key {}: {e}{}",
+                    path.display(),
+                    relative_hint("--pubkey", path)
+                ))
+            })?;
         keys.push(
             mcppin_sign::PublicKey::from_pem(&pem)
                 .map_err(|e| unreadable(format!("public key {}: {e}", path.display())))?,
@@ -345,6 +457,24 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
         .get(server)
         .cloned()
         .ok_or_else(|| unreadable(hint::no_entry(lock, server, &approved.lockfile.servers)).into())
+}
+
+/// What to add to the refusal of a file the guard cannot read when its path is relative: it
+/// was resolved against the working directory the client started the guard in, which the
+/// client chooses (often `/` or its own install directory, rarely the configuration's
+/// directory), so the message names that directory and the fix. Empty for an absolute path.
+fn relative_hint(flag: &str, path: &Path) -> String {
+    if path.is_absolute() {
+        return String::new();
+    }
+    let dir = std::env::current_dir().map_or_else(
+        |e| format!("the working directory (unreadable: {e})"),
+        |dir| dir.display().to_string(),
+    );
+    format!(
+        "; {flag} is a relative path, resolved against {dir}, the working directory the client \
+         started mcppin-guard in: give {flag} an absolute path in the client configuration"
+    )
 }
 
 /// A session id unique enough to join log lines of one run: process id and start time.

@@ -76,7 +76,16 @@ pub(crate) use mcppin_cli::signal::{signalled, wait_for_exit as wait_for_signal_
 pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
     let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
-        .envs(inherited_environment(std::env::vars_os(), Inherit::All))
+        // The guard's own settings are not the server's.
+        .envs(
+            inherited_environment(std::env::vars_os(), Inherit::All)
+                .into_iter()
+                .filter(|(name, _)| {
+                    !mcppin_core::launch::GUARD_ENV
+                        .iter()
+                        .any(|setting| name.as_os_str() == *setting)
+                }),
+        )
         .stderr(StderrMode::Pipe)
         .grace(DEFAULT_GRACE);
     // The server dies with the guard, even by SIGKILL: started from this (the main) thread

@@ -252,6 +252,141 @@ fn an_unreadable_lock_exits_4() {
 }
 
 #[test]
+fn a_relative_lock_that_cannot_be_read_names_the_directory_and_the_fix() {
+    // Issue 19.6: a client starts the guard in a directory of its own choosing; the refusal
+    // named only the relative path, so the user could not tell where it was looked for.
+    let dir = Dir::new();
+    let run = dir.guard(
+        &["--lock", "missing.lock.json", "--server", "fixture"],
+        &["--pid-file", "pid"],
+        &[initialize(1)],
+    );
+    let cwd = dir.path().canonicalize().unwrap();
+    run.code(4).stderr_has(&format!(
+        "mcppin-guard: cannot read missing.lock.json: No such file or directory (os error 2); \
+         --lock is a relative path, resolved against {}, the working directory the client \
+         started mcppin-guard in: give --lock an absolute path in the client configuration\n",
+        cwd.display()
+    ));
+    assert!(!dir.path().join("pid").exists());
+    // The same for a public key.
+    dir.lock(&counter_surface());
+    dir.guard(
+        &["--lock", LOCK, "--server", "fixture", "--pubkey", "k.pem"],
+        &[],
+        &[initialize(1)],
+    )
+    .code(4)
+    .stderr_has("cannot read public key k.pem: No such file or directory (os error 2); --pubkey is a relative path");
+    // An absolute path needs no such word.
+    let absolute = dir.path().join("missing.lock.json");
+    let run = dir.guard(
+        &["--lock", &absolute.to_string_lossy(), "--server", "fixture"],
+        &[],
+        &[initialize(1)],
+    );
+    run.code(4)
+        .stderr_has("No such file or directory (os error 2)\n");
+    assert!(!run.stderr.contains("relative"), "{}", run.stderr);
+}
+
+#[test]
+fn settings_from_the_environment_need_no_flag_and_no_separator() {
+    // Issue 19.5: the MCP Inspector's CLI takes the guard's --server as its own and drops
+    // `--`; an entry configured through its `env` and the server command alone survives that.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let fixture = mcppin_fixture::locate("guard-fixture")
+        .display()
+        .to_string();
+    let mut stdin = String::new();
+    for message in [
+        initialize(1),
+        initialized(),
+        request(2, "tools/list", json!({})),
+    ] {
+        stdin.push_str(&message.to_string());
+        stdin.push('\n');
+    }
+    let env = [("MCPPIN_LOCK", LOCK), ("MCPPIN_SERVER", "fixture")];
+    let alone = [fixture.clone(), "--mode".into(), "counter".into()];
+    let run = dir.run_guard_env(&alone, &env, stdin.as_bytes());
+    run.code(0)
+        .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))]);
+    assert_eq!(run.stderr, "[fixture] fixture: ready\n");
+    // With `--` too, and a setting from each side.
+    let mut split = vec![
+        "--mode".to_owned(),
+        "quarantine".to_owned(),
+        "--".to_owned(),
+    ];
+    split.extend(alone.iter().cloned());
+    dir.run_guard_env(&split, &env, stdin.as_bytes()).code(0);
+    // The lock the environment names is the one read, and its server entry.
+    dir.run_guard_env(
+        &alone,
+        &[("MCPPIN_LOCK", LOCK), ("MCPPIN_SERVER", "other")],
+        b"",
+    )
+    .code(4)
+    .stderr_has("has no entry for server \"other\"");
+    dir.run_guard_env(
+        &alone,
+        &[("MCPPIN_LOCK", "gone.json"), ("MCPPIN_SERVER", "fixture")],
+        b"",
+    )
+    .code(4)
+    .stderr_has("cannot read gone.json");
+    dir.run_guard_env(
+        &alone,
+        &[
+            ("MCPPIN_PUBKEY", "k.pem"),
+            ("MCPPIN_LOCK", LOCK),
+            ("MCPPIN_SERVER", "fixture"),
+        ],
+        b"",
+    )
+    .code(4)
+    .stderr_has("cannot read public key k.pem");
+}
+
+#[test]
+fn a_setting_given_on_the_command_line_and_in_the_environment_is_a_usage_error() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let fixture = mcppin_fixture::locate("guard-fixture")
+        .display()
+        .to_string();
+    let env = [("MCPPIN_LOCK", LOCK), ("MCPPIN_SERVER", "fixture")];
+    let with = |flags: &[&str]| -> Vec<String> {
+        flags
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(["--".to_owned(), fixture.clone()])
+            .collect()
+    };
+    dir.run_guard_env(&with(&["--lock", LOCK]), &env, b"")
+        .code(2)
+        .stderr_has("mcppin-guard: --lock and MCPPIN_LOCK are both given: set it once, on the command line or in the environment\n");
+    dir.run_guard_env(&with(&["--server", "fixture"]), &env, b"")
+        .code(2)
+        .stderr_has("--server and MCPPIN_SERVER are both given");
+    let mut modes = env.to_vec();
+    modes.push(("MCPPIN_MODE", "refuse"));
+    dir.run_guard_env(&with(&["--mode", "refuse"]), &modes, b"")
+        .code(2)
+        .stderr_has("--mode and MCPPIN_MODE are both given");
+    modes.pop();
+    modes.push(("MCPPIN_MODE", "lenient"));
+    dir.run_guard_env(&with(&[]), &modes, b"")
+        .code(2)
+        .stderr_has("MCPPIN_MODE \"lenient\": expected refuse or quarantine");
+    dir.run_guard_env(&with(&[]), &[("MCPPIN_LOCK", LOCK)], b"")
+        .code(2)
+        .stderr_has("--server <ID> (or MCPPIN_SERVER in the environment)");
+}
+
+#[test]
 fn a_bad_command_line_exits_2() {
     let dir = Dir::new();
     let run = dir.run_guard(&["--lock".into(), LOCK.into()], &[]);

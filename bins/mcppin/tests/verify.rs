@@ -201,6 +201,62 @@ fn an_unpinned_package_is_reported_as_a_floating_version() {
 }
 
 #[test]
+fn every_package_of_a_launch_is_checked_for_a_floating_version() {
+    // Issue 18.8: only the first package was read; a pinned first `-p` hid an unpinned second.
+    let served = variant(&[(
+        r#""-y", "parcel-mcp@3.1.0""#,
+        r#""-y", "-p", "parcel-mcp@3.1.0", "-p", "parcel-plugin", "parcel-mcp""#,
+    )]);
+    let dir = locked(&served);
+    dir.write("served.json", &served);
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "served.json"]);
+    run.code(0)
+        .stdout_has("floating-version [reported]: parcel\n  package: parcel-plugin (no pinned version or digest)");
+    assert_eq!(
+        run.stdout.matches("floating-version [reported]").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--fail-on",
+        "floating-version",
+        "served.json",
+    ])
+    .code(1)
+    .stdout_has("floating-version [gated]: parcel\n  package: parcel-plugin");
+}
+
+#[test]
+fn a_gated_floating_version_advises_pinning_it_in_the_configuration() {
+    // Issue 19.6: the advice told the user to change the server, which serves nothing wrong.
+    let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
+    let dir = locked(&served);
+    dir.write("served.json", &served);
+    let run = dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--fail-on",
+        "floating-version,hidden-characters",
+        "served.json",
+    ]);
+    run.code(1).stdout_has(
+        "\nno approval clears floating-version: pin each package's version in the client \
+         configuration (pkg@1.2.3, pkg==1.2.3, image@sha256:...), capture and lock again, or \
+         leave it out of --fail-on\n",
+    );
+    assert!(
+        !run.stdout.contains("change what the server serves"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn version_2_update_fails_with_four_findings() {
     // Both servers updated: the search tool asks for the learner's email (a changed
     // description and a new optional argument), and the delivery server adds a get_article

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use jsonc_parser::tokens::Token;
 use jsonc_parser::{JsonObject, JsonValue, ParseOptions};
-use mcppin_core::launch::{Guard, Launch};
+use mcppin_core::launch::{GUARD_ENV, Guard, Launch};
 
 use crate::Error;
 use crate::error::quoted;
@@ -425,7 +425,16 @@ fn read_entry(id: &str, mut entry: JsonObject<'_>) -> Result<ServerEntry, Error>
         Some(JsonValue::String(file)) => Some(PathBuf::from(file.into_owned())),
         Some(_) => return Err(shape(Some(id), "\"envFile\" is not a string")),
     };
-    let (command, args, guard) = unguarded(id, command, args)?;
+    let (command, args, mut guard) = unguarded(id, command, args)?;
+    if let Some(guard) = &mut guard {
+        // The guard's settings are the guard's, not the server's: the guard keeps them from
+        // the server's environment too.
+        for name in GUARD_ENV {
+            if let Some(value) = env.remove(name) {
+                guard.env.insert(name.to_owned(), value);
+            }
+        }
+    }
     Ok(ServerEntry::Stdio(StdioServer {
         command,
         args,
@@ -491,6 +500,18 @@ fn unguarded(
     if program != "mcppin-guard" && program != "mcppin-guard.exe" {
         return Ok((command, args, None));
     }
+    // The server command may come first, with the settings in the entry's `env`: the guard
+    // reads a first word that is not a flag as the server command.
+    if args.first().is_some_and(|first| !first.starts_with('-')) {
+        let mut server = args.into_iter();
+        let server_command = server.next().unwrap_or_default();
+        let guard = Guard {
+            command,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+        };
+        return Ok((server_command, server.collect(), Some(guard)));
+    }
     let Some(split) = args.iter().position(|arg| arg == "--") else {
         return Err(shape(
             Some(id),
@@ -507,7 +528,11 @@ fn unguarded(
             "the entry runs mcppin-guard with nothing after \"--\"",
         ));
     };
-    let guard = Guard { command, args };
+    let guard = Guard {
+        command,
+        args,
+        env: BTreeMap::new(),
+    };
     Ok((server_command, server.collect(), Some(guard)))
 }
 
@@ -572,6 +597,31 @@ impl StdioServer {
             env_file: path(&self.env_file)?,
             guard: self.guard.clone(),
         })
+    }
+
+    /// The files the guard in front of the server reads (`--lock`, `--pubkey`, `--log`) whose
+    /// paths are relative once the variables are expanded, as `(setting, path)`: the client
+    /// starts the guard in a working directory of its own choosing, so the guard may look for
+    /// them elsewhere than the user meant. A path whose variables cannot be expanded is judged
+    /// as written.
+    #[must_use]
+    pub fn relative_guard_files(
+        &self,
+        id: &str,
+        variables: &Variables<'_>,
+    ) -> Vec<(&'static str, String)> {
+        let Some(guard) = &self.guard else {
+            return Vec::new();
+        };
+        guard
+            .files()
+            .into_iter()
+            .map(|(setting, path)| {
+                let path = expand(id, path, variables).unwrap_or_else(|_| path.to_owned());
+                (setting, path)
+            })
+            .filter(|(_, path)| Path::new(path).is_relative())
+            .collect()
     }
 
     /// Adds the variables of an `envFile` (its text, as [`parse_env_file`] reads it) to the
@@ -1051,6 +1101,29 @@ mod tests {
             ),
             approved
         );
+    }
+
+    #[test]
+    fn a_guard_configured_from_env_keeps_its_settings_in_the_launch() {
+        // Issue 19.5: the guard's settings may come from the entry's env, with the server
+        // command first; they are the guard's part of the launch, not the server's env.
+        let text = r#"{"mcpServers": {"x": {"command": "mcppin-guard",
+            "args": ["npx", "-y", "s@1.0.0"],
+            "env": {"MCPPIN_LOCK": "/etc/mcp.lock.json", "MCPPIN_SERVER": "x", "TOKEN": "t"}}}}"#;
+        let server = stdio(&ClientConfig::parse(text).unwrap(), "x");
+        assert_eq!((server.command.as_str(), server.args.len()), ("npx", 2));
+        assert_eq!(server.env, env(&[("TOKEN", "t")]));
+        let launch = server.launch();
+        assert_eq!(
+            launch.to_string(),
+            "MCPPIN_LOCK=/etc/mcp.lock.json MCPPIN_SERVER=x mcppin-guard -- npx -y s@1.0.0 (env: TOKEN)"
+        );
+        let other =
+            ClientConfig::parse(&text.replace("/etc/mcp.lock.json", "/tmp/other.json")).unwrap();
+        assert_ne!(stdio(&other, "x").launch(), launch);
+        // Without a guard the same names are the server's own.
+        let plain = ClientConfig::parse(&text.replace("\"mcppin-guard\"", "\"node\"")).unwrap();
+        assert!(stdio(&plain, "x").env.contains_key("MCPPIN_LOCK"));
     }
 
     #[test]

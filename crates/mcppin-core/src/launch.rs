@@ -28,7 +28,7 @@
 //! assert!(!package.floating());
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::document::Error;
@@ -72,6 +72,57 @@ pub struct Guard {
     pub command: String,
     /// The guard's own arguments (those before the server command), as written.
     pub args: Vec<String>,
+    /// The guard's settings the entry's `env` gives ([`GUARD_ENV`]), by name, values as
+    /// written.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Guard {
+    /// The guard's settings that name files (`--lock`, `--pubkey`, `--log`, then
+    /// `MCPPIN_LOCK` and each path of `MCPPIN_PUBKEY`), as `(setting, path as written)`, in the
+    /// order given: `--lock FILE` and `--lock=FILE`.
+    /// A relative path is resolved against whatever working directory the client starts the
+    /// guard in, so the export warns about one.
+    #[must_use]
+    pub fn files(&self) -> Vec<(&'static str, &str)> {
+        const FILES: [&str; 3] = ["--lock", "--pubkey", "--log"];
+        let mut found = Vec::new();
+        let mut args = self.args.iter();
+        // Every flag of the guard takes a value: the word after a flag without `=` is its value.
+        while let Some(arg) = args.next() {
+            let (name, value) = match arg.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (arg.as_str(), args.next().map(String::as_str)),
+            };
+            if let (Some(flag), Some(value)) = (FILES.iter().find(|f| **f == name), value) {
+                found.push((*flag, value));
+            }
+        }
+        if let Some(lock) = self.env.get("MCPPIN_LOCK") {
+            found.push(("MCPPIN_LOCK", lock));
+        }
+        if let Some(keys) = self.env.get("MCPPIN_PUBKEY") {
+            found.extend(keys.split(':').map(|key| ("MCPPIN_PUBKEY", key)));
+        }
+        found
+    }
+}
+
+/// A guard's `env`: an object of [`GUARD_ENV`] names to strings.
+fn guard_env(value: &Value, pointer: &str) -> Result<BTreeMap<String, String>, Error> {
+    let object = crate::surface::object(value, pointer)?;
+    let mut env = BTreeMap::new();
+    for (name, value) in object.iter() {
+        let at = crate::surface::child(pointer, name);
+        if !GUARD_ENV.contains(&name) {
+            return Err(Error::UnknownMember {
+                pointer: at,
+                name: name.to_owned(),
+            });
+        }
+        env.insert(name.to_owned(), string(value, &at)?.to_owned());
+    }
+    Ok(env)
 }
 
 /// The package or image a runner fetches.
@@ -89,7 +140,19 @@ pub struct Package {
 
 const STDIO_MEMBERS: &[&str] = &["command", "args", "env", "env_file", "cwd", "guard"];
 const REMOTE_MEMBERS: &[&str] = &["url"];
-const GUARD_MEMBERS: &[&str] = &["command", "args"];
+const GUARD_MEMBERS: &[&str] = &["command", "args", "env"];
+
+/// The environment variables `mcppin-guard` takes its settings from, in place of the flags
+/// of the same meaning (`--lock`, `--mode`, `--pubkey`, `--server`; docs/guard.md): the form
+/// no client's argument handling can break. A guarded entry records the ones its `env` sets
+/// in the guard's part of the launch, with their values (paths, an id and a mode, never
+/// secrets).
+pub const GUARD_ENV: [&str; 4] = [
+    "MCPPIN_LOCK",
+    "MCPPIN_MODE",
+    "MCPPIN_PUBKEY",
+    "MCPPIN_SERVER",
+];
 
 /// The first `schema_version` of the manifest and the lockfile whose launches record the
 /// guard (`guard`); an older document holding one is refused.
@@ -114,31 +177,47 @@ impl Launch {
         Self::Remote { url }
     }
 
-    /// The package or image a runner fetches, when the command is `npx`, `uvx`, `pipx run` or
-    /// `docker run` (`podman run` too) and names one.
+    /// The first package or image a runner fetches ([`Launch::packages`]).
     #[must_use]
     pub fn package(&self) -> Option<Package> {
+        self.packages().into_iter().next()
+    }
+
+    /// Every package or image a runner fetches, in the order the launch names them, when the
+    /// command is `npx` (every `-p`/`--package`, or the command's package), `uvx` or `uv tool
+    /// run` (the command's package or `--from`, and every `--with`), `uv run` (every
+    /// `--with`), `pipx run` (`--spec`, or the app) or `docker run` (`podman run` too).
+    #[must_use]
+    pub fn packages(&self) -> Vec<Package> {
         let Self::Stdio { command, args, .. } = self else {
-            return None;
+            return Vec::new();
         };
-        let program = command.rsplit('/').next().unwrap_or(command);
+        let program = command.rsplit(['/', '\\']).next().unwrap_or(command);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match program {
             "npx" | "npx.cmd" => npx(&args),
-            "uvx" => uvx(&args),
+            "uvx" | "uvx.exe" => uvx(&args, true),
+            "uv" | "uv.exe" => match args.split_first() {
+                Some((&"tool", rest)) => match rest.split_first() {
+                    Some((&"run", rest)) => uvx(rest, true),
+                    _ => Vec::new(),
+                },
+                Some((&"run", rest)) => uvx(rest, false),
+                _ => Vec::new(),
+            },
             "pipx" => match args.split_first() {
-                Some((&"run", rest)) => pipx_run(rest),
-                _ => None,
+                Some((&"run", rest)) => pipx_run(rest).into_iter().collect(),
+                _ => Vec::new(),
             },
             "docker" | "podman" => match args.split_first() {
-                Some((&"run", rest)) => docker_run(rest),
+                Some((&"run", rest)) => docker_run(rest).into_iter().collect(),
                 Some((&"container", rest)) => match rest.split_first() {
-                    Some((&"run", rest)) => docker_run(rest),
-                    _ => None,
+                    Some((&"run", rest)) => docker_run(rest).into_iter().collect(),
+                    _ => Vec::new(),
                 },
-                _ => None,
+                _ => Vec::new(),
             },
-            _ => None,
+            _ => Vec::new(),
         }
     }
 
@@ -198,6 +277,10 @@ impl Launch {
                     args: match fields.optional("args") {
                         Some(v) => strings(v, &fields.at("args"))?,
                         None => Vec::new(),
+                    },
+                    env: match fields.optional("env") {
+                        Some(v) => guard_env(v, &fields.at("env"))?,
+                        None => BTreeMap::new(),
                     },
                 })
             })
@@ -266,6 +349,13 @@ impl Launch {
                         "args",
                         string_array(guard.args.iter().map(String::as_str)),
                     );
+                    if !guard.env.is_empty() {
+                        let mut env = Object::new();
+                        for (name, value) in &guard.env {
+                            put(&mut env, name, value.as_str());
+                        }
+                        put(&mut g, "env", Value::from(env));
+                    }
                     put(&mut o, "guard", Value::from(g));
                 }
             }
@@ -290,6 +380,9 @@ impl fmt::Display for Launch {
                 guard,
             } => {
                 if let Some(guard) = guard {
+                    for (name, value) in &guard.env {
+                        write!(f, "{name}={} ", crate::shell_word(value))?;
+                    }
                     f.write_str(&crate::shell_word(&guard.command))?;
                     for arg in &guard.args {
                         write!(f, " {}", crate::shell_word(arg))?;
@@ -364,28 +457,36 @@ fn is_exact_version(version: &str) -> bool {
         && core.bytes().next().is_some_and(|b| b.is_ascii_digit())
 }
 
-/// `npx [options] PKG[@VERSION] [args]`, or the package of `-p`/`--package`.
-fn npx(args: &[&str]) -> Option<Package> {
+/// `npx [options] PKG[@VERSION] [args]`, or every package of `-p`/`--package` (the first word
+/// after the options is then the command, not a package).
+fn npx(args: &[&str]) -> Vec<Package> {
+    let mut found = Vec::new();
+    let mut by_flag = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         if let Some(spec) = arg.strip_prefix("--package=") {
-            return npm_package(spec);
-        }
-        if matches!(*arg, "-p" | "--package") {
-            return npm_package(args.get(i + 1)?);
-        }
-        if matches!(*arg, "-c" | "--call") {
-            return None;
-        }
-        if arg == &"--" {
-            return args.get(i + 1).and_then(|spec| npm_package(spec));
-        }
-        if !arg.starts_with('-') {
-            return npm_package(arg);
+            found.extend(npm_package(spec));
+            by_flag = true;
+        } else if matches!(*arg, "-p" | "--package") {
+            found.extend(args.get(i + 1).and_then(|spec| npm_package(spec)));
+            by_flag = true;
+            i += 1;
+        } else if matches!(*arg, "-c" | "--call") {
+            break;
+        } else if arg == &"--" || !arg.starts_with('-') {
+            let spec = if arg == &"--" {
+                args.get(i + 1)
+            } else {
+                Some(arg)
+            };
+            if !by_flag {
+                found.extend(spec.and_then(|spec| npm_package(spec)));
+            }
+            break;
         }
         i += 1;
     }
-    None
+    found
 }
 
 /// `name`, `name@version`, `@scope/name@version`; a path is no package.
@@ -405,27 +506,99 @@ fn npm_package(spec: &str) -> Option<Package> {
     })
 }
 
-/// `uvx [options] PKG[==VERSION|@VERSION] [args]`, or the package of `--from`.
-fn uvx(args: &[&str]) -> Option<Package> {
-    const WITH_VALUE: &[&str] = &["--with", "--python", "-p", "--index", "--index-url"];
+/// `uvx [options] PKG[==VERSION|@VERSION] [args]` (the command's package, or that of `--from`)
+/// with every package of `--with`/`-w`; `command_is_package` is false for `uv run`, whose
+/// command is never a package.
+fn uvx(args: &[&str], command_is_package: bool) -> Vec<Package> {
+    const WITH_VALUE: &[&str] = &[
+        "--python",
+        "-p",
+        "--index",
+        "--index-url",
+        "--extra-index-url",
+        "--with-editable",
+        "--with-requirements",
+        "--directory",
+        "--project",
+        "--env-file",
+        "--cache-dir",
+        "--config-file",
+        "--constraints",
+        "--overrides",
+        "--refresh-package",
+        "--reinstall-package",
+        "--upgrade-package",
+        "-P",
+        "--index-strategy",
+        "--keyring-provider",
+        "--resolution",
+        "--prerelease",
+        "--exclude-newer",
+        "--link-mode",
+        "--python-platform",
+    ];
+    let mut found = Vec::new();
+    let mut from = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
-        if let Some(spec) = arg.strip_prefix("--from=") {
-            return python_package("uvx", spec);
-        }
-        if *arg == "--from" {
-            return python_package("uvx", args.get(i + 1)?);
-        }
-        if WITH_VALUE.contains(arg) {
-            i += 2;
-            continue;
-        }
-        if !arg.starts_with('-') {
-            return python_package("uvx", arg);
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+            _ => (*arg, None),
+        };
+        let value = |i: &mut usize| {
+            inline.or_else(|| {
+                *i += 1;
+                args.get(*i).copied()
+            })
+        };
+        match name {
+            "--from" => {
+                found.extend(value(&mut i).and_then(|spec| python_package("uvx", spec)));
+                from = true;
+            }
+            "--with" | "-w" => {
+                for spec in value(&mut i).map(with_list).unwrap_or_default() {
+                    found.extend(python_package("uvx", &spec));
+                }
+            }
+            _ if WITH_VALUE.contains(&name) => {
+                let _ = value(&mut i);
+            }
+            "--" => {
+                if command_is_package && !from {
+                    found.extend(args.get(i + 1).and_then(|spec| python_package("uvx", spec)));
+                }
+                break;
+            }
+            _ if !arg.starts_with('-') => {
+                if command_is_package && !from {
+                    found.extend(python_package("uvx", arg));
+                }
+                break;
+            }
+            _ => {}
         }
         i += 1;
     }
-    None
+    found
+}
+
+/// The requirements of one `--with` value: comma-separated, where a part that starts with a
+/// version operator continues the previous requirement (`pkg>=1,<2` is one).
+fn with_list(value: &str) -> Vec<String> {
+    let mut list: Vec<String> = Vec::new();
+    for part in value.split(',') {
+        let part = part.trim();
+        match list.last_mut() {
+            Some(last) if part.starts_with(['<', '>', '=', '!', '~']) => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ if part.is_empty() => {}
+            _ => list.push(part.to_owned()),
+        }
+    }
+    list
 }
 
 /// `pipx run [--spec SPEC] [options] APP[==VERSION] [args]`.
@@ -606,6 +779,77 @@ mod tests {
         assert_eq!(package("node", &["server.js"]), None);
     }
 
+    fn packages(command: &str, args: &[&str]) -> Vec<(String, bool)> {
+        stdio(command, args)
+            .packages()
+            .iter()
+            .map(|p| (p.to_string(), p.floating()))
+            .collect()
+    }
+
+    #[test]
+    fn reads_every_package_a_launch_fetches() {
+        // Issue 18.8: only the first package was read, so `npx -p a@1 -p b` hid a floating b.
+        let p = |s: &str, floating: bool| (s.to_owned(), floating);
+        assert_eq!(
+            packages(
+                "npx",
+                &["-y", "-p", "a@1.0.0", "-p", "b", "a-bin", "-p", "c"]
+            ),
+            [p("a@1.0.0", false), p("b", true)]
+        );
+        assert_eq!(
+            packages(
+                "npx",
+                &["--package=@s/a@1.0.0", "--package", "b@^2", "--", "a"]
+            ),
+            [p("@s/a@1.0.0", false), p("b@^2", true)]
+        );
+        assert_eq!(
+            packages("npx", &["-p", "a@1.0.0", "-c", "a --flag"]),
+            [p("a@1.0.0", false)]
+        );
+        assert_eq!(
+            packages("uvx", &["--with", "b", "mcp-x==1.2.0", "--with", "c"]),
+            [p("b", true), p("mcp-x@1.2.0", false)]
+        );
+        assert_eq!(
+            packages(
+                "uvx",
+                &[
+                    "--with=b==1.0,c>=1,<2",
+                    "-w",
+                    "d==2.0",
+                    "--from",
+                    "x==1.0",
+                    "x-cmd"
+                ]
+            ),
+            [
+                p("b@1.0", false),
+                p("c@>=1,<2", true),
+                p("d@2.0", false),
+                p("x@1.0", false)
+            ]
+        );
+        assert_eq!(
+            packages(
+                "uv",
+                &["tool", "run", "--python", "3.12", "--with", "b", "x==1.0"]
+            ),
+            [p("b", true), p("x@1.0", false)]
+        );
+        assert_eq!(
+            packages("uv", &["run", "--with", "mcp==1.2.0", "server.py"]),
+            [p("mcp@1.2.0", false)]
+        );
+        assert_eq!(packages("uv", &["pip", "install", "x"]), []);
+        assert_eq!(
+            packages("/usr/bin/uvx", &["--with-editable", "./lib", "x==1.0"]),
+            [p("x@1.0", false)]
+        );
+    }
+
     #[test]
     fn reads_python_runners() {
         let pinned = package("uvx", &["mcp-server-git==0.6.2", "--repo", "."]).unwrap();
@@ -667,6 +911,7 @@ mod tests {
             guard: Some(Guard {
                 command: "/opt/bin/mcppin-guard".to_owned(),
                 args: vec!["--lock".to_owned(), "mcp.lock.json".to_owned()],
+                env: BTreeMap::from([("MCPPIN_MODE".to_owned(), "quarantine".to_owned())]),
             }),
         };
         assert_eq!(
@@ -688,6 +933,36 @@ mod tests {
             Launch::from_value(&unknown, "/l"),
             Err(Error::UnknownMember { .. })
         ));
+    }
+
+    #[test]
+    fn a_guard_names_the_files_it_reads() {
+        let guard = Guard {
+            command: "mcppin-guard".to_owned(),
+            args: [
+                "--lock",
+                "l.json",
+                "--server",
+                "--log",
+                "--pubkey=k.pem",
+                "--pubkey",
+                "/k2.pem",
+                "--log",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            env: BTreeMap::new(),
+        };
+        // `--log` after `--server` is the server's id, as the guard reads it; a last flag
+        // without a value names nothing.
+        assert_eq!(
+            guard.files(),
+            [
+                ("--lock", "l.json"),
+                ("--pubkey", "k.pem"),
+                ("--pubkey", "/k2.pem")
+            ]
+        );
     }
 
     #[test]
@@ -740,6 +1015,7 @@ mod tests {
             guard: Some(Guard {
                 command: "mcppin-guard".to_owned(),
                 args: vec!["--lock".to_owned(), "my lock.json".to_owned()],
+                env: BTreeMap::new(),
             }),
         };
         assert_eq!(

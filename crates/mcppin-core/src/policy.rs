@@ -910,10 +910,11 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
         .iter()
         .filter(|(id, _)| ids.contains(id.as_str()))
     {
-        if let Some(launch) = &surface.launch
-            && let Some(package) = launch.package()
-            && package.floating()
-        {
+        let Some(launch) = &surface.launch else {
+            continue;
+        };
+        // Every package the launch fetches: a pinned first one says nothing of the others.
+        for package in launch.packages().iter().filter(|p| p.floating()) {
             let evidence = Evidence::FloatingVersion {
                 launch: launch.clone(),
                 package: package.to_string(),
@@ -1598,6 +1599,28 @@ mod tests {
         assert_eq!(r.exit_code(), 0);
         assert!(matches!(&r.findings[0].evidence,
             Evidence::FloatingVersion { package, .. } if package == "docs-mcp@latest"));
+        // Every package of the launch counts, not only the first.
+        let two = launched(
+            "npx",
+            r#""-p","docs-mcp@1.2.0","-p","docs-plugin","docs-mcp""#,
+        );
+        let lock = Lockfile::approve(None, &manifest(true, &two), &[]).unwrap();
+        let r = verify(&lock, &manifest(true, &two), &Options::default());
+        assert_eq!(policies(&r), [(Policy::FloatingVersion, None)]);
+        assert!(matches!(&r.findings[0].evidence,
+            Evidence::FloatingVersion { package, .. } if package == "docs-plugin"));
+        let uvx = launched("uvx", r#""--with","a","--with","b==1.0","docs-mcp""#);
+        let lock = Lockfile::approve(None, &manifest(true, &uvx), &[]).unwrap();
+        let r = verify(&lock, &manifest(true, &uvx), &Options::default());
+        let floating: Vec<_> = r
+            .findings
+            .iter()
+            .map(|f| match &f.evidence {
+                Evidence::FloatingVersion { package, .. } => package.as_str(),
+                _ => "",
+            })
+            .collect();
+        assert_eq!(floating, ["a", "docs-mcp"]);
         let image = launched(
             "docker",
             r#""run","-i","--rm","ghcr.io/o/docs:1.2@sha256:ab""#,

@@ -84,10 +84,17 @@ impl Dir {
     /// Runs the guard with the full command line `args` and `stdin` as the client's bytes,
     /// which need not be UTF-8.
     pub fn run_guard_bytes(&self, args: &[String], stdin: &[u8]) -> Run {
+        self.run_guard_env(args, &[], stdin)
+    }
+
+    /// Runs the guard with the full command line `args`, exactly the environment `env`, and
+    /// `stdin` as the client's bytes.
+    pub fn run_guard_env(&self, args: &[String], env: &[(&str, &str)], stdin: &[u8]) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .args(args)
             .current_dir(self.dir.path())
             .env_clear()
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -201,8 +201,21 @@ fn approval_text(approval: &Remedy, lock: &Path, manifest: &Path) -> String {
         out.push_str(&words.join(" "));
         out.push('\n');
     }
-    if !approval.unapprovable.is_empty() {
-        let names: Vec<&str> = approval.unapprovable.iter().map(|p| p.name()).collect();
+    // A floating version is fixed in the client configuration; the other policies no
+    // approval clears are about the served text, fixed by the server.
+    let (launch, text): (Vec<Policy>, Vec<Policy>) = approval
+        .unapprovable
+        .iter()
+        .partition(|p| **p == Policy::FloatingVersion);
+    if !launch.is_empty() {
+        out.push_str(
+            "no approval clears floating-version: pin each package's version in the client \
+             configuration (pkg@1.2.3, pkg==1.2.3, image@sha256:...), capture and lock again, or \
+             leave it out of --fail-on\n",
+        );
+    }
+    if !text.is_empty() {
+        let names: Vec<&str> = text.iter().map(|p| p.name()).collect();
         out.push_str(&format!(
             "no approval clears {}: change what the server serves, or leave {} out of --fail-on\n",
             names.join(", "),
