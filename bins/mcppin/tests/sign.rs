@@ -396,6 +396,10 @@ fn verify_reads_at_most_64_kib_of_a_signature_or_a_public_key() {
     verify(&dir, &["--pubkey", "alice.pem.pub"])
         .code(4)
         .stderr_has("cannot read mcp.lock.json.sig: larger than 65536 bytes");
+    // Without --pubkey the exit code does not depend on the signature: noted, not checked.
+    verify(&dir, &[]).code(0).stderr_has(
+        "mcppin: cannot read mcp.lock.json.sig: larger than 65536 bytes: not checked (no --pubkey)",
+    );
     std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
     dir.write("mcp.lock.json.sig", signature);
     verify(&dir, &["--pubkey", "alice.pem.pub"]).code(0);
