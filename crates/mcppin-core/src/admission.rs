@@ -906,9 +906,11 @@ impl Gate {
             None => Some(Policy::PromptAdded),
             // A prompt approved by digest alone (no lockfile of the widened surface stores
             // one) cannot be shown to match.
+            // An answer without a description shows the client no text to compare: it holds
+            // (the reference servers list a description and answer `prompts/get` without one).
+            Some(_) if served.is_none() => None,
             Some(locked) => match locked.approved().map(|p| p.get("description")) {
-                Some(None) if served.is_none() => None,
-                Some(Some(approved)) if served.is_some() && approved.as_str() == served => None,
+                Some(Some(approved)) if approved.as_str() == served => None,
                 _ => Some(Policy::PromptChanged),
             },
         };
