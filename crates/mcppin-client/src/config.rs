@@ -269,13 +269,9 @@ impl ClientConfig {
     /// # Ok::<(), mcppin_client::Error>(())
     /// ```
     pub fn parse_project(text: &str, project: &str) -> Result<Self, Error> {
-        let root = jsonc_parser::parse_to_value(text, &ParseOptions::default())
-            .map_err(|err| Error::ConfigSyntax {
-                message: err.to_string(),
-            })?
-            .ok_or_else(|| Error::ConfigSyntax {
-                message: "the file holds no JSON value".to_owned(),
-            })?;
+        let root = parse_jsonc(text)?.ok_or_else(|| Error::ConfigSyntax {
+            message: "the file holds no JSON value".to_owned(),
+        })?;
         let JsonValue::Object(mut root) = root else {
             return Err(shape(None, "the top level is not an object"));
         };
@@ -1177,6 +1173,50 @@ mod tests {
                     err.to_string()
                         .starts_with("the configuration nests arrays and objects deeper than 64"),
                     "{err}"
+                );
+                assert!(
+                    matches!(listed, Err(Error::ConfigDepth { .. })),
+                    "{listed:?}"
+                );
+            } else {
+                assert_eq!(result.unwrap().servers.len(), 1, "{depth}");
+                assert_eq!(listed.unwrap().len(), 1, "{depth}");
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_nesting_deeper_than_the_bound_in_a_project_table() {
+        // A configuration read per project (`projects` of a user file) and the discovery that
+        // looks for the project's table are bounded like any other: 200,000 levels used to
+        // overflow the parser's stack.
+        for depth in [MAX_DEPTH - 5, 200_000] {
+            let text = format!(
+                "{{\"projects\": {{\"/p\": {{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \
+                 \"deep\": {}{}}}}}}}}}}}",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let result = ClientConfig::parse_project(&text, "/p");
+            let location = crate::discover::Location {
+                client: crate::discover::Client::ClaudeCode,
+                scope: crate::discover::Scope::Local,
+                path: "/home/me/.claude.json".into(),
+                shared: false,
+                project: Some("/p".into()),
+            };
+            let listed = crate::discover::inspect_location(&text, &location);
+            if depth + 5 > MAX_DEPTH {
+                assert!(
+                    matches!(
+                        result,
+                        Err(Error::ConfigDepth {
+                            limit: MAX_DEPTH,
+                            line: 1,
+                            ..
+                        })
+                    ),
+                    "{result:?}"
                 );
                 assert!(
                     matches!(listed, Err(Error::ConfigDepth { .. })),

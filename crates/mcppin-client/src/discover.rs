@@ -308,9 +308,7 @@ pub fn inspect_location(text: &str, location: &Location) -> Result<Vec<Listed>, 
 /// Whether the text is a JSON object whose `projects` object has an entry for `project`.
 /// Text that is not JSON has one here; [`ClientConfig::parse_project`] says what is wrong.
 fn has_project(text: &str, project: &str) -> bool {
-    let Ok(Some(JsonValue::Object(root))) =
-        jsonc_parser::parse_to_value(text, &ParseOptions::default())
-    else {
+    let Ok(Some(JsonValue::Object(root))) = crate::config::parse_jsonc(text) else {
         return true;
     };
     matches!(root.get("projects"), Some(JsonValue::Object(projects)) if projects.get(project).is_some())
