@@ -224,7 +224,28 @@ fn a_configuration_nesting_too_deep_is_listed_and_the_listing_goes_on() {
         "home/.config/Code/User/settings.json",
         format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000)),
     );
+    // Claude Code's user file, read for its project's table as well, has the same bound.
+    let p = util::json_string(&dir.path().join("project").to_string_lossy());
+    dir.write(
+        "home/.claude.json",
+        format!(
+            "{{\"projects\": {{{p}: {{\"mcpServers\": {{\"a\": {{\"deep\": {}{}}}}}}}}}}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        ),
+    );
     let run = discover(&dir, &[]);
+    assert_eq!(
+        run.stdout
+            .matches(
+                "/home/.claude.json\n  cannot be captured: the configuration nests arrays and \
+                 objects deeper than 64 levels"
+            )
+            .count(),
+        2,
+        "{}",
+        run.stdout
+    );
     run.code(0)
         .stdout_has(
             "/project/.mcp.json\n  cannot be captured: the configuration nests arrays and \
@@ -235,7 +256,7 @@ fn a_configuration_nesting_too_deep_is_listed_and_the_listing_goes_on() {
              nests arrays and objects deeper than 64 levels (line 1, column 70)\n",
         )
         .stdout_has("/project/.cursor/mcp.json\n  1 server: \"a\"\n")
-        .stdout_has("3 configurations found, 1 server\n");
+        .stdout_has("5 configurations found, 1 server\n");
 }
 
 /// Makes a FIFO at `path` with mkfifo (coreutils).

@@ -1298,6 +1298,50 @@ mod tests {
     }
 
     #[test]
+    fn refuses_nesting_deeper_than_the_bound_in_a_project_table() {
+        // A configuration read per project (`projects` of a user file) and the discovery that
+        // looks for the project's table are bounded like any other: 200,000 levels used to
+        // overflow the parser's stack.
+        for depth in [MAX_DEPTH - 5, 200_000] {
+            let text = format!(
+                "{{\"projects\": {{\"/p\": {{\"mcpServers\": {{\"a\": {{\"command\": \"x\", \
+                 \"deep\": {}{}}}}}}}}}}}",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let result = ClientConfig::parse_project(&text, "/p");
+            let location = crate::discover::Location {
+                client: crate::discover::Client::ClaudeCode,
+                scope: crate::discover::Scope::Local,
+                path: "/home/me/.claude.json".into(),
+                shared: false,
+                project: Some("/p".into()),
+            };
+            let listed = crate::discover::inspect_location(&text, &location);
+            if depth + 5 > MAX_DEPTH {
+                assert!(
+                    matches!(
+                        result,
+                        Err(Error::ConfigDepth {
+                            limit: MAX_DEPTH,
+                            line: 1,
+                            ..
+                        })
+                    ),
+                    "{result:?}"
+                );
+                assert!(
+                    matches!(listed, Err(Error::ConfigDepth { .. })),
+                    "{listed:?}"
+                );
+            } else {
+                assert_eq!(result.unwrap().servers.len(), 1, "{depth}");
+                assert_eq!(listed.unwrap().len(), 1, "{depth}");
+            }
+        }
+    }
+
+    #[test]
     fn counts_depth_on_tokens_not_on_brackets_in_strings_or_comments() {
         // Closing brackets inside strings and comments do not hide real nesting ...
         let hidden = format!(
