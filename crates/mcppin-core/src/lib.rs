@@ -83,6 +83,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod admission;
+pub mod artifact;
 mod canon;
 pub mod diff;
 mod digest;

@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::artifact::{self, Artifact};
 use crate::canon::to_pretty;
 use crate::document::{Document, Error};
 use crate::launch::Launch;
@@ -88,6 +89,8 @@ pub struct ServerSurface {
     pub client_capabilities: Option<Value>,
     /// How the server is started, as the configuration writes it, when the capture says.
     pub launch: Option<Launch>,
+    /// What the launch ran, when the capture says (version 4 on).
+    pub artifact: Option<Artifact>,
     /// The tools, kept exactly as served.
     pub tools: Items,
     /// Whether the capture read the widened surface: prompts, resource templates and
@@ -149,6 +152,7 @@ const SERVER_MEMBERS: &[&str] = &[
     "passes",
     "client_capabilities",
     "launch",
+    "artifact",
     "tools",
     "prompts",
     "resource_templates",
@@ -309,6 +313,9 @@ impl Manifest {
                 if let Some(launch) = &server.launch {
                     put(&mut s, "launch", launch.to_value());
                 }
+                if let Some(artifact) = &server.artifact {
+                    put(&mut s, "artifact", artifact.to_value());
+                }
                 for kind in ItemKind::ALL {
                     if !kind.always_listed() && !server.widened {
                         continue;
@@ -410,6 +417,10 @@ fn read_server(
         launch: fields
             .optional("launch")
             .map(|v| Launch::read(v, &fields.at("launch"), Document::Manifest, version))
+            .transpose()?,
+        artifact: fields
+            .optional("artifact")
+            .map(|v| artifact::read(v, &fields.at("artifact"), Document::Manifest, version))
             .transpose()?,
         tools: Items::new(),
         widened: fields.optional("prompts").is_some()

@@ -27,6 +27,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::Digest;
+use crate::artifact::Artifact;
 use crate::diff::{Change, ChangeClass, diff};
 use crate::launch::Launch;
 use crate::lockfile::{LockedItem, LockedServer, Lockfile, Pin};
@@ -68,6 +69,11 @@ pub enum Policy {
     /// A server is started otherwise than approved: another command, argument, package,
     /// version, image or URL.
     LaunchChanged,
+    /// A server runs other code than approved: another program or script digest, package
+    /// version or integrity, distribution hash, image digest or URL.
+    ArtifactChanged,
+    /// The capture could not pin what a server's launch runs.
+    ArtifactUnknown,
     /// A server's launch fetches a package or image whose version is not pinned.
     FloatingVersion,
     /// A server negotiated another protocol revision than the one it was approved over.
@@ -85,7 +91,7 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, in report order.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 21] = [
         Self::ToolChanged,
         Self::ToolAdded,
         Self::ToolRemoved,
@@ -99,6 +105,8 @@ impl Policy {
         Self::InstructionsChanged,
         Self::ServerRenamed,
         Self::LaunchChanged,
+        Self::ArtifactChanged,
+        Self::ArtifactUnknown,
         Self::FloatingVersion,
         Self::ProtocolChanged,
         Self::NameCollision,
@@ -124,6 +132,8 @@ impl Policy {
             Self::InstructionsChanged => "instructions-changed",
             Self::ServerRenamed => "server-renamed",
             Self::LaunchChanged => "launch-changed",
+            Self::ArtifactChanged => "artifact-changed",
+            Self::ArtifactUnknown => "artifact-unknown",
             Self::FloatingVersion => "floating-version",
             Self::ProtocolChanged => "protocol-changed",
             Self::NameCollision => "name-collision",
@@ -152,6 +162,7 @@ impl Policy {
                 | Self::InstructionsChanged
                 | Self::ServerRenamed
                 | Self::LaunchChanged
+                | Self::ArtifactChanged
         )
     }
 
@@ -174,6 +185,7 @@ impl Policy {
                 | Self::InstructionsChanged
                 | Self::ServerRenamed
                 | Self::LaunchChanged
+                | Self::ArtifactChanged
                 | Self::ProtocolChanged
         )
     }
@@ -203,6 +215,8 @@ impl Policy {
             Self::InstructionsChanged => "A server's instructions are not the approved ones.",
             Self::ServerRenamed => "A server reports another name than the one approved.",
             Self::LaunchChanged => "A server is started otherwise than approved.",
+            Self::ArtifactChanged => "A server runs other code than the approved artifact.",
+            Self::ArtifactUnknown => "The capture could not pin what a server runs.",
             Self::FloatingVersion => {
                 "A server's launch fetches a package or image without a pinned version."
             }
@@ -464,6 +478,18 @@ pub enum Evidence {
         /// The captured launch.
         served: Launch,
     },
+    /// The server runs another artifact than approved.
+    ArtifactChanged {
+        /// The approved artifact.
+        approved: Artifact,
+        /// The captured artifact.
+        served: Artifact,
+    },
+    /// The capture could not pin what the server runs.
+    ArtifactUnknown {
+        /// Why.
+        reason: String,
+    },
     /// The launch fetches a package or image without a pinned version.
     FloatingVersion {
         /// The captured launch.
@@ -525,6 +551,8 @@ impl Evidence {
             Self::InstructionsChanged { .. } => Policy::InstructionsChanged,
             Self::ServerRenamed { .. } => Policy::ServerRenamed,
             Self::LaunchChanged { .. } => Policy::LaunchChanged,
+            Self::ArtifactChanged { .. } => Policy::ArtifactChanged,
+            Self::ArtifactUnknown { .. } => Policy::ArtifactUnknown,
             Self::FloatingVersion { .. } => Policy::FloatingVersion,
             Self::ProtocolChanged { .. } => Policy::ProtocolChanged,
             Self::NameCollision { .. } => Policy::NameCollision,
@@ -910,6 +938,17 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
         .iter()
         .filter(|(id, _)| ids.contains(id.as_str()))
     {
+        if let Some(Artifact::Unknown { reason }) = &surface.artifact {
+            let evidence = Evidence::ArtifactUnknown {
+                reason: reason.clone(),
+            };
+            findings.push(Finding::new(
+                evidence,
+                id,
+                None,
+                gate(Policy::ArtifactUnknown),
+            ));
+        }
         let Some(launch) = &surface.launch else {
             continue;
         };
@@ -986,6 +1025,20 @@ fn compare_server(
             id,
             None,
             gate(Policy::LaunchChanged),
+        ));
+    }
+    if let (Some(was), Some(is)) = (&approved.artifact, &served.artifact)
+        && !was.approves(is)
+    {
+        let evidence = Evidence::ArtifactChanged {
+            approved: was.clone(),
+            served: is.clone(),
+        };
+        findings.push(Finding::new(
+            evidence,
+            id,
+            None,
+            gate(Policy::ArtifactChanged),
         ));
     }
     if let (Some(was), Some(is)) = (&approved.protocol_version, &served.protocol_version)
@@ -1512,6 +1565,157 @@ mod tests {
             format!(r#"{{"schema_version":4,"complete":true,"servers":[{server}]}}"#).as_bytes(),
         )
         .unwrap()
+    }
+
+    /// DOCS launched by `node server.js` whose script has the digest `script` (a hex digit
+    /// repeated), or with the artifact `artifact` as written, in a manifest of `version`.
+    fn with_artifact(version: u64, artifact: &str) -> Manifest {
+        let server = DOCS.replacen(
+            r#""tools":["#,
+            &format!(
+                r#""launch":{{"command":"node","args":["server.js"]}},"artifact":{artifact},"tools":["#
+            ),
+            1,
+        );
+        Manifest::parse(
+            format!(r#"{{"schema_version":{version},"complete":true,"servers":[{server}]}}"#)
+                .as_bytes(),
+        )
+        .unwrap()
+    }
+
+    fn script(digit: char) -> String {
+        let hex = |c: char| std::iter::repeat_n(c, 64).collect::<String>();
+        format!(
+            r#"{{"kind":"local","program":{{"path":"/usr/bin/node","sha256":"{}"}},"files":[{{"path":"server.js","sha256":"{}"}}]}}"#,
+            hex('a'),
+            hex(digit)
+        )
+    }
+
+    #[test]
+    fn an_edited_script_is_a_gated_artifact_change() {
+        let approved = with_artifact(4, &script('b'));
+        let lock = Lockfile::approve(None, &approved, &[]).unwrap();
+        assert_eq!(Lockfile::parse(&lock.to_bytes()).unwrap(), lock);
+        assert_eq!(policies(&verify(&lock, &approved, &Options::default())), []);
+        let edited = with_artifact(4, &script('c'));
+        let r = verify(&lock, &edited, &Options::default());
+        assert_eq!(policies(&r), [(Policy::ArtifactChanged, None)]);
+        assert!(r.findings[0].gated);
+        assert_eq!(r.exit_code(), 1);
+        let text = crate::report::to_text(&r);
+        let b = "b".repeat(64);
+        let c = "c".repeat(64);
+        assert!(
+            text.contains(&format!(
+                "artifact-changed [gated]: docs\n  approved: file server.js sha256:{b}\n  served:   file server.js sha256:{c}\n"
+            )),
+            "{text}"
+        );
+        // The approving command selects the server: its artifact has no item of its own.
+        let remedy = crate::remedy::Remedy::of(
+            &r,
+            &crate::report::ServerChanges::between(&lock, &edited, &Options::default()),
+            &Options::default(),
+        );
+        assert_eq!(
+            remedy.selections,
+            [crate::lockfile::Selection::Server("docs".into())]
+        );
+        // Approving the capture clears it and moves the serial: the approval moved.
+        let next = Lockfile::approve(Some(&lock), &edited, &[]).unwrap();
+        assert_eq!(next.approval_serial, lock.approval_serial + 1);
+        assert_eq!(policies(&verify(&next, &edited, &Options::default())), []);
+    }
+
+    #[test]
+    fn a_new_package_version_is_an_artifact_change_in_every_report() {
+        let npm = |version: &str, integrity: &str| {
+            format!(
+                r#"{{"kind":"npm","packages":[{{"name":"docs-mcp","version":"{version}","integrity":"{integrity}"}}]}}"#
+            )
+        };
+        let lock =
+            Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", "sha512-AA==")), &[]).unwrap();
+        let r = verify(
+            &lock,
+            &with_artifact(4, &npm("1.2.1", "sha512-BB==")),
+            &Options::default(),
+        );
+        assert_eq!(policies(&r), [(Policy::ArtifactChanged, None)]);
+        let text = crate::report::to_text(&r);
+        assert!(
+            text.contains("  approved: npm docs-mcp@1.2.0 sha512-AA==\n  served:   npm docs-mcp@1.2.1 sha512-BB==\n"),
+            "{text}"
+        );
+        let json = crate::report::to_json(&r).to_string();
+        assert!(json.contains(r#""policy":"artifact-changed""#), "{json}");
+        assert!(
+            json.contains(r#""version":"1.2.0""#) && json.contains(r#""version":"1.2.1""#),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_artifact_is_reported_and_proves_no_change() {
+        let lock = Lockfile::approve(None, &with_artifact(4, &script('b')), &[]).unwrap();
+        let unknown = with_artifact(4, r#"{"kind":"unknown","reason":"no npm lockfile"}"#);
+        let r = verify(&lock, &unknown, &Options::default());
+        assert_eq!(policies(&r), [(Policy::ArtifactUnknown, None)]);
+        assert!(!r.findings[0].gated);
+        assert_eq!(r.exit_code(), 0);
+        assert!(crate::report::to_text(&r).contains("  reason: no npm lockfile\n"));
+        // Gated when asked.
+        let options = Options {
+            fail_on: "artifact-unknown".parse().unwrap(),
+            ..Options::default()
+        };
+        let r = verify(&lock, &unknown, &options);
+        assert!(r.findings[0].gated);
+    }
+
+    #[test]
+    fn a_lockfile_without_an_artifact_records_it_without_a_new_serial() {
+        // A version 3 lockfile (or one written before artifacts) approved no artifact.
+        let old = Lockfile::approve(None, &with_artifact(4, &script('b')), &[]).unwrap();
+        let mut old = old;
+        old.servers.get_mut("docs").unwrap().artifact = None;
+        assert_eq!(
+            policies(&verify(
+                &old,
+                &with_artifact(4, &script('c')),
+                &Options::default()
+            )),
+            []
+        );
+        let next = Lockfile::approve(Some(&old), &with_artifact(4, &script('c')), &[]).unwrap();
+        assert_eq!(next.approval_serial, old.approval_serial);
+        assert!(next.servers["docs"].artifact.is_some());
+        // From then on another script is a change.
+        assert_eq!(
+            policies(&verify(
+                &next,
+                &with_artifact(4, &script('d')),
+                &Options::default()
+            )),
+            [(Policy::ArtifactChanged, None)]
+        );
+        // A version 3 manifest cannot hold one.
+        let v3 = DOCS.replacen(
+            r#""tools":["#,
+            &format!(r#""artifact":{},"tools":["#, script('b')),
+            1,
+        );
+        let err = Manifest::parse(
+            format!(r#"{{"schema_version":3,"complete":true,"servers":[{v3}]}}"#).as_bytes(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("\"artifact\"") && err.contains("/servers/0/artifact"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 23] = [
+const MODULES: [(&str, Layer); 24] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -34,6 +34,7 @@ const MODULES: [(&str, Layer); 23] = [
     ("manifest", Layer::Surface),
     ("lockfile", Layer::Surface),
     ("launch", Layer::Surface),
+    ("artifact", Layer::Surface),
     ("scan", Layer::Judgement),
     ("diff", Layer::Judgement),
     ("policy", Layer::Judgement),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION};
+use crate::artifact;
 use crate::canon::to_pretty;
 use crate::digest::Digest;
 use crate::document::{Document, Error};
@@ -24,6 +25,7 @@ const SERVER_MEMBERS_V3: &[&str] = &[
     "reported_name",
     "protocol_version",
     "launch",
+    "artifact",
     "client_capabilities",
     "tools",
     "prompts",
@@ -137,6 +139,9 @@ impl Lockfile {
                     if let Some(launch) = &server.launch {
                         put(&mut s, "launch", launch.to_value());
                     }
+                    if let Some(artifact) = &server.artifact {
+                        put(&mut s, "artifact", artifact.to_value());
+                    }
                     if let Some(capabilities) = &server.client_capabilities {
                         put(&mut s, "client_capabilities", capabilities.clone());
                     }
@@ -242,6 +247,10 @@ fn read_server(
         launch: fields
             .optional("launch")
             .map(|v| Launch::read(v, &fields.at("launch"), Document::Lockfile, version))
+            .transpose()?,
+        artifact: fields
+            .optional("artifact")
+            .map(|v| artifact::read(v, &fields.at("artifact"), Document::Lockfile, version))
             .transpose()?,
         client_capabilities: fields
             .optional("client_capabilities")
@@ -531,6 +540,24 @@ mod tests {
             Lockfile::parse(text(2, &right).as_bytes()),
             Err(Error::UnknownMember { .. })
         ));
+    }
+
+    #[test]
+    fn an_artifact_needs_version_4() {
+        let text = |version: u64| {
+            format!(
+                r#"{{"schema_version":{version},"approval_serial":1,"servers":[{{"id":"a","tools":[],
+                "artifact":{{"kind":"oci","image":"img:1","digest":"sha256:00"}}}}]}}"#
+            )
+        };
+        assert!(matches!(
+            Lockfile::parse(text(3).as_bytes()),
+            Err(Error::LaterVersionMember { ref pointer, version: 3, since: 4, .. })
+                if pointer == "/servers/0/artifact"
+        ));
+        let lock = Lockfile::parse(text(4).as_bytes()).unwrap();
+        assert_eq!(lock.servers["a"].artifact.as_ref().unwrap().kind(), "oci");
+        assert_eq!(Lockfile::parse(&lock.to_bytes()).unwrap(), lock);
     }
 
     #[test]

@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
+use crate::artifact::Artifact;
 use crate::digest::{Digest, digest};
 use crate::document::Error;
 use crate::launch::Launch;
@@ -64,6 +65,9 @@ pub struct LockedServer {
     pub protocol_version: Option<String>,
     /// How it is started, as approved (version 3 on; absent when the capture did not say).
     pub launch: Option<Launch>,
+    /// What the launch ran, as approved (version 4 on; absent when no artifact was approved:
+    /// an older lockfile, or a capture that did not say).
+    pub artifact: Option<Artifact>,
     /// The capabilities the client declared when the approved surface was captured (an
     /// object; version 3 on, absent when the capture did not say).
     pub client_capabilities: Option<Value>,
@@ -277,8 +281,8 @@ impl Lockfile {
 
     /// Whether two lockfiles approve the same surface: the same servers, names, protocol
     /// revisions, items, launches and client capabilities. The serial and the version of the
-    /// file do not count, and neither does a launch, a launch's guard (before version 4) or
-    /// capabilities `self` does not record (an older lockfile said nothing about them:
+    /// file do not count, and neither does a launch, a launch's guard (before version 4), an
+    /// artifact or capabilities `self` does not record (an older lockfile said nothing about them:
     /// recording them is an upgrade, not a change).
     #[must_use]
     pub fn same_surface(&self, other: &Self) -> bool {
@@ -290,6 +294,11 @@ impl Lockfile {
                         && match (&a.launch, &b.launch) {
                             (None, _) => true,
                             (Some(was), Some(is)) => was.approves(is, self.schema_version),
+                            (Some(_), None) => false,
+                        }
+                        && match (&a.artifact, &b.artifact) {
+                            (None, _) => true,
+                            (Some(was), Some(is)) => was.approves(is) && is.approves(was),
                             (Some(_), None) => false,
                         }
                         && (!a.widened

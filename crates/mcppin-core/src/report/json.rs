@@ -210,6 +210,13 @@ fn finding_json(f: &Finding) -> Value {
             o.insert("approved", approved.to_value());
             o.insert("served", served.to_value());
         }
+        Evidence::ArtifactChanged { approved, served } => {
+            o.insert("approved", approved.to_value());
+            o.insert("served", served.to_value());
+        }
+        Evidence::ArtifactUnknown { reason } => {
+            o.insert("reason", reason.as_str());
+        }
         Evidence::FloatingVersion { launch, package } => {
             o.insert("launch", launch.to_value());
             o.insert("package", package.as_str());

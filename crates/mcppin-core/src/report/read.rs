@@ -2,6 +2,7 @@
 //! [`from_json`]).
 
 use super::{SCHEMA_VERSION, SignatureStatus, Signer, to_json};
+use crate::artifact::Artifact;
 use crate::diff::{Change, ChangeClass};
 use crate::digest::Digest;
 use crate::document::Error;
@@ -197,7 +198,7 @@ fn pin_from(f: &Fields<'_>, prefix: &str) -> Result<Option<Pin>, Error> {
 }
 
 /// The members of a finding that hold evidence, each written by some policies only.
-const EVIDENCE_MEMBERS: [&str; 14] = [
+const EVIDENCE_MEMBERS: [&str; 15] = [
     "changes",
     "from",
     "launch",
@@ -212,6 +213,7 @@ const EVIDENCE_MEMBERS: [&str; 14] = [
     "collision",
     "in_name",
     "code_points",
+    "reason",
 ];
 
 /// The evidence members `policy` writes (docs/formats.md).
@@ -236,8 +238,10 @@ fn evidence_members(policy: Policy) -> &'static [&'static str] {
         Policy::ServerRenamed
         | Policy::ProtocolChanged
         | Policy::LaunchChanged
+        | Policy::ArtifactChanged
         | Policy::InstructionsChanged => &["approved", "served"],
         Policy::FloatingVersion => &["launch", "package"],
+        Policy::ArtifactUnknown => &["reason"],
         Policy::NameCollision => &["other", "collision"],
         Policy::HiddenCharacters => &["in_name", "code_points"],
         Policy::MixedScriptName | Policy::InvalidToolName => &[],
@@ -349,6 +353,13 @@ fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
         Policy::LaunchChanged => Evidence::LaunchChanged {
             approved: Launch::from_value(f.required("approved")?, &f.at("approved"))?,
             served: Launch::from_value(f.required("served")?, &f.at("served"))?,
+        },
+        Policy::ArtifactChanged => Evidence::ArtifactChanged {
+            approved: Artifact::from_value(f.required("approved")?, &f.at("approved"))?,
+            served: Artifact::from_value(f.required("served")?, &f.at("served"))?,
+        },
+        Policy::ArtifactUnknown => Evidence::ArtifactUnknown {
+            reason: string(f.required("reason")?, &f.at("reason"))?.to_owned(),
         },
         Policy::FloatingVersion => Evidence::FloatingVersion {
             launch: Launch::from_value(f.required("launch")?, &f.at("launch"))?,

@@ -605,6 +605,19 @@ fn finding_body(f: &Finding, out: &mut String) {
                 escape(&served.to_string())
             );
         }
+        Evidence::ArtifactChanged { approved, served } => {
+            // The entries that moved: the old and the new version and digest of each.
+            let (gone, new) = approved.differences(served);
+            for entry in gone {
+                let _ = writeln!(out, "  approved: {}", escape(&entry));
+            }
+            for entry in new {
+                let _ = writeln!(out, "  served:   {}", escape(&entry));
+            }
+        }
+        Evidence::ArtifactUnknown { reason } => {
+            let _ = writeln!(out, "  reason: {}", escape(reason));
+        }
         Evidence::FloatingVersion { launch, package } => {
             let _ = writeln!(
                 out,
