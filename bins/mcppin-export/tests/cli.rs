@@ -229,12 +229,12 @@ fn a_list_served_where_the_lock_says_not_served_fails_verify() {
     dir.config(&[("db", &["--mode", "no-optional-lists"])]);
     dir.export(&["--config", "mcp.json", "-o", "before.json"])
         .code(0);
-    util::mcppin(&dir, &["lock", "-o", "mcp.lock.json", "before.json"]).code(0);
+    mcppin(&dir, &["lock", "-o", "mcp.lock.json", "before.json"]).code(0);
     let lock = String::from_utf8(dir.read("mcp.lock.json")).unwrap();
     assert!(lock.contains(r#""not_served": ["#), "{lock}");
     dir.export(&["--config", "mcp.json", "-o", "again.json"])
         .code(0);
-    util::mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "again.json"])
+    mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "again.json"])
         .code(0)
         .stdout_has("PASS");
     dir.config(&[(
@@ -243,7 +243,7 @@ fn a_list_served_where_the_lock_says_not_served_fails_verify() {
     )]);
     dir.export(&["--config", "mcp.json", "-o", "after.json"])
         .code(0);
-    util::mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "after.json"])
+    mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "after.json"])
         .code(1)
         .stdout_has("resource-template-added")
         .stdout_has("notes://{name}");
