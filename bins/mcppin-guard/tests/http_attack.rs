@@ -1591,3 +1591,104 @@ fn a_prompt_withheld_in_one_stateless_exchange_stays_withheld_in_the_next() {
         assert_eq!(gets_of(&peer), 1, "{mode}");
     }
 }
+
+// A client waits for the answer to each request it sent: a stream the guard ends on a
+// refusal without answering leaves it waiting for good (the Python SDK has no timeout).
+#[test]
+fn a_stream_the_guard_ends_answers_the_requests_it_carried() {
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() != "tools/list" {
+            return json_server(request, stream);
+        }
+        let answer = mcp_answer(request).unwrap().to_string();
+        let (head, tail) = answer.split_at(answer.len() / 2);
+        // One message split across two events: neither is JSON.
+        start_events(stream, &[]);
+        let _ = stream.write_all(format!("data: {head}\n\ndata: {tail}\n\n").as_bytes());
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(7, "tools/list", json!({})),
+    );
+    assert!(!listed.body.contains("Echoes."), "{listed:?}");
+    let answers: Vec<Value> = listed
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    assert_eq!(answers.len(), 1, "{listed:?}");
+    assert_eq!(answers[0]["id"], json!(7), "{listed:?}");
+    assert_eq!(answers[0]["error"]["code"], json!(-32001), "{listed:?}");
+    assert!(guard.said("not JSON"), "{}", guard.stderr());
+    let after = post(&guard.addr, Some(&session), &util::call(8, "echo"));
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
+// The stream the guard does not end: a request answered on it gets no second answer.
+#[test]
+fn a_stream_answered_whole_gets_no_answer_of_the_guards() {
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() != "tools/list" {
+            return json_server(request, stream);
+        }
+        let answer = mcp_answer(request).unwrap();
+        start_events(stream, &[]);
+        let _ = stream.write_all(format!("data: {answer}\n\n").as_bytes());
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(7, "tools/list", json!({})),
+    );
+    let answers: Vec<&str> = listed
+        .body
+        .lines()
+        .filter(|l| l.starts_with("data:"))
+        .collect();
+    assert_eq!(answers.len(), 1, "{listed:?}");
+    assert!(answers[0].contains("Echoes."), "{listed:?}");
+}
+
+// An answer in an event of another type is judged and passed on, but a client reads no
+// message from it: it stays owed when the guard ends the stream.
+#[test]
+fn an_answer_in_an_event_of_another_type_leaves_its_request_owed() {
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() != "tools/list" {
+            return json_server(request, stream);
+        }
+        let answer = mcp_answer(request).unwrap();
+        start_events(stream, &[]);
+        // Then a second answer to the same id: the guard ends the stream.
+        let _ = stream.write_all(
+            format!("event: other\ndata: {answer}\n\nevent: message\ndata: {answer}\n\n")
+                .as_bytes(),
+        );
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(7, "tools/list", json!({})),
+    );
+    let owed: Vec<Value> = listed
+        .body
+        .split("\n\n")
+        .filter(|event| !event.contains("event: other"))
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    assert_eq!(owed.len(), 1, "{listed:?}");
+    assert_eq!(owed[0]["id"], json!(7), "{listed:?}");
+    assert_eq!(owed[0]["error"]["code"], json!(-32001), "{listed:?}");
+}

@@ -263,6 +263,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Forward::Original => bytes.clone(),
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
     };
+    let asked = ids_of(&forward);
     let mut upstream = Request::new(Full::new(forward));
     *upstream.method_mut() = Method::POST;
     *upstream.uri_mut() = state.upstream.uri().clone();
@@ -275,7 +276,26 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Ok(response) => response,
         Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
     };
-    relay(state, belongs, response, answers, end).await
+    relay(state, belongs, response, answers, end, asked).await
+}
+
+/// The ids of the requests in a forwarded body (a message or a batch): each is owed an
+/// answer on the exchange's stream, the guard's own when it ends the stream first.
+fn ids_of(body: &[u8]) -> Vec<serde_json::Value> {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let messages = match value {
+        serde_json::Value::Array(messages) => messages,
+        message => vec![message],
+    };
+    messages
+        .into_iter()
+        .filter(|m| m.get("method").is_some())
+        .filter_map(|mut m| m.get_mut("id").map(serde_json::Value::take))
+        // An id read exactly: a number beyond 64 bits would be written back as another.
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+        .collect()
 }
 
 /// A GET (the stream of server messages, 2025-03-26 to 2025-11-25) or a DELETE (the end of a
@@ -301,7 +321,7 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         // The client ended the session: ended here too (its calls without an answer logged).
         state.end(&guarded);
     }
-    relay(state, belongs, response, Vec::new(), end).await
+    relay(state, belongs, response, Vec::new(), end, Vec::new()).await
 }
 
 /// Metadata beside the endpoint (OAuth discovery), passed through unjudged and bounded.
@@ -390,6 +410,7 @@ async fn relay(
     response: Response<Incoming>,
     answers: Vec<Vec<u8>>,
     end: Ending,
+    asked: Vec<serde_json::Value>,
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
@@ -477,7 +498,7 @@ async fn relay(
         }
     };
     if media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
-        return stream(state, guarded, head, body, answers, end, passing);
+        return stream(state, guarded, head, body, answers, end, passing, asked);
     }
     let bytes = match collect(&state, body).await {
         Ok(bytes) => bytes,
@@ -561,7 +582,13 @@ async fn relay(
 }
 
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers
-/// (parts of a batch) go first.
+/// (parts of a batch) go first. When the guard ends the stream (a refusal, a message over
+/// `--max-message`, the session ended by another exchange), each request of `asked` no event
+/// answered gets the guard's error.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one exchange's parts, handed over once to the task that streams it"
+)]
 fn stream(
     state: Arc<State>,
     guarded: Arc<Guarded>,
@@ -570,6 +597,7 @@ fn stream(
     answers: Vec<Vec<u8>>,
     end: Ending,
     passing: Option<Passing>,
+    mut asked: Vec<serde_json::Value>,
 ) -> Response<Out> {
     let mut headers = toward_client(&state, &head.headers);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
@@ -594,7 +622,12 @@ fn stream(
                 () = tx.closed() => return,
                 // Ended by another exchange (drift refused on a POST while this GET stream
                 // waits): this stream ends too.
-                () = guarded.ended() => return,
+                () = guarded.ended() => {
+                    if !asked.is_empty() {
+                        let _ = tx.send(unanswered(&asked)).await;
+                    }
+                    return;
+                }
             };
             let chunk = match frame {
                 None => return,
@@ -613,6 +646,9 @@ fn stream(
                     &format!("{too_long} (--max-message); nothing of it was forwarded"),
                 );
                 end_session(&state, &guarded, &end, "the server broke the protocol");
+                if !asked.is_empty() {
+                    let _ = tx.send(unanswered(&asked)).await;
+                }
                 return;
             }
             guarded.touch(&state);
@@ -621,12 +657,24 @@ fn stream(
                     sse::Event::Comment => Bytes::from_static(sse::comment()),
                     sse::Event::Message(message) => {
                         match judge_event(&state, &guarded, &message, &end) {
-                            Judged::Write(bytes) => bytes,
+                            Judged::Write(bytes) => {
+                                strike_answered(&mut asked, &bytes);
+                                bytes
+                            }
                             Judged::Last(bytes) => {
+                                strike_answered(&mut asked, &bytes);
                                 let _ = tx.send(bytes).await;
+                                if !asked.is_empty() {
+                                    let _ = tx.send(unanswered(&asked)).await;
+                                }
                                 return;
                             }
-                            Judged::End => return,
+                            Judged::End => {
+                                if !asked.is_empty() {
+                                    let _ = tx.send(unanswered(&asked)).await;
+                                }
+                                return;
+                            }
                         }
                     }
                 };
@@ -640,6 +688,64 @@ fn stream(
     *response.status_mut() = head.status;
     *response.headers_mut() = headers;
     response
+}
+
+/// Takes from `asked` the ids an event (as written toward the client) answers. An event of
+/// another type than `message` answers nothing: a client reads no message from it.
+fn strike_answered(asked: &mut Vec<serde_json::Value>, event: &[u8]) {
+    if asked.is_empty() {
+        return;
+    }
+    let typed_otherwise = event
+        .split(|b| *b == b'\n')
+        .filter_map(|line| line.strip_prefix(b"event:"))
+        .any(|t| t.strip_prefix(b" ").unwrap_or(t) != b"message");
+    if typed_otherwise {
+        return;
+    }
+    let data: Vec<u8> = event
+        .split(|b| *b == b'\n')
+        .filter_map(|line| line.strip_prefix(b"data:"))
+        .flat_map(|d| {
+            d.strip_prefix(b" ")
+                .unwrap_or(d)
+                .iter()
+                .copied()
+                .chain([b'\n'])
+        })
+        .collect();
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&data) else {
+        return;
+    };
+    let messages = match value {
+        serde_json::Value::Array(messages) => messages,
+        message => vec![message],
+    };
+    for message in messages {
+        if message.get("method").is_none()
+            && let Some(id) = message.get("id")
+        {
+            asked.retain(|a| a != id);
+        }
+    }
+}
+
+/// The guard's error answering each request of `asked`, as events: the stream ends without
+/// the server's answer to them. Empty when every request was answered.
+fn unanswered(asked: &[serde_json::Value]) -> Bytes {
+    let mut events = Vec::new();
+    for id in asked {
+        let answer = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": REFUSED,
+                "message": "mcppin-guard refused the server's answer; the session was ended",
+            },
+        });
+        events.extend(sse::Message::default().write(Some(answer.to_string().as_bytes())));
+    }
+    Bytes::from(events)
 }
 
 /// A session that ends with its exchange (no session id keeps it): ended when dropped.
