@@ -32,12 +32,14 @@ const SERVER_MEMBERS_V3: &[&str] = &[
     "resource_templates",
     "instructions",
 ];
-/// Version 4 adds the optional lists a server did not serve.
+/// Version 4 adds the optional lists a server did not serve and the artifact (read in version
+/// 3 only to be refused naming the version that added it).
 const SERVER_MEMBERS_V4: &[&str] = &[
     "id",
     "reported_name",
     "protocol_version",
     "launch",
+    "artifact",
     "client_capabilities",
     "tools",
     "prompts",
