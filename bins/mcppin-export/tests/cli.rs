@@ -1225,7 +1225,7 @@ fn guarded_config(dir: &Dir, guard: Option<(&str, &[&str])>) {
 
 #[test]
 fn a_guard_configured_from_env_is_part_of_the_launch() {
-    // Issue 19.5: an entry may give the guard its settings in `env` and the server command
+    // An entry may give the guard its settings in `env` and the server command
     // alone in `args`; the export captures the server and records the settings as the guard's.
     let dir = Dir::new();
     let write = |lock: &str| {
@@ -1264,7 +1264,7 @@ fn a_guard_configured_from_env_is_part_of_the_launch() {
 
 #[test]
 fn a_guarded_entry_with_a_relative_lock_is_exported_with_a_warning() {
-    // Issue 19.6: a client starts the guard in a working directory of its own choosing, so a
+    // A client starts the guard in a working directory of its own choosing, so a
     // relative --lock is looked for elsewhere than the user meant.
     let dir = Dir::new();
     guarded_config(

@@ -253,7 +253,7 @@ fn an_unreadable_lock_exits_4() {
 
 #[test]
 fn a_relative_lock_that_cannot_be_read_names_the_directory_and_the_fix() {
-    // Issue 19.6: a client starts the guard in a directory of its own choosing; the refusal
+    // A client starts the guard in a directory of its own choosing; the refusal
     // named only the relative path, so the user could not tell where it was looked for.
     let dir = Dir::new();
     let run = dir.guard(
@@ -292,7 +292,7 @@ fn a_relative_lock_that_cannot_be_read_names_the_directory_and_the_fix() {
 
 #[test]
 fn settings_from_the_environment_need_no_flag_and_no_separator() {
-    // Issue 19.5: the MCP Inspector's CLI takes the guard's --server as its own and drops
+    // The MCP Inspector's CLI takes the guard's --server as its own and drops
     // `--`; an entry configured through its `env` and the server command alone survives that.
     let dir = Dir::new();
     dir.lock(&counter_surface());

@@ -202,7 +202,7 @@ fn an_unpinned_package_is_reported_as_a_floating_version() {
 
 #[test]
 fn every_package_of_a_launch_is_checked_for_a_floating_version() {
-    // Issue 18.8: only the first package was read; a pinned first `-p` hid an unpinned second.
+    // Only the first package was read; a pinned first `-p` hid an unpinned second.
     let served = variant(&[(
         r#""-y", "parcel-mcp@3.1.0""#,
         r#""-y", "-p", "parcel-mcp@3.1.0", "-p", "parcel-plugin", "parcel-mcp""#,
@@ -232,7 +232,7 @@ fn every_package_of_a_launch_is_checked_for_a_floating_version() {
 
 #[test]
 fn a_gated_floating_version_advises_pinning_it_in_the_configuration() {
-    // Issue 19.6: the advice told the user to change the server, which serves nothing wrong.
+    // The advice told the user to change the server, which serves nothing wrong.
     let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
     let dir = locked(&served);
     dir.write("served.json", &served);

@@ -1105,7 +1105,7 @@ mod tests {
 
     #[test]
     fn a_guard_configured_from_env_keeps_its_settings_in_the_launch() {
-        // Issue 19.5: the guard's settings may come from the entry's env, with the server
+        // The guard's settings may come from the entry's env, with the server
         // command first; they are the guard's part of the launch, not the server's env.
         let text = r#"{"mcpServers": {"x": {"command": "mcppin-guard",
             "args": ["npx", "-y", "s@1.0.0"],

@@ -789,7 +789,7 @@ mod tests {
 
     #[test]
     fn reads_every_package_a_launch_fetches() {
-        // Issue 18.8: only the first package was read, so `npx -p a@1 -p b` hid a floating b.
+        // Only the first package was read, so `npx -p a@1 -p b` hid a floating b.
         let p = |s: &str, floating: bool| (s.to_owned(), floating);
         assert_eq!(
             packages(
