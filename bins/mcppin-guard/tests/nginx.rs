@@ -4,7 +4,7 @@
 //! `server-everything`, each request of a session routed by its tag straight to its replica;
 //! stateless (2026-07-28) requests and a replica that stops, with the fixture server.
 //!
-//! Skipped, with a message, where nginx is not installed (`.ci/run` installs it).
+//! Fails, naming the install, where nginx is not installed (`.ci/run` installs it).
 
 mod peers;
 mod util;
@@ -34,12 +34,13 @@ const TAGS: [&str; 2] = ["r1", "r2"];
 /// on one is 2 in 2^SESSIONS).
 const SESSIONS: usize = 16;
 
-fn nginx() -> Option<PathBuf> {
+fn nginx() -> PathBuf {
     let path = path_var();
     std::env::split_paths(&path)
         .chain([PathBuf::from("/usr/sbin")])
         .map(|dir| dir.join("nginx"))
         .find(|p| p.is_file())
+        .expect("nginx is not installed: apt-get install nginx (a step of .ci/run)")
 }
 
 /// The one `nginx` block of docs/guard.md.
@@ -200,10 +201,7 @@ fn one_hop_each(routed: &[Routed]) {
 
 #[test]
 fn whole_sessions_through_nginx_stay_on_one_replica() {
-    let Some(nginx) = nginx() else {
-        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx; .ci/run installs it)");
-        return;
-    };
+    let nginx = nginx();
     let dir = tempfile::tempdir().expect("temp dir");
     let dir = dir.path();
     let lock = lock_everything(dir, |_| {});
@@ -272,10 +270,7 @@ fn whole_sessions_through_nginx_stay_on_one_replica() {
 fn a_drifted_surface_is_refused_through_nginx() {
     // The replicas behind nginx still judge: with a lock whose `echo` wording differs from
     // what the server serves, every session's first list is refused.
-    let Some(nginx) = nginx() else {
-        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx; .ci/run installs it)");
-        return;
-    };
+    let nginx = nginx();
     let dir = tempfile::tempdir().expect("temp dir");
     let dir = dir.path();
     let lock = lock_everything(dir, peers::edit_echo);
@@ -398,10 +393,7 @@ fn fixture_http(dir: &Path, era: &str) -> (Proc, String) {
 fn stateless_requests_through_nginx_need_no_affinity() {
     // 2026-07-28 requests carry no session id: the documented configuration spreads them over
     // both replicas, and each is judged and answered wherever it lands.
-    let Some(nginx) = nginx() else {
-        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx; .ci/run installs it)");
-        return;
-    };
+    let nginx = nginx();
     let dir = util::Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let (_server, upstream) = fixture_http(dir.path(), "modern");
@@ -439,10 +431,7 @@ fn stateless_requests_through_nginx_need_no_affinity() {
 fn a_session_whose_replica_stopped_gets_404_through_nginx() {
     // Its pins lived in the replica: the session is gone, and 404 tells the client to open a
     // new one, which the pool gives to the replica still running.
-    let Some(nginx) = nginx() else {
-        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx; .ci/run installs it)");
-        return;
-    };
+    let nginx = nginx();
     let dir = util::Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let (_server, upstream) = fixture_http(dir.path(), "legacy");
