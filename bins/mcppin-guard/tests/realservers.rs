@@ -475,6 +475,31 @@ fn chrome_devtools() {
 }
 
 #[test]
+#[ignore = "slow: real npm servers; .ci/run runs it"]
+fn filesystem() {
+    let dir = tempfile::tempdir().unwrap();
+    check(&npm(
+        "servers",
+        "filesystem",
+        "@modelcontextprotocol/server-filesystem/dist/index.js",
+        &[&dir.path().display().to_string()],
+    ));
+}
+
+#[test]
+#[ignore = "slow: real npm servers; .ci/run runs it"]
+fn everything() {
+    // It registers tools once the session is initialised and announces them with
+    // notifications/tools/list_changed: the clients read until their readings settle.
+    check(&npm(
+        "servers",
+        "everything",
+        "@modelcontextprotocol/server-everything/dist/index.js",
+        &["stdio"],
+    ));
+}
+
+#[test]
 #[ignore = "slow: real PyPI servers through uvx; .ci/run runs it"]
 fn sqlite() {
     let dir = tempfile::tempdir().unwrap();
