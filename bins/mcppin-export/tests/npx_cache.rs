@@ -253,15 +253,20 @@ fn setup() -> (Dir, Registry, PathBuf) {
 }
 
 /// The first export: a cold start whose download is slow, given up on at --start-timeout
-/// while npm is unpacking; npm's download finishes 8 s after it asked.
+/// while npm is unpacking; npm's download finishes 8 s after it asked. `kill_after` is the
+/// `--kill-after` given, or none for the export's default.
 fn give_up_mid_install(
     dir: &Dir,
     registry: &Registry,
     cache: &Path,
-    kill_after: &str,
+    kill_after: Option<&str>,
 ) -> (Run, Duration) {
     registry.state.hold_ms.store(8000, Ordering::SeqCst);
-    let (run, took) = export(dir, &["--start-timeout", "4s", "--kill-after", kill_after]);
+    let mut args = vec!["--start-timeout", "4s"];
+    if let Some(kill_after) = kill_after {
+        args.extend(["--kill-after", kill_after]);
+    }
+    let (run, took) = export(dir, &args);
     run.code(3).stderr_has(
         "server \"slow\" could not be captured: no answer to initialize within 4s (raise it \
          with --start-timeout",
@@ -300,10 +305,11 @@ fn processes_mentioning(needle: &str) -> Vec<i32> {
 
 #[test]
 fn an_npx_install_given_up_on_leaves_a_cache_that_still_starts_the_server() {
+    // With the default --kill-after: the one users get must be long enough for npm.
     let (dir, registry, cache) = setup();
-    let (_, took) = give_up_mid_install(&dir, &registry, &cache, "10s");
+    let (_, took) = give_up_mid_install(&dir, &registry, &cache, None);
     // npm finished its download, rolled back and exited on SIGTERM: no SIGKILL was needed
-    // (that would come at 4 s + 2 s for the closed stdin + 10 s).
+    // (that would come at 4 s + 2 s for the closed stdin + the default 10 s).
     assert!(took < Duration::from_secs(15), "npm was killed: {took:?}");
     assert_eq!(
         npx_locks(&cache),
@@ -329,6 +335,6 @@ fn a_kill_after_too_short_for_npm_leaves_its_install_locked() {
     // What --kill-after's default protects: npm killed by SIGKILL while it unpacks leaves
     // its lock and a half-written package behind.
     let (dir, registry, cache) = setup();
-    give_up_mid_install(&dir, &registry, &cache, "1s");
+    give_up_mid_install(&dir, &registry, &cache, Some("1s"));
     assert_eq!(npx_locks(&cache).len(), 1, "npm cleaned up after all");
 }
