@@ -186,6 +186,8 @@ struct GithubRun {
     uploaded: Option<Vec<u8>>,
     /// The steps that ran, by name.
     ran: Vec<String>,
+    /// What the steps appended to the run's summary page (`$GITHUB_STEP_SUMMARY`).
+    summary: String,
     log: String,
 }
 
@@ -197,11 +199,13 @@ fn run_github(repo: &Repo, vars: &BTreeMap<&str, String>) -> GithubRun {
     let temp = repo.dir.path().join("runner-temp");
     std::fs::create_dir_all(&temp).unwrap();
     let output_file = repo.dir.path().join("github-output");
+    let summary_file = repo.dir.path().join("github-step-summary");
     let mut run = GithubRun {
         code: 0,
         outputs: BTreeMap::new(),
         uploaded: None,
         ran: Vec::new(),
+        summary: String::new(),
         log: String::new(),
     };
     let mut uses = Vec::new();
@@ -235,6 +239,10 @@ fn run_github(repo: &Repo, vars: &BTreeMap<&str, String>) -> GithubRun {
                 output_file.display().to_string(),
             ),
             ("RUNNER_TEMP".to_owned(), temp.display().to_string()),
+            (
+                "GITHUB_STEP_SUMMARY".to_owned(),
+                summary_file.display().to_string(),
+            ),
         ]);
         if let Some(vars_of_step) = step["env"].as_hash() {
             for (key, value) in vars_of_step {
@@ -267,6 +275,7 @@ fn run_github(repo: &Repo, vars: &BTreeMap<&str, String>) -> GithubRun {
             }
         }
     }
+    run.summary = std::fs::read_to_string(&summary_file).unwrap_or_default();
     assert_eq!(
         uses,
         [
@@ -372,6 +381,18 @@ fn the_github_workflow_passes_an_unchanged_surface() {
     );
     let sarif = sarif(&run.uploaded.expect("an upload"));
     assert_eq!(rules(&sarif), Vec::<String>::new());
+    assert!(
+        run.summary.starts_with(
+            "### mcppin verify: PASS\n\n**PASS: 4 approved items matched, nothing to report**"
+        ),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("signature verified"),
+        "{}",
+        run.summary
+    );
 }
 
 #[test]
@@ -395,6 +416,23 @@ fn the_github_workflow_uploads_the_drift_then_fails() {
     // The job log shows the text report.
     assert!(run.log.contains("tool-changed"), "{}", run.log);
     assert!(run.log.contains("FAIL"), "{}", run.log);
+    // The summary page shows the Markdown report, ending with the approving command.
+    assert!(
+        run.summary.starts_with("### mcppin verify: FAIL\n"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("\ntool-changed [gated]: "),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary
+            .contains("To approve these changes:\n\n```sh\nmcppin lock --approve "),
+        "{}",
+        run.summary
+    );
 }
 
 #[test]
@@ -409,6 +447,14 @@ fn the_github_workflow_fails_on_a_signature_by_another_key() {
     assert_eq!(run.outputs["exit"], "4", "{}", run.log);
     assert_eq!(run.code, 4, "{}", run.log);
     assert!(run.log.contains("foreign key"), "{}", run.log);
+    // The summary page says why nothing was compared.
+    assert!(
+        run.summary
+            .starts_with("### mcppin verify: could not compare (exit 4)\n"),
+        "{}",
+        run.summary
+    );
+    assert!(run.summary.contains("foreign key"), "{}", run.summary);
     // The upload runs whatever verify said (what the file holds on exit 4 is the report's
     // business: docs/formats.md, "SARIF report").
     assert!(run.uploaded.is_some());

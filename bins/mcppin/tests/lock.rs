@@ -677,3 +677,66 @@ fn manifests_of_versions_2_to_4_are_read_and_a_later_member_in_an_earlier_versio
         .code(4)
         .stderr_has("manifest schema_version 5 is not supported by this build");
 }
+
+#[test]
+fn the_diff_shown_in_markdown_is_the_one_the_text_shows() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    let first = dir.mcppin(&[
+        "lock",
+        "--diff-format",
+        "markdown",
+        "-o",
+        "lock.json",
+        "m.json",
+    ]);
+    first.code(0);
+    assert_eq!(
+        first.stdout,
+        "### mcppin lock: first approval\n\n```text\n\
+         wrote lock.json: 2 server(s), 3 item(s), approval_serial 1\n```\n\n"
+    );
+    // A description that tries to close the code block and open HTML.
+    let hostile = updated().replacen(
+        "closest matches.",
+        "closest matches.\\n````\\n</details><img src=x onerror=alert(1)> @octocat",
+        1,
+    );
+    dir.write("m.json", &hostile);
+    let run = dir.mcppin(&[
+        "lock",
+        "--diff-format",
+        "markdown",
+        "-o",
+        "lock.json",
+        "m.json",
+    ]);
+    run.code(0);
+    insta::assert_snapshot!("lock_markdown", run.stdout);
+    assert!(run.stdout.is_ascii());
+    assert!(
+        run.stdout
+            .starts_with("### mcppin lock: approving, against the existing lockfile: 2 findings\n"),
+        "{}",
+        run.stdout
+    );
+    // The fence is longer than the four backticks the server wrote.
+    run.stdout_has("\n`````diff\ntool-changed [reported]: docs/search_docs\n")
+        .stdout_has("\n```text\nwrote lock.json: 2 server(s), 4 item(s), approval_serial 2\n```\n");
+    assert_eq!(serial(&dir, "lock.json"), 2);
+    // Nothing moved: the heading says so.
+    dir.mcppin(&[
+        "lock",
+        "--diff-format",
+        "markdown",
+        "-o",
+        "lock.json",
+        "m.json",
+    ])
+    .code(0)
+    .stdout_has("### mcppin lock: nothing moved against the existing lockfile\n")
+    .stdout_has("lock.json unchanged (approval_serial 2)");
+    // A wrong format is a usage error.
+    dir.mcppin(&["lock", "--diff-format", "html", "-o", "lock.json", "m.json"])
+        .code(2);
+}

@@ -28,8 +28,8 @@ fn locked(approved: &str) -> Dir {
     dir
 }
 
-/// Runs verify in text and in JSON, asserts the exit code of both, snapshots both, and reads
-/// the JSON back into the report type.
+/// Runs verify in text, JSON and Markdown, asserts the exit code of each, snapshots each, and
+/// reads the JSON back into the report type.
 fn scenario(name: &str, dir: &Dir, served: &str, extra: &[&str], code: i32) -> Run {
     dir.write("served.json", served);
     let mut args = vec!["verify", "--lock", "lock.json"];
@@ -51,6 +51,23 @@ fn scenario(name: &str, dir: &Dir, served: &str, extra: &[&str], code: i32) -> R
         back.status().name(),
         value.get("status").and_then(|s| s.as_str()).unwrap()
     );
+
+    args[2] = "markdown";
+    let markdown = dir.mcppin(&args);
+    markdown.code(code);
+    assert!(
+        markdown.stdout.is_ascii(),
+        "the Markdown report must be ASCII"
+    );
+    assert!(markdown.stdout.len() <= report::MARKDOWN_LIMIT);
+    assert!(
+        markdown
+            .stdout
+            .starts_with(&format!("### mcppin verify: {}\n", back.status().name())),
+        "{}",
+        markdown.stdout
+    );
+    insta::assert_snapshot!(format!("{name}_markdown"), markdown.stdout);
     text
 }
 
@@ -507,6 +524,74 @@ fn server_strings_reach_the_terminal_escaped() {
         sarif
             .stdout
             .contains("ev<U+001B>[2Kil<U+202E><U+200B>/to<U+001B>[2K<U+202E><U+200B>ol")
+    );
+}
+
+#[test]
+fn the_markdown_report_keeps_text_that_leaves_its_code_block_inside_it() {
+    let dir = locked(BASE);
+    let served = variant(&[(
+        SEARCH_DESCRIPTION,
+        r#""description": "ok\n`````\n</details><img src=x onerror=alert(1)> [x](https://evil.example) @octocat","#,
+    )]);
+    scenario("markdown_breakout", &dir, &served, &[], 1);
+    let run = dir.mcppin(&[
+        "verify",
+        "--format",
+        "markdown",
+        "--lock",
+        "lock.json",
+        "served.json",
+    ]);
+    run.code(1);
+    // The fence is one longer than the five backticks the server wrote, and the server's
+    // text is on the + line as the text report writes it.
+    run.stdout_has("\n``````diff\ntool-changed [gated]: docs/search_docs\n")
+        .stdout_has(
+            "\n+\"ok<U+000A>`````<U+000A></details><img src=x onerror=alert(1)> \
+             [x](https://evil.example) @octocat\"\n``````\n",
+        )
+        .stdout_has(
+            "\n```sh\nmcppin lock --approve docs/search_docs -o lock.json served.json\n```\n",
+        );
+}
+
+#[test]
+fn the_markdown_report_of_a_run_that_could_not_compare_says_why() {
+    let dir = locked(BASE);
+    dir.write("served.json", BASE);
+    dir.write("broken.json", "{\"schema_version\": 2,");
+    let run = dir.mcppin(&[
+        "verify",
+        "--format",
+        "markdown",
+        "--lock",
+        "broken.json",
+        "served.json",
+    ]);
+    run.code(4);
+    assert!(
+        run.stdout
+            .starts_with("### mcppin verify: could not compare (exit 4)\n\n```text\nmcppin: "),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("broken.json"), "{}", run.stdout);
+    // A signature by another key: exit 4 too.
+    let run = dir.mcppin(&[
+        "verify",
+        "--format",
+        "markdown",
+        "--lock",
+        "lock.json",
+        "--pubkey",
+        "missing.pub",
+        "served.json",
+    ]);
+    run.code(4);
+    assert!(
+        run.stdout
+            .starts_with("### mcppin verify: could not compare (exit 4)\n")
     );
 }
 

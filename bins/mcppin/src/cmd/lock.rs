@@ -34,8 +34,22 @@ pub(crate) struct Args {
     /// its removal. Written as reports print it: `/` inside an id or name as ~1, `~` as ~0.
     #[arg(long, value_name = "SERVER[/TOOL]", value_parser = parse_selection)]
     approve: Vec<Selection>,
+    /// How the diff it approves is shown: text, or markdown (for a pull request comment or a
+    /// GitHub job summary, as `mcppin verify --format markdown` shows a report).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    diff_format: DiffFormat,
     /// The captured surface (manifest).
     manifest: PathBuf,
+}
+
+/// How `lock` shows what it approves on standard output.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, clap::ValueEnum)]
+enum DiffFormat {
+    /// For a person: every server string escaped to printable ASCII.
+    Text,
+    /// Markdown: one collapsible section per server, server text escaped as in the text
+    /// report and kept in code; at most 60,000 characters.
+    Markdown,
 }
 
 fn parse_selection(text: &str) -> Result<Selection, String> {
@@ -55,41 +69,35 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         })?;
     let bytes = next.to_bytes();
 
-    let mut stdout = std::io::stdout().lock();
     let empty = Lockfile::new();
     let surface = approved_surface(&next);
     let options = Options::new(BTreeSet::new(), FailOn::None);
-    let shown = verify(previous.unwrap_or(&empty), &surface, &options);
+    let mut shown = verify(previous.unwrap_or(&empty), &surface, &options);
     let servers = ServerChanges::between(previous.unwrap_or(&empty), &surface, &options);
-    if previous.is_some() {
-        if !shown.findings.is_empty() {
-            writeln!(stdout, "approving, against the existing lockfile:\n")?;
-        }
-        stdout.write_all(report::findings_text_with(&shown, &servers).as_bytes())?;
-    } else {
+    let approving = shown.clone();
+    if previous.is_none() {
         // A first lock approves everything: list only what deserves a look.
-        let mut notable = shown.clone();
-        notable.findings.retain(|f| !f.policy().is_departure());
-        stdout.write_all(report::findings_text_with(&notable, &servers).as_bytes())?;
+        shown.findings.retain(|f| !f.policy().is_departure());
     }
+    // What was approved and written, below the findings.
+    let mut closing = Vec::new();
     if !args.approve.is_empty() {
-        writeln!(stdout, "{}", unapproved_text(&shown, &next, &manifest))?;
+        closing.push(unapproved_text(&approving, &next, &manifest));
     }
     if !manifest.complete {
-        writeln!(
-            stdout,
+        closing.push(
             "note: the capture is incomplete (\"complete\": false): approved items it did not \
              show stay approved; a complete capture can approve their removal"
-        )?;
+                .to_owned(),
+        );
     }
     let name = input::name(&args.output);
     let unchanged = existing.as_ref().is_some_and(|(old, _)| *old == bytes);
     if unchanged {
-        writeln!(
-            stdout,
+        closing.push(format!(
             "{name} unchanged (approval_serial {})",
             next.approval_serial
-        )?;
+        ));
     } else {
         output::write_atomic(&args.output, &bytes)?;
         let items: usize = next
@@ -102,16 +110,52 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
                     .sum::<usize>()
             })
             .sum();
-        writeln!(
-            stdout,
+        closing.push(format!(
             "wrote {name}: {} server(s), {items} item(s), approval_serial {}",
             next.servers.len(),
             next.approval_serial
-        )?;
+        ));
+    }
+
+    let mut stdout = std::io::stdout().lock();
+    match args.diff_format {
+        DiffFormat::Text => {
+            if previous.is_some() && !shown.findings.is_empty() {
+                writeln!(stdout, "approving, against the existing lockfile:\n")?;
+            }
+            stdout.write_all(report::findings_text_with(&shown, &servers).as_bytes())?;
+            for line in &closing {
+                writeln!(stdout, "{line}")?;
+            }
+        }
+        DiffFormat::Markdown => {
+            let found = shown.findings.len();
+            let title = match (previous.is_some(), found) {
+                (true, 0) => "nothing moved against the existing lockfile".to_owned(),
+                (true, n) => format!(
+                    "approving, against the existing lockfile: {}",
+                    finding_count(n)
+                ),
+                (false, 0) => "first approval".to_owned(),
+                (false, n) => format!("first approval, {} worth a look", finding_count(n)),
+            };
+            let mut context = report::MarkdownContext::new(&servers);
+            context.closing = closing;
+            stdout.write_all(report::findings_markdown(&shown, &title, &context).as_bytes())?;
+        }
     }
     stdout.flush()?;
     check_signature(&args.output, &bytes);
     Ok(Exit::Holds)
+}
+
+/// `1 finding`, `2 findings`.
+fn finding_count(n: usize) -> String {
+    if n == 1 {
+        "1 finding".to_owned()
+    } else {
+        format!("{n} findings")
+    }
 }
 
 /// How many changes `--approve` took (the departures of the new approval from the old one)

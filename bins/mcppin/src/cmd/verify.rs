@@ -69,6 +69,10 @@ pub(crate) enum Format {
     Json,
     /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
+    /// Markdown for a pull request comment or a GitHub job summary: one collapsible section
+    /// per server, server text escaped as in the text report and kept in code; at most
+    /// 60,000 characters.
+    Markdown,
 }
 
 fn parse_fail_on(text: &str) -> Result<FailOn, String> {
@@ -86,8 +90,19 @@ const DEFAULT_LOCK: &str = "mcp.lock.json";
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let result = compare(args);
-    if let (Format::Sarif, Err(err)) = (args.format, &result) {
-        crate::sarif::write_failure(args.sarif_help_base.as_deref(), err);
+    match (args.format, &result) {
+        (Format::Sarif, Err(err)) => {
+            crate::sarif::write_failure(args.sarif_help_base.as_deref(), err);
+        }
+        (Format::Markdown, Err(err)) if !crate::exit::is_broken_pipe(err) => {
+            let code = crate::exit::code_of(err) as u8;
+            let page = report::failure_markdown(code, &format!("mcppin: {err:#}"));
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout
+                .write_all(page.as_bytes())
+                .and_then(|()| stdout.flush());
+        }
+        _ => {}
     }
     result
 }
@@ -150,6 +165,16 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
             }
             text.into_bytes()
         }
+        Format::Markdown => {
+            let servers = report::ServerChanges::between(&lock, &manifest, &options);
+            let mut context = report::MarkdownContext::new(&servers);
+            if verdict.status() == Status::Fail {
+                let approval = Remedy::of(&verdict, &servers, &options);
+                context.command = approval_command(&approval, lock_path, &args.manifest);
+                context.closing = unapprovable_lines(&approval);
+            }
+            report::to_markdown(&verdict, &context).into_bytes()
+        }
         Format::Json => to_pretty(&report::to_json(&verdict)),
         Format::Sarif => {
             let uri = crate::sarif::lockfile_uri(lock_path, args.sarif_root.as_deref())?;
@@ -183,24 +208,43 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
 /// the surface verified here, not a new capture), and the gated policies no approval clears.
 fn approval_text(approval: &Remedy, lock: &Path, manifest: &Path) -> String {
     let mut out = String::new();
-    if !approval.is_empty() {
-        let mut words = vec!["mcppin".to_owned(), "lock".to_owned()];
-        for selection in &approval.selections {
-            let label = selection.to_string();
-            if label.starts_with('-') {
-                words.push(mcppin_core::shell_word(&format!("--approve={label}")));
-            } else {
-                words.push("--approve".to_owned());
-                words.push(mcppin_core::shell_word(&label));
-            }
-        }
-        words.push("-o".to_owned());
-        words.push(path_word(lock));
-        words.push(path_word(manifest));
+    if let Some(command) = approval_command(approval, lock, manifest) {
         out.push_str("to approve these changes: ");
-        out.push_str(&words.join(" "));
+        out.push_str(&command);
         out.push('\n');
     }
+    for line in unapprovable_lines(approval) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The `mcppin lock` command that approves what a failing run showed, `None` when no approval
+/// clears anything it showed.
+fn approval_command(approval: &Remedy, lock: &Path, manifest: &Path) -> Option<String> {
+    if approval.is_empty() {
+        return None;
+    }
+    let mut words = vec!["mcppin".to_owned(), "lock".to_owned()];
+    for selection in &approval.selections {
+        let label = selection.to_string();
+        if label.starts_with('-') {
+            words.push(mcppin_core::shell_word(&format!("--approve={label}")));
+        } else {
+            words.push("--approve".to_owned());
+            words.push(mcppin_core::shell_word(&label));
+        }
+    }
+    words.push("-o".to_owned());
+    words.push(path_word(lock));
+    words.push(path_word(manifest));
+    Some(words.join(" "))
+}
+
+/// What to do about the gated policies no approval clears, a line each.
+fn unapprovable_lines(approval: &Remedy) -> Vec<String> {
+    let mut out = Vec::new();
     // A floating version is fixed in the client configuration; the other policies no
     // approval clears are about the served text, fixed by the server.
     let (launch, text): (Vec<Policy>, Vec<Policy>) = approval
@@ -208,16 +252,17 @@ fn approval_text(approval: &Remedy, lock: &Path, manifest: &Path) -> String {
         .iter()
         .partition(|p| **p == Policy::FloatingVersion);
     if !launch.is_empty() {
-        out.push_str(
+        out.push(
             "no approval clears floating-version: pin each package's version in the client \
              configuration (pkg@1.2.3, pkg==1.2.3, image@sha256:...), capture and lock again, or \
-             leave it out of --fail-on\n",
+             leave it out of --fail-on"
+                .to_owned(),
         );
     }
     if !text.is_empty() {
         let names: Vec<&str> = text.iter().map(|p| p.name()).collect();
-        out.push_str(&format!(
-            "no approval clears {}: change what the server serves, or leave {} out of --fail-on\n",
+        out.push(format!(
+            "no approval clears {}: change what the server serves, or leave {} out of --fail-on",
             names.join(", "),
             if names.len() == 1 { "it" } else { "them" }
         ));

@@ -1,8 +1,8 @@
-//! The three renderings of a [`Report`](crate::policy::Report) (docs/cli.md): text for a
-//! person, JSON for a program (read back by [`from_json`]), SARIF 2.1.0 for code-scanning
-//! tools.
+//! The renderings of a [`Report`](crate::policy::Report) (docs/cli.md): text for a person,
+//! JSON for a program (read back by [`from_json`]), SARIF 2.1.0 for code-scanning tools,
+//! Markdown for a pull request or a job summary.
 //!
-//! Text and SARIF render every string that came from a server or a file through
+//! Text, SARIF and Markdown render every string that came from a server or a file through
 //! [`crate::escape`]: nothing outside printable ASCII reaches a terminal or a web view as
 //! itself. JSON keeps the values exactly as served (it is for programs, which must escape
 //! what they show).
@@ -24,8 +24,8 @@
 //!
 //! The module holds the types the renderings share; each rendering lives in a file of its own:
 //! `text` (the human report), `json` (the JSON report written), `read` (the JSON report read
-//! back, [`from_json`]) and `sarif` (the SARIF log and the lockfile line index it locates
-//! results with).
+//! back, [`from_json`]), `sarif` (the SARIF log and the lockfile line index it locates
+//! results with) and `markdown` (the page for a pull request, [`to_markdown`]).
 
 use std::collections::BTreeSet;
 
@@ -35,11 +35,15 @@ use crate::manifest::Manifest;
 use crate::policy::Options;
 
 mod json;
+mod markdown;
 mod read;
 mod sarif;
 mod text;
 
 pub use json::to_json;
+pub use markdown::{
+    MARKDOWN_LIMIT, MarkdownContext, failure_markdown, findings_markdown, to_markdown,
+};
 pub use read::from_json;
 pub use sarif::{
     FINGERPRINT, LockLines, MAX_REASON, SRCROOT, SarifContext, sarif_failure, to_sarif, uri_path,

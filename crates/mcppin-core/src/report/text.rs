@@ -262,12 +262,12 @@ impl Block<'_> {
     }
 }
 
-fn mode(gated: bool) -> &'static str {
+pub(super) fn mode(gated: bool) -> &'static str {
     if gated { "gated" } else { "reported" }
 }
 
 /// `1 tool`, `2 tools`.
-fn plural(n: usize, noun: &str) -> String {
+pub(super) fn plural(n: usize, noun: &str) -> String {
     match (n, noun.strip_suffix('y')) {
         (1, _) => format!("1 {noun}"),
         (_, Some(stem)) => format!("{n} {stem}ies"),
@@ -317,7 +317,7 @@ const OUTLINE_PROPERTIES: usize = 12;
 /// [`DESCRIPTION_CHARS`], ` [...]` marking what was left out), the shape of its input (each
 /// property with its type and whether it is required) and its annotations. The JSON report
 /// holds the whole item.
-fn tool_outline(item: &Value, indent: &str, out: &mut String) {
+pub(super) fn tool_outline(item: &Value, indent: &str, out: &mut String) {
     if let Some(title) = item.get("title") {
         let _ = writeln!(out, "{indent}title: {}", short_text(title));
     }
@@ -436,7 +436,7 @@ fn type_text(schema: &Value) -> String {
 
 /// The per-policy summary: one line for each policy that found something, and one for what
 /// could not be compared when anything was not.
-fn summary_text(report: &Report, out: &mut String) {
+pub(super) fn summary_text(report: &Report, out: &mut String) {
     out.push_str("summary:\n");
     for (policy, found, _) in report.summary() {
         if found == 0 {
@@ -462,7 +462,7 @@ fn summary_text(report: &Report, out: &mut String) {
 
 /// The last line: `PASS`, `FAIL` or `PARTIAL` with what earned it; never `PASS` when nothing
 /// gated the run and something was found.
-fn verdict_text(report: &Report) -> String {
+pub(super) fn verdict_text(report: &Report) -> String {
     let gated = report.findings.iter().filter(|f| f.gated).count();
     let found = report.findings.len();
     let matched = plural(report.matched, "approved item");
@@ -682,7 +682,7 @@ fn finding_body(f: &Finding, out: &mut String) {
 
 /// A server's name or protocol revision as the text report shows it: quoted and escaped, or
 /// `(absent)`.
-fn text_or_absent(text: Option<&str>) -> String {
+pub(super) fn text_or_absent(text: Option<&str>) -> String {
     text.map_or_else(|| "(absent)".to_owned(), |t| value_text(&Value::from(t)))
 }
 
@@ -700,7 +700,7 @@ fn change_text(c: &Change, out: &mut String) {
 
 /// One side of a change: `(absent)` when the place does not exist, the value otherwise (a
 /// JSON `null` included, which is not absence).
-fn place_text(value: Option<&Value>) -> String {
+pub(super) fn place_text(value: Option<&Value>) -> String {
     value.map_or_else(|| "(absent)".to_owned(), value_text)
 }
 
@@ -720,7 +720,7 @@ pub(super) fn reason_text(reason: &Reason) -> String {
     }
 }
 
-fn code_points_text(points: &[u32]) -> String {
+pub(super) fn code_points_text(points: &[u32]) -> String {
     points
         .iter()
         .map(|c| format!("U+{c:04X}"))
@@ -728,7 +728,7 @@ fn code_points_text(points: &[u32]) -> String {
         .join(" ")
 }
 
-fn opt_value_text(value: Option<&Value>) -> String {
+pub(super) fn opt_value_text(value: Option<&Value>) -> String {
     match value {
         None => "(absent)".to_owned(),
         Some(v) if v.is_null() => "(absent)".to_owned(),
