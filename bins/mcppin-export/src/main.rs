@@ -21,6 +21,7 @@ use mcppin_client::{
     StdioServer, Transport, Variables, capture, inherited_environment, withheld_variables,
 };
 use mcppin_core::manifest::{Manifest, ServerSurface};
+use mcppin_core::surface::AuthContext;
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
 
@@ -111,6 +112,14 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     client_capabilities: Option<PathBuf>,
 
+    /// The authorization the servers are captured under, as a label you choose for it
+    /// (`read-only`, `admin`): recorded per server in the manifest (never the credential),
+    /// kept by `mcppin lock`, and compared only with an approval of the same context. 1 to
+    /// 64 of A-Z a-z 0-9 . _ - starting with a letter or a digit. Without it: the default
+    /// context.
+    #[arg(long, value_name = "LABEL", value_parser = parse_auth_context)]
+    auth_context: Option<AuthContext>,
+
     /// The answer to a VS Code input prompt: `${input:ID}` in the configuration becomes
     /// VALUE (repeatable).
     #[arg(long = "input", value_name = "ID=VALUE", value_parser = parse_input)]
@@ -172,6 +181,10 @@ fn parse_protocol(text: &str) -> Result<Protocol, String> {
 }
 
 /// A count of readings; 0 is refused saying which count to give instead.
+fn parse_auth_context(text: &str) -> Result<AuthContext, String> {
+    text.parse().map_err(|e| format!("{e}"))
+}
+
 fn parse_passes(text: &str) -> Result<NonZeroU32, String> {
     let n: u32 = text
         .parse()
@@ -330,6 +343,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         let mut surface = surface_of(id, captured)?;
         surface.client_capabilities = Some(Value::from(capabilities.clone()));
         surface.launch = Some(launch.clone());
+        surface.auth_context.clone_from(&cli.auth_context);
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),

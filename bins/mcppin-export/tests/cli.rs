@@ -73,6 +73,55 @@ fn exports_an_honest_server() {
 }
 
 #[test]
+fn records_the_authorization_context_per_server_and_never_the_credential() {
+    let dir = Dir::new();
+    dir.config(&[("demo", &[]), ("other", &[])]);
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--auth-context",
+        "read-only",
+        "-o",
+        "manifest.json",
+    ]);
+    run.code(0);
+    let m = manifest(&dir, "manifest.json");
+    for id in ["demo", "other"] {
+        assert_eq!(
+            m.servers[id].auth_context.as_ref().map(|c| c.as_str()),
+            Some("read-only")
+        );
+    }
+    // Without it: the default context, no member written.
+    dir.export(&["--config", "mcp.json", "-o", "plain.json"])
+        .code(0);
+    assert!(
+        manifest(&dir, "plain.json").servers["demo"]
+            .auth_context
+            .is_none()
+    );
+    assert!(
+        !String::from_utf8(dir.read("plain.json"))
+            .unwrap()
+            .contains("auth_context")
+    );
+    // A credential is not a label: refused before any server starts.
+    for bad in ["Bearer abc.def", "default", "", &"x".repeat(65)] {
+        dir.export(&[
+            "--config",
+            "mcp.json",
+            "--auth-context",
+            bad,
+            "-o",
+            "bad.json",
+        ])
+        .code(2)
+        .stderr_has("--auth-context");
+        assert!(!dir.exists("bad.json"));
+    }
+}
+
+#[test]
 fn keeps_tools_exactly_as_served() {
     let dir = Dir::new();
     dir.config(&[("demo", &[])]);

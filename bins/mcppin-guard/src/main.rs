@@ -48,6 +48,12 @@ struct Cli {
     /// MCPPIN_SERVER).
     #[arg(long, value_name = "ID")]
     server: Option<String>,
+    /// The authorization context the server runs under (a label, or MCPPIN_AUTH_CONTEXT): the
+    /// guard enforces the lockfile's entry of this server under this context and refuses to
+    /// start (exit 4) when the lockfile approves the server under other contexts only.
+    /// Without it: the default context.
+    #[arg(long, value_name = "LABEL")]
+    auth_context: Option<String>,
     /// Require a valid signature (`<lock>.sig`) by one of these public keys (SPKI PEM; or
     /// MCPPIN_PUBKEY, paths separated by `:`).
     #[arg(long, value_name = "FILE")]
@@ -214,6 +220,10 @@ struct Settings {
     server: String,
     /// Where the server id came from, `--server` or `MCPPIN_SERVER`.
     server_from: &'static str,
+    /// The authorization context, `None` for the default.
+    auth_context: Option<mcppin_core::surface::AuthContext>,
+    /// Where it came from, `--auth-context` or `MCPPIN_AUTH_CONTEXT`.
+    auth_context_from: &'static str,
     mode: Mode,
 }
 
@@ -277,6 +287,28 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
         }
         (None, None) => Mode::Refuse,
     };
+    let (auth_context, auth_context_from) =
+        match (cli.auth_context.take(), env("MCPPIN_AUTH_CONTEXT")) {
+            (Some(_), Some(_)) => return Err(both("--auth-context", "MCPPIN_AUTH_CONTEXT").into()),
+            (Some(label), None) => (Some(label), "--auth-context"),
+            (None, Some(label)) => (
+                Some(label.to_string_lossy().into_owned()),
+                "MCPPIN_AUTH_CONTEXT",
+            ),
+            (None, None) => (None, "--auth-context"),
+        };
+    let auth_context = auth_context
+        .map(|label| {
+            label
+                .parse::<mcppin_core::surface::AuthContext>()
+                .map_err(|e| {
+                    usage(format!(
+                        "{auth_context_from} {}: {e}",
+                        mcppin_core::Excerpt::quoted(&label)
+                    ))
+                })
+        })
+        .transpose()?;
     let mut pubkey_from = "--pubkey";
     if let Some(keys) = env("MCPPIN_PUBKEY") {
         if !cli.pubkey.is_empty() {
@@ -301,6 +333,8 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             pubkey_from,
             server,
             server_from,
+            auth_context,
+            auth_context_from,
             mode,
         },
     ))
@@ -477,15 +511,33 @@ fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<LockedSe
             mcppin_core::escape(&format!("{}: {}", sig_path.display(), approved.signature))
         );
     }
-    approved
-        .lockfile
-        .servers
-        .get(server)
-        .cloned()
-        .ok_or_else(|| {
-            let servers = &approved.lockfile.servers;
-            unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into()
-        })
+    let context = settings.auth_context.as_ref();
+    if let Some(entry) = approved.lockfile.entry(server, context) {
+        return Ok(entry.clone());
+    }
+    let contexts = approved.lockfile.contexts_of(server);
+    if !contexts.is_empty() {
+        // Surfaces of different authorizations are never compared: the entry of another
+        // context proves nothing about what this one is served.
+        let names: Vec<&str> = contexts
+            .iter()
+            .map(|c| mcppin_core::surface::AuthContext::name(*c))
+            .collect();
+        return Err(unreadable(format!(
+            "{}: server {} is approved under authorization context {} only, not {} ({}): \
+             capture and lock it under {}, or start the guard with the context it was \
+             approved under",
+            lock.display(),
+            mcppin_core::Excerpt::quoted(server),
+            names.join(", "),
+            mcppin_core::surface::AuthContext::name(context),
+            settings.auth_context_from,
+            mcppin_core::surface::AuthContext::name(context),
+        ))
+        .into());
+    }
+    let servers = &approved.lockfile.servers;
+    Err(unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into())
 }
 
 /// What to add to the refusal of a file the guard cannot read when its path is relative: it

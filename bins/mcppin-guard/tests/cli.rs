@@ -2322,3 +2322,107 @@ fn the_capture_advice_comes_only_for_tools_present_or_absent() {
         );
     }
 }
+
+/// Writes `mcp.lock.json` approving the counter surface for server `fixture` under `context`
+/// (`None`: the default).
+fn lock_under(dir: &Dir, context: Option<&str>) {
+    let mut server = json!({"id": "fixture", "reported_name": "mcppin-fixture",
+        "tools": counter_surface()});
+    if let Some(context) = context {
+        server["auth_context"] = json!(context);
+    }
+    let manifest = json!({"schema_version": 4, "complete": true, "servers": [server]});
+    let manifest = mcppin_core::manifest::Manifest::parse(manifest.to_string().as_bytes()).unwrap();
+    let lock = mcppin_core::lockfile::Lockfile::approve(None, &manifest, &[]).unwrap();
+    dir.write(LOCK, lock.to_bytes());
+}
+
+#[test]
+fn the_guard_refuses_to_start_against_an_entry_of_another_authorization_context() {
+    let dir = Dir::new();
+    lock_under(&dir, Some("reader"));
+    let fixture = ["--mode", "counter", "--era", "legacy", "--pid-file", "pid"];
+    let input = [
+        initialize(1),
+        initialized(),
+        request(2, "tools/list", json!({})),
+    ];
+    // Started under admin (or under none: the default context) against a reader approval.
+    for (args, context, from) in [
+        (
+            vec![
+                "--lock",
+                LOCK,
+                "--server",
+                "fixture",
+                "--auth-context",
+                "admin",
+            ],
+            "admin",
+            "--auth-context",
+        ),
+        (
+            vec!["--lock", LOCK, "--server", "fixture"],
+            "default",
+            "--auth-context",
+        ),
+    ] {
+        let run = dir.guard(&args, &fixture, &input);
+        run.code(4).stderr_has(&format!(
+            "mcppin-guard: mcp.lock.json: server \"fixture\" is approved under authorization \
+             context reader only, not {context} ({from}): capture and lock it under {context}, \
+             or start the guard with the context it was approved under\n"
+        ));
+        assert_eq!(run.stdout, "");
+        assert!(!dir.path().join("pid").exists(), "the server never started");
+    }
+    // The same context holds, given as a flag or in the entry's env.
+    let run = dir.guard(
+        &[
+            "--lock",
+            LOCK,
+            "--server",
+            "fixture",
+            "--auth-context",
+            "reader",
+        ],
+        &fixture,
+        &input,
+    );
+    run.code(0)
+        .lines(&[Expect::Result(json!(1)), Expect::Result(json!(2))]);
+    let mut args: Vec<String> = vec![
+        "--".into(),
+        mcppin_fixture::locate("guard-fixture")
+            .display()
+            .to_string(),
+    ];
+    args.extend(["--mode", "counter", "--era", "legacy"].map(String::from));
+    let stdin: String = input.iter().map(|m| format!("{m}\n")).collect();
+    dir.run_guard_env(
+        &args,
+        &[
+            ("MCPPIN_LOCK", LOCK),
+            ("MCPPIN_SERVER", "fixture"),
+            ("MCPPIN_AUTH_CONTEXT", "reader"),
+        ],
+        stdin.as_bytes(),
+    )
+    .code(0);
+    // A label that is not one is a usage error, named with where it came from.
+    dir.run_guard_env(
+        &args,
+        &[
+            ("MCPPIN_LOCK", LOCK),
+            ("MCPPIN_SERVER", "fixture"),
+            ("MCPPIN_AUTH_CONTEXT", "Bearer abc"),
+        ],
+        stdin.as_bytes(),
+    )
+    .code(2)
+    .stderr_has("mcppin-guard: MCPPIN_AUTH_CONTEXT \"Bearer abc\": a label is made of");
+    // An older lockfile (no label) is the default context: a guard without one holds.
+    lock_under(&dir, None);
+    dir.guard(&["--lock", LOCK, "--server", "fixture"], &fixture, &input)
+        .code(0);
+}

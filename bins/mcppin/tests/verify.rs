@@ -1298,3 +1298,81 @@ fn a_label_starting_with_a_dash_is_given_with_an_equals_sign() {
     );
     approve_as_told(&dir, &run, &verify_args(&["--server=-x"]));
 }
+
+/// A manifest of server `docs` serving `tools` (JSON), captured under `context`.
+fn under(context: Option<&str>, tools: &str) -> String {
+    let member = context.map_or(String::new(), |c| format!(r#""auth_context": "{c}", "#));
+    format!(
+        r#"{{"schema_version": 4, "complete": true, "servers": [{{"id": "docs", {member}"tools": {tools}}}]}}"#
+    )
+}
+
+#[test]
+fn surfaces_of_different_authorization_contexts_are_not_compared() {
+    let dir = Dir::new();
+    let reader = under(Some("reader"), r#"[{"name": "search"}]"#);
+    let admin = under(
+        Some("admin"),
+        r#"[{"name": "search"}, {"name": "delete_all"}]"#,
+    );
+    dir.write("reader.json", &reader);
+    dir.write("admin.json", &admin);
+    dir.mcppin(&["lock", "-o", "lock.json", "reader.json"])
+        .code(0);
+    // Captured under admin, approved under reader only: exit 3 naming both.
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "admin.json"]);
+    run.code(3).stdout_has(
+        "not compared: docs\n  captured under authorization context admin, approved under \
+         reader only: surfaces of different contexts are not compared",
+    );
+    assert!(!run.stdout.contains("delete_all"), "{}", run.stdout);
+    let json = dir.mcppin(&[
+        "verify",
+        "--format",
+        "json",
+        "--lock",
+        "lock.json",
+        "admin.json",
+    ]);
+    json.code(3)
+        .stdout_has("\"reason\": \"auth-context-differs\"")
+        .stdout_has("\"served_context\": \"admin\"");
+    dir.mcppin(&[
+        "verify",
+        "--format",
+        "markdown",
+        "--lock",
+        "lock.json",
+        "admin.json",
+    ])
+    .code(3)
+    .stdout_has("reason: captured under authorization context admin, approved under reader only");
+    // lock keeps the reader entry and adds the admin one: the lockfile holds both.
+    let run = dir.mcppin(&["lock", "-o", "lock.json", "admin.json"]);
+    run.code(0)
+        .stdout_has("tool-added [reported]: server docs is new: 2 tools nobody approved")
+        .stdout_has(
+            "server docs is approved under authorization context admin beside reader: each \
+             context is its own approval\n",
+        )
+        .stdout_has("wrote lock.json: 1 server(s), 3 item(s), approval_serial 2");
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    assert!(lock.contains("\"auth_context\": \"admin\""), "{lock}");
+    assert!(lock.contains("\"auth_context\": \"reader\""), "{lock}");
+    // Each capture now holds against the approval of its own context.
+    dir.mcppin(&["verify", "--lock", "lock.json", "admin.json"])
+        .code(0);
+    dir.mcppin(&["verify", "--lock", "lock.json", "reader.json"])
+        .code(0);
+    // The admin tools served under reader are drift of the reader approval.
+    dir.write(
+        "reader.json",
+        under(
+            Some("reader"),
+            r#"[{"name": "search"}, {"name": "delete_all"}]"#,
+        ),
+    );
+    dir.mcppin(&["verify", "--lock", "lock.json", "reader.json"])
+        .code(1)
+        .stdout_has("tool-added [gated]: docs/delete_all");
+}

@@ -143,11 +143,12 @@ const REMOTE_MEMBERS: &[&str] = &["url"];
 const GUARD_MEMBERS: &[&str] = &["command", "args", "env"];
 
 /// The environment variables `mcppin-guard` takes its settings from, in place of the flags
-/// of the same meaning (`--lock`, `--mode`, `--pubkey`, `--server`; docs/guard.md): the form
-/// no client's argument handling can break. A guarded entry records the ones its `env` sets
-/// in the guard's part of the launch, with their values (paths, an id and a mode, never
-/// secrets).
-pub const GUARD_ENV: [&str; 4] = [
+/// of the same meaning (`--auth-context`, `--lock`, `--mode`, `--pubkey`, `--server`;
+/// docs/guard.md): the form no client's argument handling can break. A guarded entry records
+/// the ones its `env` sets in the guard's part of the launch, with their values (paths, an id,
+/// a mode and a context label, never secrets).
+pub const GUARD_ENV: [&str; 5] = [
+    "MCPPIN_AUTH_CONTEXT",
     "MCPPIN_LOCK",
     "MCPPIN_MODE",
     "MCPPIN_PUBKEY",

@@ -22,8 +22,9 @@ use crate::document::{Document, Error};
 use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, Items, NOT_SERVED, array, check_not_served, count, element, not_served_value,
-    put, put_opt, read_not_served, string, string_array, take_list,
+    AUTH_CONTEXT, AuthContext, Fields, ItemKind, Items, NOT_SERVED, array, check_not_served, count,
+    element, not_served_value, put, put_opt, read_auth_context, read_not_served, string,
+    string_array, take_list,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -91,6 +92,9 @@ pub struct ServerSurface {
     pub launch: Option<Launch>,
     /// What the launch ran, when the capture says (version 4 on).
     pub artifact: Option<Artifact>,
+    /// The authorization the surface was captured under (version 4 on); `None` is the
+    /// default context.
+    pub auth_context: Option<AuthContext>,
     /// The tools, kept exactly as served.
     pub tools: Items,
     /// Whether the capture read the widened surface: prompts, resource templates and
@@ -153,6 +157,7 @@ const SERVER_MEMBERS: &[&str] = &[
     "client_capabilities",
     "launch",
     "artifact",
+    AUTH_CONTEXT,
     "tools",
     "prompts",
     "resource_templates",
@@ -316,6 +321,9 @@ impl Manifest {
                 if let Some(artifact) = &server.artifact {
                     put(&mut s, "artifact", artifact.to_value());
                 }
+                if let Some(context) = &server.auth_context {
+                    put(&mut s, AUTH_CONTEXT, context.as_str());
+                }
                 for kind in ItemKind::ALL {
                     if !kind.always_listed() && !server.widened {
                         continue;
@@ -422,6 +430,7 @@ fn read_server(
             .optional("artifact")
             .map(|v| artifact::read(v, &fields.at("artifact"), Document::Manifest, version))
             .transpose()?,
+        auth_context: read_auth_context(&fields, Document::Manifest, version)?,
         tools: Items::new(),
         widened: fields.optional("prompts").is_some()
             || fields.optional("resource_templates").is_some()

@@ -33,7 +33,7 @@ use crate::launch::Launch;
 use crate::lockfile::{LockedItem, LockedServer, Lockfile, Pin};
 use crate::manifest::{Manifest, ServerSurface};
 use crate::scan::{self, CollisionKind};
-use crate::surface::ItemKind;
+use crate::surface::{AuthContext, ItemKind};
 use crate::value::{Kind, Value};
 
 /// A policy of docs/policies.md.
@@ -692,6 +692,16 @@ pub enum Reason {
     Unseen,
     /// An approved server outside the capture's scope: nothing about it was examined.
     OutsideScope,
+    /// A server captured under an authorization context the lockfile does not approve it
+    /// under: it approves it under others only, and surfaces of different contexts are not
+    /// compared (a server may serve other tools to another authorization).
+    AuthContextDiffers {
+        /// The contexts the lockfile approves the server under (`default` for the unlabelled
+        /// one).
+        approved: Vec<String>,
+        /// The context of the capture (`default` for the unlabelled one).
+        served: String,
+    },
 }
 
 impl Reason {
@@ -702,6 +712,7 @@ impl Reason {
             Self::Undecidable { .. } => "undecidable",
             Self::Unseen => "unseen-in-incomplete-capture",
             Self::OutsideScope => "outside-capture-scope",
+            Self::AuthContextDiffers { .. } => "auth-context-differs",
         }
     }
 }
@@ -858,15 +869,38 @@ impl Report {
 /// withdrawn its tools.
 #[must_use]
 pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report {
-    let wanted = |id: &str| options.servers.is_empty() || options.servers.contains(id);
+    // Each server against its entry of the context it was captured under; one approved only
+    // under other contexts is not compared (a surface of another authorization proves nothing).
+    let view = lock.for_capture(manifest);
+    let lock = &view.lock;
+    let differs: BTreeSet<&str> = view.differs.iter().map(|d| d.server.as_str()).collect();
+    let wanted = |id: &str| {
+        (options.servers.is_empty() || options.servers.contains(id)) && !differs.contains(id)
+    };
     let gate = |p: Policy| options.fail_on.gates(p);
     let mut findings = Vec::new();
-    let mut unverified = Vec::new();
     let mut notes = Vec::new();
     let mut matched = 0;
     let empty_lock = LockedServer::default();
     let empty_surface = ServerSurface::default();
 
+    let mut unverified: Vec<Unverified> = view
+        .differs
+        .iter()
+        .filter(|d| options.servers.is_empty() || options.servers.contains(&d.server))
+        .map(|d| Unverified {
+            server: d.server.clone(),
+            item: None,
+            reason: Reason::AuthContextDiffers {
+                approved: d
+                    .approved
+                    .iter()
+                    .map(|c| AuthContext::name(c.as_ref()).to_owned())
+                    .collect(),
+                served: AuthContext::name(d.served.as_ref()).to_owned(),
+            },
+        })
+        .collect();
     let ids: BTreeSet<&str> = lock
         .servers
         .keys()

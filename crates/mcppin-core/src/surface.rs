@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::str::FromStr;
 
 use crate::document::Error;
 use crate::parse::MAX_DEPTH;
@@ -497,6 +498,116 @@ pub(crate) fn not_served_value(kinds: &BTreeSet<ItemKind>) -> Value {
 /// An array value from strings.
 pub(crate) fn string_array<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
     Value::new(Kind::Array(items.into_iter().map(Value::from).collect()))
+}
+
+/// The authorization a surface was captured under, as a label the operator chose
+/// (`mcppin-export --auth-context LABEL`; docs/formats.md, "Authorization context"): a name for
+/// the credential's role, never the credential. A server may serve other tools to another
+/// authorization, so surfaces of different contexts are never compared. The default context
+/// is the absence of a label (`Option<AuthContext>::None`), the context of every capture made
+/// without one and of every lockfile written before labels existed.
+///
+/// A label is 1 to [`AuthContext::MAX_LEN`] characters of `A-Z a-z 0-9 . _ -`, starting with a
+/// letter or a digit; `default` is not a label (it would be a second name for the absence).
+///
+/// ```
+/// use mcppin_core::surface::AuthContext;
+///
+/// let label: AuthContext = "read-only".parse().unwrap();
+/// assert_eq!(label.as_str(), "read-only");
+/// assert!("default".parse::<AuthContext>().is_err());
+/// assert!("Bearer abc/def".parse::<AuthContext>().is_err());
+/// ```
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub struct AuthContext(String);
+
+/// Why a text is not an [`AuthContext`] label.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthContextError {
+    /// Empty, or longer than [`AuthContext::MAX_LEN`] characters.
+    #[error("a label is 1 to 64 characters")]
+    Length,
+    /// A character outside `A-Z a-z 0-9 . _ -`, or a first character that is not a letter or a
+    /// digit.
+    #[error("a label is made of A-Z a-z 0-9 . _ - and starts with a letter or a digit")]
+    Character,
+    /// The word `default`, which names the absence of a label.
+    #[error("\"default\" is the context without a label: leave the label out")]
+    Reserved,
+}
+
+impl AuthContext {
+    /// The most characters a label has.
+    pub const MAX_LEN: usize = 64;
+
+    /// The label.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// How reports name a context: its label, or `default` for none.
+    #[must_use]
+    pub fn name(context: Option<&Self>) -> &str {
+        context.map_or("default", Self::as_str)
+    }
+}
+
+impl FromStr for AuthContext {
+    type Err = AuthContextError;
+
+    fn from_str(text: &str) -> Result<Self, AuthContextError> {
+        if text.is_empty() || text.len() > Self::MAX_LEN {
+            return Err(AuthContextError::Length);
+        }
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if !text.chars().all(allowed) || !text.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            return Err(AuthContextError::Character);
+        }
+        if text == "default" {
+            return Err(AuthContextError::Reserved);
+        }
+        Ok(Self(text.to_owned()))
+    }
+}
+
+impl fmt::Display for AuthContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The name `auth_context` has in the server entries of manifests and lockfiles (version 4).
+pub(crate) const AUTH_CONTEXT: &str = "auth_context";
+
+/// Reads a server entry's `auth_context`: `None` when absent (the default context).
+pub(crate) fn read_auth_context(
+    fields: &Fields<'_>,
+    document: crate::document::Document,
+    version: u64,
+) -> Result<Option<AuthContext>, Error> {
+    let Some(value) = fields.optional(AUTH_CONTEXT) else {
+        return Ok(None);
+    };
+    let pointer = fields.at(AUTH_CONTEXT);
+    if version < 4 {
+        return Err(Error::LaterVersionMember {
+            document,
+            pointer,
+            name: AUTH_CONTEXT.to_owned(),
+            version,
+            since: 4,
+        });
+    }
+    string(value, &pointer)?
+        .parse()
+        .map(Some)
+        .map_err(|_| Error::Invalid {
+            pointer,
+            expected: "an authorization context label: 1 to 64 of A-Z a-z 0-9 . _ -, starting \
+                       with a letter or a digit, not \"default\"",
+        })
 }
 
 #[cfg(test)]

@@ -4,12 +4,12 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcppin_core::lockfile::{Lockfile, Selection};
+use mcppin_core::lockfile::{CaptureView, Lockfile, Selection};
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::policy::{FailOn, Options, Report, verify};
 use mcppin_core::report::ServerChanges;
-use mcppin_core::surface::ItemKind;
-use mcppin_core::{Category, Error, escape_non_ascii, report};
+use mcppin_core::surface::{AuthContext, ItemKind};
+use mcppin_core::{Category, Error, escape, escape_non_ascii, report};
 
 use crate::cmd::sign::sig_path;
 use crate::exit::{Exit, Fail};
@@ -69,18 +69,42 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         })?;
     let bytes = next.to_bytes();
 
-    let empty = Lockfile::new();
-    let surface = approved_surface(&next);
+    // The entries of the capture's authorization contexts, each diffed against the previous
+    // approval of the same context; a server approved under other contexts only gets an entry
+    // of its own, shown as new.
+    let view = next.for_capture(&manifest);
+    let surface = approved_surface(&view);
+    let mut before = previous.cloned().unwrap_or_default();
+    let mut beside = Vec::new();
+    for differs in previous
+        .map(|p| p.for_capture(&manifest).differs)
+        .unwrap_or_default()
+    {
+        before.servers.remove(&differs.server);
+        before.contexts.remove(&differs.server);
+        let names: Vec<&str> = differs
+            .approved
+            .iter()
+            .map(|c| AuthContext::name(c.as_ref()))
+            .collect();
+        beside.push(format!(
+            "server {} is approved under authorization context {} beside {}: each context is \
+             its own approval",
+            escape(&differs.server),
+            AuthContext::name(differs.served.as_ref()),
+            names.join(", ")
+        ));
+    }
     let options = Options::new(BTreeSet::new(), FailOn::None);
-    let mut shown = verify(previous.unwrap_or(&empty), &surface, &options);
-    let servers = ServerChanges::between(previous.unwrap_or(&empty), &surface, &options);
+    let mut shown = verify(&before, &surface, &options);
+    let servers = ServerChanges::between(&before, &surface, &options);
     let approving = shown.clone();
     if previous.is_none() {
         // A first lock approves everything: list only what deserves a look.
         shown.findings.retain(|f| !f.policy().is_departure());
     }
     // What was approved and written, below the findings.
-    let mut closing = Vec::new();
+    let mut closing = beside;
     if !args.approve.is_empty() {
         closing.push(unapproved_text(&approving, &next, &manifest));
     }
@@ -100,19 +124,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
         ));
     } else {
         output::write_atomic(&args.output, &bytes)?;
+        // Every entry counts, under whichever authorization context it is approved.
         let items: usize = next
-            .servers
-            .values()
-            .map(|s| {
+            .entries()
+            .map(|(_, _, s)| {
                 ItemKind::ALL
                     .iter()
                     .map(|k| s.items(*k).len())
                     .sum::<usize>()
             })
             .sum();
+        let servers: BTreeSet<&str> = next.entries().map(|(id, _, _)| id).collect();
         closing.push(format!(
             "wrote {name}: {} server(s), {items} item(s), approval_serial {}",
-            next.servers.len(),
+            servers.len(),
             next.approval_serial
         ));
     }
@@ -209,11 +234,13 @@ fn read_existing(path: &Path) -> anyhow::Result<Option<(Vec<u8>, Lockfile)>> {
     Ok(Some((bytes, lock)))
 }
 
-/// The approved surface of a lockfile, as a complete capture, to diff against the old one.
-fn approved_surface(lock: &Lockfile) -> Manifest {
+/// The approved surface of the entries of a capture's contexts, as a complete capture under
+/// those contexts, to diff against the old approval.
+fn approved_surface(view: &CaptureView) -> Manifest {
     let mut manifest = Manifest::new(true);
-    for (id, server) in &lock.servers {
+    for (id, server) in &view.lock.servers {
         let mut surface = ServerSurface::new();
+        surface.auth_context = view.taken.get(id).cloned().flatten();
         surface.reported_name.clone_from(&server.reported_name);
         surface
             .protocol_version

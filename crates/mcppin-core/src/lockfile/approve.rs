@@ -25,66 +25,41 @@ impl Lockfile {
     /// [`Error::UnknownSelection`] when a selection names a server or item the manifest (and,
     /// for a removal, the lockfile) does not have; [`Error::Version1Item`] when a version 1
     /// item is kept but the manifest cannot supply its approved object.
+    ///
+    /// Each server is approved under the authorization context it was captured under
+    /// (docs/formats.md, "Authorization context"): the entries of other contexts stay as they
+    /// were, and a server captured under a context the lockfile does not hold it under gets an
+    /// entry of its own beside them.
     pub fn approve(
         previous: Option<&Self>,
         manifest: &Manifest,
         selection: &[Selection],
     ) -> Result<Self, Error> {
-        let mut next = previous.cloned().unwrap_or_default();
-        next.schema_version = SCHEMA_VERSION;
-        if selection.is_empty() {
-            for (id, surface) in &manifest.servers {
-                let kept = next.servers.remove(id);
-                next.servers
-                    .insert(id.clone(), approve_server(kept, surface, manifest.complete));
+        let view = previous.map(|p| p.for_capture(manifest));
+        let mut next = approve_view(view.as_ref().map(|v| &v.lock), manifest, selection)?;
+        if let Some(view) = view {
+            // Each entry back under the context it was approved under; the others as they were.
+            let approved = std::mem::take(&mut next.servers);
+            for (id, server) in approved {
+                let context = match manifest.servers.get(&id) {
+                    Some(surface) => surface.auth_context.clone(),
+                    None => view.taken.get(&id).cloned().flatten(),
+                };
+                next.insert(id, context, server);
             }
-            let in_scope = |id: &str| {
-                manifest
-                    .scope
-                    .as_ref()
-                    .is_none_or(|scope| scope.contains(id))
-            };
-            // A server missing from an incomplete capture was not seen, not withdrawn.
-            next.servers.retain(|id, _| {
-                manifest.servers.contains_key(id) || !in_scope(id) || !manifest.complete
-            });
-        }
-        for choice in selection {
-            match choice {
-                Selection::Server(id) => match manifest.servers.get(id) {
-                    Some(surface) => {
-                        let kept = next.servers.remove(id);
-                        next.servers
-                            .insert(id.clone(), approve_server(kept, surface, manifest.complete));
-                    }
-                    // Approving the withdrawal of a server that a complete capture covering it
-                    // no longer serves; anything else names nothing.
-                    None if manifest.complete
-                        && manifest.scope.as_ref().is_none_or(|s| s.contains(id))
-                        && next.servers.remove(id).is_some() => {}
-                    None => {
-                        return Err(Error::UnknownSelection {
-                            selection: choice.clone(),
-                        });
-                    }
-                },
-                Selection::Item { server, name } => {
-                    approve_item(&mut next, manifest, server, name).ok_or_else(|| {
-                        Error::UnknownSelection {
-                            selection: choice.clone(),
-                        }
-                    })?;
-                }
-                Selection::Instructions(server) => {
-                    approve_instructions(&mut next, manifest, server).ok_or_else(|| {
-                        Error::UnknownSelection {
-                            selection: choice.clone(),
-                        }
-                    })?;
-                }
+            for (id, context, server) in view.others {
+                next.insert(id, context, server);
+            }
+        } else {
+            let approved = std::mem::take(&mut next.servers);
+            for (id, server) in approved {
+                let context = manifest
+                    .servers
+                    .get(&id)
+                    .and_then(|s| s.auth_context.clone());
+                next.insert(id, context, server);
             }
         }
-        recover_version1(&mut next, manifest)?;
         next.approval_serial = match previous {
             None => 1,
             Some(p) if p.same_surface(&next) => p.approval_serial,
@@ -92,6 +67,71 @@ impl Lockfile {
         };
         Ok(next)
     }
+}
+
+/// [`Lockfile::approve`] on the entries of the capture's contexts (`previous` holds them in
+/// `servers`, whatever their context), before they are put back under their contexts.
+fn approve_view(
+    previous: Option<&Lockfile>,
+    manifest: &Manifest,
+    selection: &[Selection],
+) -> Result<Lockfile, Error> {
+    let mut next = previous.cloned().unwrap_or_default();
+    next.schema_version = SCHEMA_VERSION;
+    if selection.is_empty() {
+        for (id, surface) in &manifest.servers {
+            let kept = next.servers.remove(id);
+            next.servers
+                .insert(id.clone(), approve_server(kept, surface, manifest.complete));
+        }
+        let in_scope = |id: &str| {
+            manifest
+                .scope
+                .as_ref()
+                .is_none_or(|scope| scope.contains(id))
+        };
+        // A server missing from an incomplete capture was not seen, not withdrawn.
+        next.servers.retain(|id, _| {
+            manifest.servers.contains_key(id) || !in_scope(id) || !manifest.complete
+        });
+    }
+    for choice in selection {
+        match choice {
+            Selection::Server(id) => match manifest.servers.get(id) {
+                Some(surface) => {
+                    let kept = next.servers.remove(id);
+                    next.servers
+                        .insert(id.clone(), approve_server(kept, surface, manifest.complete));
+                }
+                // Approving the withdrawal of a server that a complete capture covering it
+                // no longer serves; anything else names nothing.
+                None if manifest.complete
+                    && manifest.scope.as_ref().is_none_or(|s| s.contains(id))
+                    && next.servers.remove(id).is_some() => {}
+                None => {
+                    return Err(Error::UnknownSelection {
+                        selection: choice.clone(),
+                    });
+                }
+            },
+            Selection::Item { server, name } => {
+                approve_item(&mut next, manifest, server, name).ok_or_else(|| {
+                    Error::UnknownSelection {
+                        selection: choice.clone(),
+                    }
+                })?;
+            }
+            Selection::Instructions(server) => {
+                approve_instructions(&mut next, manifest, server).ok_or_else(|| {
+                    Error::UnknownSelection {
+                        selection: choice.clone(),
+                    }
+                })?;
+            }
+        }
+    }
+    recover_version1(&mut next, manifest)?;
+    Ok(next)
 }
 
 fn approve_server(

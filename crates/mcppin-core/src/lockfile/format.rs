@@ -11,9 +11,9 @@ use crate::document::{Document, Error};
 use crate::launch::Launch;
 use crate::parse::parse;
 use crate::surface::{
-    Fields, ItemKind, NOT_SERVED, array, check_not_served, count, element, item_key,
-    not_served_value, object, put, put_opt, read_not_served, string, string_array, strings,
-    take_list, take_member,
+    AUTH_CONTEXT, AuthContext, Fields, ItemKind, NOT_SERVED, array, check_not_served, count,
+    element, item_key, not_served_value, object, put, put_opt, read_auth_context, read_not_served,
+    string, string_array, strings, take_list, take_member,
 };
 use crate::value::{Kind, Object, Value};
 
@@ -31,6 +31,7 @@ const SERVER_MEMBERS_V3: &[&str] = &[
     "prompts",
     "resource_templates",
     "instructions",
+    AUTH_CONTEXT,
 ];
 /// Version 4 adds the optional lists a server did not serve and the artifact (read in version
 /// 3 only to be refused naming the version that added it).
@@ -46,6 +47,7 @@ const SERVER_MEMBERS_V4: &[&str] = &[
     "resource_templates",
     "instructions",
     NOT_SERVED,
+    AUTH_CONTEXT,
 ];
 const INSTRUCTIONS_MEMBERS: &[&str] = &["approved", "digest"];
 const ITEM_MEMBERS_V1: &[&str] = &["name", "digest"];
@@ -101,22 +103,24 @@ impl Lockfile {
             fields.required("approval_serial")?,
             &fields.at("approval_serial"),
         )?;
-        let mut servers = BTreeMap::new();
+        let mut lock = Self {
+            schema_version: version,
+            approval_serial,
+            servers: BTreeMap::new(),
+            contexts: BTreeMap::new(),
+        };
         let list_pointer = fields.at("servers");
         array(fields.required("servers")?, &list_pointer)?;
         for (i, entry) in entries.iter_mut().enumerate() {
             let pointer = element(&list_pointer, i);
-            let (id, server) = read_server(entry, &pointer, version)?;
-            if servers.contains_key(&id) {
+            let (id, context, server) = read_server(entry, &pointer, version)?;
+            // The key is the server and its authorization context.
+            if lock.entry(&id, context.as_ref()).is_some() {
                 return Err(Error::DuplicateServer { pointer, id });
             }
-            servers.insert(id, server);
+            lock.insert(id, context, server);
         }
-        Ok(Self {
-            schema_version: version,
-            approval_serial,
-            servers,
-        })
+        Ok(lock)
     }
 
     /// The lockfile as a value, in the form of its own version.
@@ -126,11 +130,13 @@ impl Lockfile {
         put(&mut o, "schema_version", self.schema_version);
         put(&mut o, "approval_serial", self.approval_serial);
         let servers = self
-            .servers
-            .iter()
-            .map(|(id, server)| {
+            .entries()
+            .map(|(id, context, server)| {
                 let mut s = Object::new();
-                put(&mut s, "id", id.as_str());
+                put(&mut s, "id", id);
+                if let Some(context) = context {
+                    put(&mut s, AUTH_CONTEXT, context.as_str());
+                }
                 put_opt(&mut s, "reported_name", server.reported_name.as_deref());
                 put_opt(
                     &mut s,
@@ -182,8 +188,9 @@ impl Lockfile {
         Value::from(o)
     }
 
-    /// The one byte form: sorted keys, two-space indent, trailing newline, servers by id,
-    /// items by key, no timestamps.
+    /// The one byte form: sorted keys, two-space indent, trailing newline, servers by id (and
+    /// one id's entries by authorization context, the default first), items by key, no
+    /// timestamps.
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         to_pretty(&self.to_value())
@@ -233,7 +240,7 @@ fn read_server(
     value: &mut Value,
     pointer: &str,
     version: u64,
-) -> Result<(String, LockedServer), Error> {
+) -> Result<(String, Option<AuthContext>, LockedServer), Error> {
     let lists = ItemKind::ALL.map(|kind| take_list(value, kind.list_member()));
     let value = &*value;
     let known = match version {
@@ -243,6 +250,7 @@ fn read_server(
     };
     let fields = Fields::new(value, pointer, known)?;
     let id = string(fields.required("id")?, &fields.at("id"))?.to_owned();
+    let context = read_auth_context(&fields, Document::Lockfile, version)?;
     let mut server = LockedServer {
         reported_name: fields.optional_string("reported_name")?,
         protocol_version: fields.optional_string("protocol_version")?,
@@ -296,7 +304,7 @@ fn read_server(
     check_not_served(&fields, &server.not_served, server.widened, |k| {
         server.items(k).len()
     })?;
-    Ok((id, server))
+    Ok((id, context, server))
 }
 
 /// The approved `instructions`: the text beside its digest, checked like an item's.

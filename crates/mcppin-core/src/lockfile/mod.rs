@@ -30,7 +30,8 @@ use crate::artifact::Artifact;
 use crate::digest::{Digest, digest};
 use crate::document::Error;
 use crate::launch::Launch;
-use crate::surface::{ItemKind, label, parse_label};
+use crate::manifest::Manifest;
+use crate::surface::{AuthContext, ItemKind, label, parse_label};
 use crate::value::Value;
 
 mod approve;
@@ -51,8 +52,42 @@ pub struct Lockfile {
     schema_version: u64,
     /// Counts approvals: moved by one each time the approved surface moves (docs/formats.md).
     pub approval_serial: u64,
-    /// The approved servers, by configuration id.
+    /// The servers approved under the default authorization context (no label), by
+    /// configuration id.
     pub servers: BTreeMap<String, LockedServer>,
+    /// The servers approved under a labelled authorization context (docs/formats.md,
+    /// "Authorization context"), by configuration id, then by label: one server may be approved
+    /// under several contexts, each its own surface.
+    pub contexts: BTreeMap<String, BTreeMap<AuthContext, LockedServer>>,
+}
+
+/// What a lockfile approves for one capture: for each server, the entry of the context the
+/// capture was made under (see [`Lockfile::for_capture`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CaptureView {
+    /// The entries of the capture's contexts, in `servers` by id (`contexts` is empty): what
+    /// the capture is compared with.
+    pub lock: Lockfile,
+    /// The context each entry of `lock` was taken from, by id.
+    pub taken: BTreeMap<String, Option<AuthContext>>,
+    /// The other entries, left out of the comparison: (id, context, entry).
+    pub others: Vec<(String, Option<AuthContext>, LockedServer)>,
+    /// The servers the capture serves under a context the lockfile does not approve them
+    /// under, though it approves them under others: these cannot be compared.
+    pub differs: Vec<ContextDiffers>,
+}
+
+/// A server captured under one authorization context and approved under others only.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub struct ContextDiffers {
+    /// The server id.
+    pub server: String,
+    /// The contexts the lockfile approves it under (`None`: the default), default first.
+    pub approved: Vec<Option<AuthContext>>,
+    /// The context it was captured under.
+    pub served: Option<AuthContext>,
 }
 
 /// The approved surface of one server.
@@ -169,8 +204,8 @@ impl fmt::Display for Pin {
 impl LockedItem {
     /// Approves a served item as it is.
     ///
-    /// [`Lockfile::approve`] takes its items from a [`Manifest`](crate::manifest::Manifest),
-    /// whose items all fit a lockfile ([`crate::surface::MAX_ITEM_DEPTH`]). An item built by
+    /// [`Lockfile::approve`] takes its items from a [`Manifest`], whose items all fit a
+    /// lockfile ([`crate::surface::MAX_ITEM_DEPTH`]). An item built by
     /// hand is not checked here: one nesting deeper can be compared, but a lockfile holding it
     /// would be written in a form its reader refuses.
     #[must_use]
@@ -270,6 +305,116 @@ impl Lockfile {
             schema_version: SCHEMA_VERSION,
             approval_serial: 0,
             servers: BTreeMap::new(),
+            contexts: BTreeMap::new(),
+        }
+    }
+
+    /// The entry of server `id` approved under `context` (`None`: the default context).
+    #[must_use]
+    pub fn entry(&self, id: &str, context: Option<&AuthContext>) -> Option<&LockedServer> {
+        match context {
+            None => self.servers.get(id),
+            Some(label) => self.contexts.get(id).and_then(|c| c.get(label)),
+        }
+    }
+
+    /// The contexts server `id` is approved under, the default first, then the labels in
+    /// order; empty when the lockfile does not hold it.
+    #[must_use]
+    pub fn contexts_of(&self, id: &str) -> Vec<Option<&AuthContext>> {
+        let default = self.servers.contains_key(id).then_some(None);
+        let labels = self
+            .contexts
+            .get(id)
+            .into_iter()
+            .flat_map(|c| c.keys().map(Some));
+        default.into_iter().chain(labels).collect()
+    }
+
+    /// Every entry: (id, context, entry), by id, the default context first.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, Option<&AuthContext>, &LockedServer)> {
+        let ids: BTreeSet<&String> = self.servers.keys().chain(self.contexts.keys()).collect();
+        ids.into_iter().flat_map(move |id| {
+            let default = self.servers.get(id).map(|s| (id.as_str(), None, s));
+            let labels = self
+                .contexts
+                .get(id)
+                .into_iter()
+                .flat_map(move |c| c.iter().map(move |(l, s)| (id.as_str(), Some(l), s)));
+            default.into_iter().chain(labels)
+        })
+    }
+
+    /// What this lockfile approves for `manifest`: each server the manifest serves, under the
+    /// context it was captured under; each server it does not serve, under the first context
+    /// of the capture (the contexts of its servers, the default for a capture of none) the
+    /// lockfile approves it under. Surfaces of different contexts are never compared: a served
+    /// server approved only under other contexts is named in [`CaptureView::differs`] and left
+    /// out of the view.
+    #[must_use]
+    pub fn for_capture(&self, manifest: &Manifest) -> CaptureView {
+        let mut captured: Vec<Option<&AuthContext>> = Vec::new();
+        for surface in manifest.servers.values() {
+            if !captured.contains(&surface.auth_context.as_ref()) {
+                captured.push(surface.auth_context.as_ref());
+            }
+        }
+        if captured.is_empty() {
+            captured.push(None);
+        }
+        let mut view = CaptureView {
+            lock: Self {
+                schema_version: self.schema_version,
+                approval_serial: self.approval_serial,
+                servers: BTreeMap::new(),
+                contexts: BTreeMap::new(),
+            },
+            taken: BTreeMap::new(),
+            others: Vec::new(),
+            differs: Vec::new(),
+        };
+        for (id, context, server) in self.entries() {
+            let wanted = match manifest.servers.get(id) {
+                Some(surface) => surface.auth_context.as_ref(),
+                None => captured
+                    .iter()
+                    .copied()
+                    .find(|c| self.entry(id, *c).is_some())
+                    .unwrap_or(None),
+            };
+            if context == wanted {
+                view.lock.servers.insert(id.to_owned(), server.clone());
+                view.taken.insert(id.to_owned(), context.cloned());
+            } else {
+                view.others
+                    .push((id.to_owned(), context.cloned(), server.clone()));
+            }
+        }
+        for (id, surface) in &manifest.servers {
+            if !view.lock.servers.contains_key(id) && !self.contexts_of(id).is_empty() {
+                view.differs.push(ContextDiffers {
+                    server: id.clone(),
+                    approved: self
+                        .contexts_of(id)
+                        .into_iter()
+                        .map(|c| c.cloned())
+                        .collect(),
+                    served: surface.auth_context.clone(),
+                });
+            }
+        }
+        view
+    }
+
+    /// Puts the entry of `id` approved under `context`, replacing any there.
+    pub fn insert(&mut self, id: String, context: Option<AuthContext>, server: LockedServer) {
+        match context {
+            None => {
+                self.servers.insert(id, server);
+            }
+            Some(label) => {
+                self.contexts.entry(id).or_default().insert(label, server);
+            }
         }
     }
 
@@ -286,32 +431,34 @@ impl Lockfile {
     /// recording them is an upgrade, not a change).
     #[must_use]
     pub fn same_surface(&self, other: &Self) -> bool {
-        self.servers.len() == other.servers.len()
-            && self.servers.iter().all(|(id, a)| {
-                other.servers.get(id).is_some_and(|b| {
-                    a.reported_name == b.reported_name
-                        && a.protocol_version == b.protocol_version
-                        && match (&a.launch, &b.launch) {
-                            (None, _) => true,
-                            (Some(was), Some(is)) => was.approves(is, self.schema_version),
-                            (Some(_), None) => false,
-                        }
-                        && match (&a.artifact, &b.artifact) {
-                            (None, _) => true,
-                            (Some(was), Some(is)) => was.approves(is) && is.approves(was),
-                            (Some(_), None) => false,
-                        }
-                        && (!a.widened
-                            || (b.widened
-                                && a.instructions == b.instructions
-                                && a.not_served == b.not_served))
-                        && (a.client_capabilities.is_none()
-                            || a.client_capabilities == b.client_capabilities)
-                        && ItemKind::ALL
-                            .iter()
-                            .all(|&k| same_items(a.items(k), b.items(k)))
-                })
+        self.entries().count() == other.entries().count()
+            && self.entries().all(|(id, context, a)| {
+                other
+                    .entry(id, context)
+                    .is_some_and(|b| self.same_server(a, b))
             })
+    }
+
+    /// Whether the entry `b` approves the surface the entry `a` of this lockfile does.
+    fn same_server(&self, a: &LockedServer, b: &LockedServer) -> bool {
+        a.reported_name == b.reported_name
+            && a.protocol_version == b.protocol_version
+            && match (&a.launch, &b.launch) {
+                (None, _) => true,
+                (Some(was), Some(is)) => was.approves(is, self.schema_version),
+                (Some(_), None) => false,
+            }
+            && match (&a.artifact, &b.artifact) {
+                (None, _) => true,
+                (Some(was), Some(is)) => was.approves(is) && is.approves(was),
+                (Some(_), None) => false,
+            }
+            && (!a.widened
+                || (b.widened && a.instructions == b.instructions && a.not_served == b.not_served))
+            && (a.client_capabilities.is_none() || a.client_capabilities == b.client_capabilities)
+            && ItemKind::ALL
+                .iter()
+                .all(|&k| same_items(a.items(k), b.items(k)))
     }
 }
 

@@ -298,6 +298,18 @@ fn unverified_json(u: &Unverified) -> Value {
             ),
         );
     }
+    if let Reason::AuthContextDiffers { approved, served } = &u.reason {
+        o.insert(
+            "approved_contexts",
+            Value::from(
+                approved
+                    .iter()
+                    .map(|s| Value::from(s.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+        );
+        o.insert("served_context", served.as_str());
+    }
     Value::from(o)
 }
 

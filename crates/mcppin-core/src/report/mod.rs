@@ -73,16 +73,21 @@ impl ServerChanges {
     /// one outside the scope was not examined, so it is not gone).
     #[must_use]
     pub fn between(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Self {
+        // Each server against its entry of the context it was captured under; one approved
+        // under other contexts only is neither new nor gone: it was not compared.
+        let view = lock.for_capture(manifest);
+        let differs = |id: &String| view.differs.iter().any(|d| d.server == *id);
         let wanted = |id: &String| options.servers.is_empty() || options.servers.contains(id);
         let in_scope = |id: &String| manifest.scope.as_ref().is_none_or(|s| s.contains(id));
         Self {
             new: manifest
                 .servers
                 .keys()
-                .filter(|id| wanted(id) && !lock.servers.contains_key(*id))
+                .filter(|id| wanted(id) && !view.lock.servers.contains_key(*id) && !differs(id))
                 .cloned()
                 .collect(),
-            gone: lock
+            gone: view
+                .lock
                 .servers
                 .keys()
                 .filter(|id| wanted(id) && in_scope(id) && !manifest.servers.contains_key(*id))

@@ -437,7 +437,18 @@ fn change_from(value: &Value, pointer: &str) -> Result<Change, Error> {
 }
 
 fn unverified_from(value: &Value, pointer: &str) -> Result<Unverified, Error> {
-    let f = Fields::new(value, pointer, &["server", "item", "reason", "literals"])?;
+    let f = Fields::new(
+        value,
+        pointer,
+        &[
+            "server",
+            "item",
+            "reason",
+            "literals",
+            "approved_contexts",
+            "served_context",
+        ],
+    )?;
     let at = f.at("reason");
     let reason = match string(f.required("reason")?, &at)? {
         "undecidable" => Reason::Undecidable {
@@ -445,6 +456,10 @@ fn unverified_from(value: &Value, pointer: &str) -> Result<Unverified, Error> {
         },
         "unseen-in-incomplete-capture" => Reason::Unseen,
         "outside-capture-scope" => Reason::OutsideScope,
+        "auth-context-differs" => Reason::AuthContextDiffers {
+            approved: strings(f.required("approved_contexts")?, &f.at("approved_contexts"))?,
+            served: string(f.required("served_context")?, &f.at("served_context"))?.to_owned(),
+        },
         _ => return Err(invalid(&at, "a reason")),
     };
     Ok(Unverified {

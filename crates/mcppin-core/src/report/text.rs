@@ -717,6 +717,13 @@ pub(super) fn reason_text(reason: &Reason) -> String {
             "approved server outside the capture's scope: left unexamined (narrow with --server)"
                 .into()
         }
+        Reason::AuthContextDiffers { approved, served } => format!(
+            "captured under authorization context {}, approved under {} only: surfaces of \
+             different contexts are not compared (capture under an approved context, or lock \
+             this capture as an approval of its own context)",
+            escape(served),
+            escape(&approved.join(", "))
+        ),
     }
 }
 
