@@ -23,30 +23,7 @@ enum Found {
 /// (`project`, else the current one) and the system directories under `system` (`/`) on
 /// stdout.
 pub(crate) fn run(project: Option<&Path>, system: &Path) -> anyhow::Result<Exit> {
-    let home = std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            Fail::new(
-                Exit::Usage,
-                "--discover needs HOME (the home directory) to find the user's configurations",
-            )
-        })?;
-    let project = match project {
-        Some(project) => PathBuf::from(crate::project_key(project)?),
-        None => std::env::current_dir().map_err(|e| {
-            Fail::new(
-                Exit::Unreadable,
-                format!("cannot tell the current directory: {e}"),
-            )
-        })?,
-    };
-    let places = Places {
-        home,
-        project,
-        config_home: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
-        system: system.to_path_buf(),
-    };
+    let places = places(project, system)?;
     let mut out = String::new();
     let (mut files, mut servers) = (0, 0);
     let mut absent = Vec::new();
@@ -124,6 +101,35 @@ pub(crate) fn run(project: Option<&Path>, system: &Path) -> anyhow::Result<Exit>
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
     Ok(Exit::Written)
+}
+
+/// Where the configurations are looked for: the home directory (`HOME`), the project directory
+/// (`project`, else the current one) and the system directories under `system` (`/`).
+pub(crate) fn places(project: Option<&Path>, system: &Path) -> anyhow::Result<Places> {
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            Fail::new(
+                Exit::Usage,
+                "--discover needs HOME (the home directory) to find the user's configurations",
+            )
+        })?;
+    let project = match project {
+        Some(project) => PathBuf::from(crate::project_key(project)?),
+        None => std::env::current_dir().map_err(|e| {
+            Fail::new(
+                Exit::Unreadable,
+                format!("cannot tell the current directory: {e}"),
+            )
+        })?,
+    };
+    Ok(Places {
+        home,
+        project,
+        config_home: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        system: system.to_path_buf(),
+    })
 }
 
 fn look(location: &Location) -> Found {

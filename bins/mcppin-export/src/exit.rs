@@ -5,8 +5,10 @@ use std::process::ExitCode;
 /// How a run ended; the numbers are a public contract.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub(crate) enum Exit {
-    /// 0: the manifest was written.
+    /// 0: the manifest was written (with --audit: every entry is guarded as expected).
     Written = 0,
+    /// 1: with --audit, an entry bypasses the guard.
+    Bypassed = 1,
     /// 2: the command line is wrong (clap exits 2 itself for what it can see).
     Usage = 2,
     /// 3: a server could not be captured; nothing was written.

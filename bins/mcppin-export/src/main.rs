@@ -25,6 +25,7 @@ use mcppin_core::surface::AuthContext;
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
 
+mod audit;
 mod discover;
 mod exit;
 mod file;
@@ -42,7 +43,10 @@ Exit codes (a public contract):
   3  a server could not be captured (nothing written)
   4  the configuration could not be read, or the manifest not written (nothing written)
 With --discover: 0 the list was printed (files that cannot be read are listed as such), 2 no
-HOME or a flag of a capture given.";
+HOME or a flag of a capture given.
+With --audit: 0 every entry is guarded as expected, 1 an entry bypasses the guard (weakened,
+other-lock, unguarded, not-locked), 2 the command line is wrong, 4 the lockfile or a
+configuration could not be read; no server is started.";
 
 /// How much of a server's stderr is kept (the most recent bytes).
 const STDERR_LIMIT: usize = 64 * 1024;
@@ -57,13 +61,30 @@ const STDERR_LIMIT: usize = 64 * 1024;
 struct Cli {
     /// The client configuration: `mcpServers` (Claude Desktop, Claude Code, Cursor, Windsurf),
     /// VS Code `servers`, or VS Code settings with `mcp.servers`.
-    #[arg(long, value_name = "FILE", required_unless_present = "discover")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["discover", "audit"])]
     config: Option<PathBuf>,
+
+    /// Audit the client configurations against this lockfile instead of capturing: every
+    /// server entry of the --config file (or of every configuration --discover finds) is read,
+    /// never run, and classified: guarded (behind mcppin-guard with this lockfile, as
+    /// expected), weakened, other-lock, unguarded (in the lockfile, no guard) or not-locked.
+    /// Exits 1 when any entry bypasses the guard.
+    #[arg(long, value_name = "LOCK", conflicts_with_all = ["output", "servers"])]
+    audit: Option<PathBuf>,
+
+    /// --audit: the report format: text (the default), json or sarif.
+    #[arg(long, value_enum)]
+    format: Option<audit::Format>,
+
+    /// --audit: the mode every guard must run in (refuse, the default, or quarantine); a guard
+    /// in another is weakened.
+    #[arg(long, value_name = "MODE", value_parser = ["refuse", "quarantine"])]
+    audit_mode: Option<String>,
 
     /// List the client configurations found in their usual places (Claude Desktop, Claude
     /// Code, Cursor, VS Code, Windsurf) with their servers, and the command that captures
     /// each; reads only.
-    #[arg(long, conflicts_with_all = ["config", "output", "servers"])]
+    #[arg(long, conflicts_with_all = ["output", "servers"])]
     discover: bool,
 
     /// The project of Claude Code's *local* scope: with --config, read the servers of
@@ -149,7 +170,7 @@ struct Cli {
         short,
         long,
         value_name = "FILE|-",
-        required_unless_present = "discover"
+        required_unless_present_any = ["discover", "audit"]
     )]
     output: Option<PathBuf>,
 
@@ -231,6 +252,44 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Exit> {
+    if let Some(lock) = &cli.audit {
+        if cli.config.is_some() == cli.discover {
+            return Err(Fail::new(
+                Exit::Usage,
+                "--audit reads the configurations of --config FILE or of --discover: give one",
+            )
+            .into());
+        }
+        let project = cli.project.as_deref().map(project_key).transpose()?;
+        let places = if cli.discover {
+            Some(discover::places(cli.project.as_deref(), &cli.system_root)?)
+        } else {
+            None
+        };
+        return audit::run(&audit::Audit {
+            lock,
+            config: cli.config.as_deref(),
+            project: project.as_deref(),
+            places,
+            mode: cli.audit_mode.as_deref().unwrap_or("refuse"),
+            format: cli.format.unwrap_or(audit::Format::Text),
+        });
+    }
+    if cli.format.is_some() || cli.audit_mode.is_some() {
+        return Err(Fail::new(
+            Exit::Usage,
+            "--format and --audit-mode go with --audit LOCK",
+        )
+        .into());
+    }
+    if cli.discover && cli.config.is_some() {
+        return Err(Fail::new(
+            Exit::Usage,
+            "--discover lists the configurations it finds: it takes no --config (give --audit \
+             LOCK to audit them)",
+        )
+        .into());
+    }
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
         return discover::run(cli.project.as_deref(), &cli.system_root);
     };

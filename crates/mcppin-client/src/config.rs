@@ -27,6 +27,9 @@ use crate::error::quoted;
 pub struct ClientConfig {
     /// The servers, ordered by id.
     pub servers: BTreeMap<String, ServerEntry>,
+    /// The line (from 1) of each server's key in the file, by id: where a report about the
+    /// entry points.
+    pub lines: BTreeMap<String, usize>,
 }
 
 /// One configured server.
@@ -240,7 +243,9 @@ impl ClientConfig {
                 "no \"mcpServers\", \"servers\" or \"mcp\": {\"servers\"} object",
             ));
         };
-        read_table(table)
+        let mut config = read_table(table)?;
+        config.lines = entry_lines(text, None);
+        Ok(config)
     }
 
     /// Reads the servers of one project's *local* scope in Claude Code's user file
@@ -298,10 +303,12 @@ impl ClientConfig {
             ));
         };
         match entry.take_object("mcpServers") {
-            Some(table) => read_table(table),
-            None => Ok(Self {
-                servers: BTreeMap::new(),
-            }),
+            Some(table) => {
+                let mut config = read_table(table)?;
+                config.lines = entry_lines(text, Some(project));
+                Ok(config)
+            }
+            None => Ok(Self::default()),
         }
     }
 }
@@ -316,7 +323,44 @@ fn read_table(table: JsonObject<'_>) -> Result<ClientConfig, Error> {
         let server = read_entry(&id, entry)?;
         servers.insert(id, server);
     }
-    Ok(ClientConfig { servers })
+    Ok(ClientConfig {
+        servers,
+        lines: BTreeMap::new(),
+    })
+}
+
+/// The line of each server's key in the server table `ClientConfig::parse` reads (or, with
+/// `project`, `projects.<project>.mcpServers`), read from the syntax tree of the same parser;
+/// a key written twice is at its last line, the entry that is read.
+fn entry_lines(text: &str, project: Option<&str>) -> BTreeMap<String, usize> {
+    use jsonc_parser::ast::{Object, Value};
+    let mut lines = BTreeMap::new();
+    let Ok(parsed) =
+        jsonc_parser::parse_to_ast(text, &Default::default(), &ParseOptions::default())
+    else {
+        return lines;
+    };
+    let Some(Value::Object(root)) = parsed.value else {
+        return lines;
+    };
+    let table: Option<&Object<'_>> = match project {
+        Some(project) => root
+            .get_object("projects")
+            .and_then(|p| p.get_object(project))
+            .and_then(|p| p.get_object("mcpServers")),
+        None => root
+            .get_object("mcpServers")
+            .or_else(|| root.get_object("servers"))
+            .or_else(|| root.get_object("mcp").and_then(|m| m.get_object("servers"))),
+    };
+    for prop in table.map(|t| t.properties.as_slice()).unwrap_or_default() {
+        let line = text
+            .get(..prop.range.start)
+            .map_or(0, |before| before.matches('\n').count())
+            + 1;
+        lines.insert(prop.name.clone().into_string(), line);
+    }
+    lines
 }
 
 /// The deepest nesting of arrays and objects a client configuration may have. Real ones nest
