@@ -48,6 +48,10 @@
 //! session in both directions: what to forward, what to answer in the server's place, when to
 //! stop, and typed events for the admission log.
 //!
+//! [`log`] writes those events as a hash chain per guard run ([`log::Chain`]: each line names
+//! the digest of the line before it) and reads a log back ([`log::verify`]): the first break
+//! of each run, every gap, a cut last line.
+//!
 //! The modules form three layers (docs/design.md): JSON (`parse`, `value`, `canon`, `digest`,
 //! `outline`, ...), surface (`manifest`, `lockfile`, `surface`) and judgement (`diff`,
 //! `policy`, `report`, `admission`, `engine`, ...), each using only those before it. The JSON
@@ -95,6 +99,7 @@ pub mod fold;
 pub mod http;
 pub mod launch;
 pub mod lockfile;
+pub mod log;
 pub mod manifest;
 pub mod number;
 pub mod outline;

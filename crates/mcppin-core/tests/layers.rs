@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 24] = [
+const MODULES: [(&str, Layer); 25] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -35,6 +35,7 @@ const MODULES: [(&str, Layer); 24] = [
     ("lockfile", Layer::Surface),
     ("launch", Layer::Surface),
     ("artifact", Layer::Surface),
+    ("log", Layer::Surface),
     ("scan", Layer::Judgement),
     ("diff", Layer::Judgement),
     ("policy", Layer::Judgement),

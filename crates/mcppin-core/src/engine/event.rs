@@ -1,15 +1,15 @@
 //! The admission-log events (docs/formats.md, "Admission log"): typed values the engine
 //! produces, serialised with serde.
 //!
-//! An event holds the members of its log line that the engine knows. The members every line
-//! carries (`schema_version`, `event`, `session_id`, `server`, `observed_at`) are the writer's:
-//! `event` is the tag of [`Event`] (serialise the event flattened into the writer's line), the
-//! others belong to the process and its clock.
+//! An event holds the members of its log line that the engine knows, `event` (the tag of
+//! [`Event`]) included: [`Event::to_object`] gives them, and [`crate::log::Chain::append`] adds
+//! the members every line carries (`schema_version`, `run`, `seq`, `prev`, `server`,
+//! `observed_at`); `session_id` is the writer's, who knows its sessions.
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use crate::value::Value;
+use crate::value::{Object, Value};
 use crate::{Strictness, parse_with};
 
 /// One line of the admission log, without the members every line carries.
@@ -30,6 +30,65 @@ pub enum Event {
     ToolRemoved(ToolRemoved),
     /// The server calls itself by another name than the approved one.
     ServerRenamed(ServerRenamed),
+}
+
+impl Event {
+    /// The event's members as the admission log writes them (`event`, its tag, and its own
+    /// members; the same as its `Serialize`, except that a request id keeps the number literal
+    /// the client wrote): what [`crate::log::Chain::append`] takes.
+    #[must_use]
+    pub fn to_object(&self) -> Object {
+        let mut object = Object::new();
+        let tag = match self {
+            Self::ToolAdmission(e) => {
+                object.insert("request_id", e.request_id.to_value());
+                object.insert("request_method", e.request_method);
+                object.insert("tool", e.tool.as_str());
+                object.insert("catalog_generation", e.catalog_generation);
+                object.insert("approved_digest", optional(e.approved_digest.as_deref()));
+                object.insert("observed_digest", optional(e.observed_digest.as_deref()));
+                object.insert("decision", e.decision.as_str());
+                object.insert("reason", optional(e.reason));
+                if let Some(shown) = e.shown {
+                    object.insert("shown", shown);
+                }
+                "tool_admission"
+            }
+            Self::ToolCompletion(e) => {
+                object.insert("request_id", e.request_id.to_value());
+                object.insert("tool", optional(e.tool.as_deref()));
+                object.insert("outcome", e.outcome.as_str());
+                object.insert("duration_ms", e.duration_ms);
+                "tool_completion"
+            }
+            Self::AnswerAdmission(e) => {
+                object.insert("request_id", e.request_id.to_value());
+                object.insert("method", e.method.as_str());
+                object.insert("name", optional(e.name.as_deref()));
+                object.insert("decision", e.decision.as_str());
+                object.insert("reason", optional(e.reason));
+                "answer_admission"
+            }
+            Self::ToolRemoved(e) => {
+                object.insert("request_id", e.request_id.to_value());
+                object.insert("tool", e.tool.as_str());
+                object.insert("catalog_generation", e.catalog_generation);
+                "tool_removed"
+            }
+            Self::ServerRenamed(e) => {
+                object.insert("request_id", e.request_id.to_value());
+                object.insert("approved_name", optional(e.approved_name.as_deref()));
+                object.insert("observed_name", optional(e.observed_name.as_deref()));
+                "server_renamed"
+            }
+        };
+        object.insert("event", tag);
+        object
+    }
+}
+
+fn optional(text: Option<&str>) -> Value {
+    text.map_or_else(Value::null, Value::from)
 }
 
 /// The members of a `tool_admission` line.
@@ -122,6 +181,17 @@ pub enum Verdict {
     Deny,
 }
 
+impl Verdict {
+    /// The name the log gives it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
+}
+
 /// How an allowed call ended.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -134,6 +204,19 @@ pub enum Completion {
     ProtocolError,
     /// `no_answer`: the session ended first.
     NoAnswer,
+}
+
+impl Completion {
+    /// The name the log gives it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Result => "result",
+            Self::IsError => "is_error",
+            Self::ProtocolError => "protocol_error",
+            Self::NoAnswer => "no_answer",
+        }
+    }
 }
 
 /// A request id as the client wrote it (its bytes), logged as the JSON value it reads as, or as
@@ -152,6 +235,14 @@ impl RequestId {
     #[must_use]
     pub fn raw(&self) -> &[u8] {
         &self.0
+    }
+
+    /// The id as the JSON value it reads as, number literals as written; a string of its
+    /// bytes when it reads as none.
+    #[must_use]
+    pub fn to_value(&self) -> Value {
+        parse_with(&self.0, Strictness::Relaxed)
+            .unwrap_or_else(|_| Value::from(String::from_utf8_lossy(&self.0).into_owned()))
     }
 }
 
@@ -199,5 +290,80 @@ impl Serialize for Json<'_> {
         } else {
             serializer.serialize_unit()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every event as its object and as its `Serialize` form: the same members and values.
+    #[test]
+    fn the_object_of_an_event_is_its_serialised_form() {
+        let id = RequestId::new(b"\"a\"");
+        let events = [
+            Event::ToolAdmission(ToolAdmission {
+                request_id: RequestId::new(b"7"),
+                request_method: "tools/list",
+                tool: "search".into(),
+                catalog_generation: 2,
+                approved_digest: Some("sha256:ab".into()),
+                observed_digest: None,
+                decision: Verdict::Deny,
+                reason: Some("tool-changed"),
+                shown: Some(false),
+            }),
+            Event::ToolAdmission(ToolAdmission {
+                request_id: RequestId::new(b"-3"),
+                request_method: "tools/call",
+                tool: "search".into(),
+                catalog_generation: 1,
+                approved_digest: None,
+                observed_digest: Some("sha256:cd".into()),
+                decision: Verdict::Allow,
+                reason: None,
+                shown: None,
+            }),
+            Event::ToolCompletion(ToolCompletion {
+                request_id: id.clone(),
+                tool: None,
+                outcome: Completion::IsError,
+                duration_ms: 12,
+            }),
+            Event::AnswerAdmission(AnswerAdmission {
+                request_id: id.clone(),
+                method: "prompts/get".into(),
+                name: Some("p".into()),
+                decision: Verdict::Allow,
+                reason: None,
+            }),
+            Event::ToolRemoved(ToolRemoved {
+                request_id: id.clone(),
+                tool: "gone".into(),
+                catalog_generation: 3,
+            }),
+            Event::ServerRenamed(ServerRenamed {
+                request_id: id,
+                approved_name: Some("a".into()),
+                observed_name: None,
+            }),
+        ];
+        for event in events {
+            let serialised = serde_json::to_value(&event).unwrap();
+            let object: serde_json::Value =
+                serde_json::from_str(&Value::from(event.to_object()).to_string()).unwrap();
+            assert_eq!(object, serialised);
+        }
+    }
+
+    #[test]
+    fn a_request_id_keeps_its_literal_in_the_object() {
+        let event = Event::ToolRemoved(ToolRemoved {
+            request_id: RequestId::new(b"9007199254740993"),
+            tool: "t".into(),
+            catalog_generation: 1,
+        });
+        let text = Value::from(event.to_object()).to_string();
+        assert!(text.contains("\"request_id\":9007199254740993"), "{text}");
     }
 }
