@@ -38,6 +38,9 @@ pub struct Approval<'a> {
 pub struct Approved {
     /// The approved surface.
     pub lockfile: Lockfile,
+    /// The lockfile's digest, the one a signature names ([`crate::lock_digest`]), so a record
+    /// of what ran under this approval can name it.
+    pub lock_digest: Digest,
     /// What the signature check found.
     pub signature: Signature,
 }
@@ -106,7 +109,7 @@ impl Approval<'_> {
     /// ([`check_serial`]); returns the lockfile with what the signature check found.
     ///
     /// The lockfile is read once: the digest the signature names is taken from the value as
-    /// read (see [`crate::lock_digest`]), only when a signature is to be checked.
+    /// read (see [`crate::lock_digest`]).
     ///
     /// # Errors
     ///
@@ -144,9 +147,9 @@ impl Approval<'_> {
     /// ```
     pub fn check(&self) -> Result<Approved, Refused> {
         let value = mcppin_core::parse(self.lockfile).map_err(|e| Refused::lockfile(e.into()))?;
-        let digest = (!self.keys.is_empty()).then(|| crate::verify::digest_of(&value));
+        let lock_digest = crate::verify::digest_of(&value);
         let lockfile = Lockfile::try_from(value).map_err(Refused::lockfile)?;
-        let signature = match digest {
+        let signature = match (!self.keys.is_empty()).then_some(lock_digest) {
             None => match self.signature {
                 None => Signature::Unsigned,
                 Some(bytes) => Signature::Unchecked(match Envelope::parse(bytes) {
@@ -172,6 +175,7 @@ impl Approval<'_> {
         }
         Ok(Approved {
             lockfile,
+            lock_digest,
             signature,
         })
     }

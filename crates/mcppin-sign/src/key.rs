@@ -230,6 +230,10 @@ impl SigningKey {
     /// is the cipher's key.
     pub const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
 
+    pub(crate) fn inner(&self) -> &ed25519_dalek::SigningKey {
+        &self.inner
+    }
+
     /// The public half.
     #[must_use]
     pub fn public_key(&self) -> PublicKey {

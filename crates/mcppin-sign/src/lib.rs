@@ -7,7 +7,8 @@
 //! [`PublicKey`]s and, with [`Freshness`], its age; [`check_serial`] refuses an approval
 //! older than a pinned floor. [`Approval::check`] is the whole approval in one call (the
 //! lockfile read strictly, its signature, the serial floor and the age bound), with one
-//! message per [`Refusal`]: `mcppin verify` and `mcppin-guard` both use it. Keys are PKCS#8
+//! message per [`Refusal`]: `mcppin verify` and `mcppin-guard` both use it. The same keys
+//! sign the end of an admission-log run ([`log::sign`]) and check it ([`log::check_ends`]). Keys are PKCS#8
 //! PEM (private, plain or encrypted with a passphrase: [`SigningKey::to_encrypted_pem`]) and
 //! SPKI PEM (public), the forms `openssl genpkey -algorithm ed25519` and `openssl pkey
 //! -pubout` read and write.
@@ -50,6 +51,7 @@ mod approval;
 mod envelope;
 mod error;
 mod key;
+pub mod log;
 mod time;
 mod verify;
 
