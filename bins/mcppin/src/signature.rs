@@ -122,7 +122,7 @@ pub(crate) fn status(args: &Flags, approved: &Approved) -> anyhow::Result<Signat
     })
 }
 
-fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {
+pub(crate) fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {
     let text = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
         .and_then(|bytes| {
             String::from_utf8(bytes)
