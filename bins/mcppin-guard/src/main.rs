@@ -28,11 +28,11 @@ const EXIT_CODES: &str = "\
 Exit codes (a public contract):
   0  the session ended cleanly (the client closed its input)
   1  drift was refused (refuse mode): the server was stopped
-  2  the command line is wrong (including a --log file that cannot be opened)
+  2  the command line is wrong (including a --log file that cannot be opened or written)
   3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
      message over --max-message, an answer that breaks strict reading)
-  4  the lockfile or its signature could not be read, or it has no entry for --server (the
-     server was never started)
+  4  the lockfile or its signature could not be read, it has no entry for --server, or the
+     --log-key cannot be read (the server was never started)
 With --listen (an HTTP proxy serving many sessions), drift and misbehaving servers end their
 session, not the guard: it runs until SIGINT, SIGTERM or SIGHUP and then exits 0; it exits 2
 when it cannot listen or --upstream is not a URL, 4 as above.";
@@ -62,9 +62,14 @@ struct Cli {
     /// and go on (or MCPPIN_MODE).
     #[arg(long, value_enum)]
     mode: Option<Mode>,
-    /// Append one JSON line per admission decision to this file.
+    /// Append one JSON line per admission decision to this file: a hash chain per run of the
+    /// guard, checked by `mcppin log verify`.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+    /// Sign the log's last line of the run (guard_stop) with this private key (PKCS#8 PEM from
+    /// `mcppin key`, unencrypted): `mcppin log verify --pubkey` then proves the run's end.
+    #[arg(long, value_name = "FILE", requires = "log")]
+    log_key: Option<PathBuf>,
     /// The longest message accepted from the server, in bytes; a longer one fails closed.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
     max_message: usize,
@@ -342,25 +347,83 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         max_signature_age: cli.max_signature_age,
         now: clock.now(),
     };
-    let approved = load(&settings, &approval)?;
+    let loaded = load(&settings, &approval)?;
+    let log_key = cli.log_key.as_deref().map(read_log_key).transpose()?;
+    let started = clock.now();
+    let session_id = session_id(started);
     let log = match &cli.log {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
+        Some(path) => {
+            let cannot = |e: std::io::Error| {
+                Fail::new(
+                    Exit::Usage,
+                    format!("cannot open the log {}: {e}", path.display()),
+                )
+            };
+            let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| {
-                    Fail::new(
-                        Exit::Usage,
-                        format!("cannot open the log {}: {e}", path.display()),
-                    )
-                })?,
-        ),
-        None => None,
+                .map_err(cannot)?;
+            let opening = log::Opening {
+                transport: if cli.listen.is_some() {
+                    "http"
+                } else {
+                    "stdio"
+                },
+                mode: match settings.mode {
+                    Mode::Refuse => "refuse",
+                    Mode::Quarantine => "quarantine",
+                },
+                lock_digest: loaded.lock_digest,
+                approval_serial: loaded.approval_serial,
+                lock_key: loaded.lock_key,
+            };
+            log::Log::start(
+                file,
+                log_key,
+                &opening,
+                clock,
+                session_id.clone(),
+                settings.server.clone(),
+            )
+            .map_err(cannot)?
+        }
+        None => log::Log::none(clock, session_id.clone(), settings.server.clone()),
     };
-    let started = clock.now();
-    let session_id = session_id(started);
-    let log = log::Log::new(log, clock, session_id.clone(), settings.server.clone());
+    let outcome = serve(
+        &cli,
+        &settings,
+        replica,
+        session_id,
+        loaded.server,
+        log.clone(),
+    );
+    // The run's last line, with the exit code the guard ends with; after a signal the handler
+    // writes it (with 128 + the signal's number) as it stops the server.
+    if !proxy::signalled() {
+        let code = match &outcome {
+            Ok(exit) => *exit as u8,
+            Err(err) => mcppin_cli::exit::code_of::<Exit>(err) as u8,
+        };
+        if let Err(err) = log.stop(code) {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "mcppin-guard: cannot write the log's end: {err:#}"
+            );
+        }
+    }
+    outcome
+}
+
+/// Runs the guard over HTTP or stdio, once the approval is read and the log started.
+fn serve(
+    cli: &Cli,
+    settings: &Settings,
+    replica: Option<http::Replica>,
+    session_id: String,
+    approved: LockedServer,
+    log: log::Log,
+) -> anyhow::Result<Exit> {
     if let (Some(listen), Some(upstream)) = (cli.listen, &cli.upstream) {
         let config = http::Config {
             listen,
@@ -391,6 +454,34 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
     proxy::run(&config, approved, log)
 }
 
+/// Reads the private key of `--log-key`: an unencrypted PKCS#8 PEM Ed25519 key. An encrypted
+/// one is refused: the guard has no terminal to ask a passphrase at, and one in its
+/// environment would reach the server's.
+fn read_log_key(path: &Path) -> anyhow::Result<mcppin_sign::SigningKey> {
+    let unreadable = |message: String| {
+        Fail::new(
+            Exit::Unreadable,
+            format!("--log-key {}: {message}", path.display()),
+        )
+    };
+    let pem = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE).map_err(|e| {
+        unreadable(format!(
+            "cannot read it: {e}{}",
+            relative_hint("--log-key", path)
+        ))
+    })?;
+    let pem = String::from_utf8(pem).map_err(|_| unreadable("not UTF-8 text".to_owned()))?;
+    if mcppin_sign::SigningKey::is_encrypted_pem(&pem) {
+        return Err(unreadable(
+            "an encrypted key: the guard reads no passphrase; give it a key of its own for the \
+             log, unencrypted (mcppin key -o FILE) and readable only by the guard's user"
+                .to_owned(),
+        )
+        .into());
+    }
+    Ok(mcppin_sign::SigningKey::from_pem(&pem).map_err(|e| unreadable(e.to_string()))?)
+}
+
 /// What makes a lockfile an approval, besides reading: its signature, serial and age.
 struct Approval<'a> {
     pubkeys: &'a [PathBuf],
@@ -401,11 +492,20 @@ struct Approval<'a> {
     now: SystemTime,
 }
 
+/// The approval the guard runs under: the server's entry, and what the log's start names.
+struct Loaded {
+    server: LockedServer,
+    lock_digest: mcppin_core::Digest,
+    approval_serial: u64,
+    /// The key whose signature of the lockfile was verified, if one was.
+    lock_key: Option<mcppin_core::Digest>,
+}
+
 /// Reads the lockfile, the signature beside it and the keys, checks them as an approval
 /// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
 /// says on stderr what the signature check found, and finds the server's entry. Messages name
 /// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
-fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
+fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<Loaded> {
     let (lock, lock_from, server) = (&settings.lock, settings.lock_from, &settings.server);
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(lock).map_err(|e| {
@@ -477,15 +577,24 @@ fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<LockedSe
             mcppin_core::escape(&format!("{}: {}", sig_path.display(), approved.signature))
         );
     }
-    approved
+    let entry = approved
         .lockfile
         .servers
         .get(server)
         .cloned()
         .ok_or_else(|| {
             let servers = &approved.lockfile.servers;
-            unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into()
-        })
+            unreadable(hint::no_entry(lock, server, settings.server_from, servers))
+        })?;
+    Ok(Loaded {
+        server: entry,
+        lock_digest: approved.lock_digest,
+        approval_serial: approved.lockfile.approval_serial,
+        lock_key: match approved.signature {
+            mcppin_sign::Signature::Verified { key, .. } => Some(key),
+            _ => None,
+        },
+    })
 }
 
 /// What to add to the refusal of a file the guard cannot read when its path is relative: it

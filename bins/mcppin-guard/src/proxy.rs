@@ -100,11 +100,19 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
     // On SIGINT, SIGTERM or SIGHUP (how clients stop their servers): stop the server's group
-    // (SIGTERM, the grace period, SIGKILL) and exit with 128 + the signal number.
+    // (SIGTERM, the grace period, SIGKILL), end the log's run, and exit with 128 + the signal
+    // number.
     let group = server.id();
+    let ending = log.clone();
     signals.on_signal(
-        move || {
+        move |code| {
             let _ = mcppin_client::stop_group(group, DEFAULT_GRACE);
+            if let Err(err) = ending.stop(code) {
+                let _ = writeln!(
+                    io::stderr().lock(),
+                    "mcppin-guard: cannot write the log's end: {err:#}"
+                );
+            }
         },
         b"mcppin-guard: stopped by a signal; the server was stopped\n",
     );

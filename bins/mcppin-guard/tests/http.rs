@@ -870,6 +870,65 @@ fn sigterm_stops_the_guard_with_exit_0() {
 }
 
 #[test]
+fn the_http_guard_s_log_is_one_chain_ended_when_it_stops() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let log = dir.path().join("admission.jsonl");
+    let alice = format!(
+        "{}/../../testdata/keys/test-alice.pem",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut guard = guard(
+        &lock,
+        &server.url,
+        &["--log", log.to_str().unwrap(), "--log-key", &alice],
+    );
+    // Two sessions, each listing the tools: their events interleave in one run's chain.
+    for _ in 0..2 {
+        let session = open(&guard.url);
+        let listed = post(
+            &guard.url,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 200, "{listed:?}");
+    }
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while guard.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the guard did not stop within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["event"], json!("guard_start"));
+    assert_eq!(lines[0]["transport"], json!("http"));
+    let stop = &lines[lines.len() - 1];
+    assert_eq!(stop["event"], json!("guard_stop"), "{text}");
+    assert_eq!(stop["exit_code"], json!(0));
+    let sessions: std::collections::BTreeSet<&str> = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| l["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{text}");
+    let mut report = mcppin_core::log::verify(text.as_bytes());
+    let key =
+        mcppin_sign::PublicKey::from_pem(&std::fs::read_to_string(format!("{alice}.pub")).unwrap())
+            .unwrap();
+    mcppin_sign::log::check_ends(&mut report, &[key]);
+    assert_eq!(report.exit_code(), 0, "{}", report.to_text());
+    assert_eq!(report.runs.len(), 1);
+}
+
+#[test]
 fn listen_and_a_server_command_exclude_each_other() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));

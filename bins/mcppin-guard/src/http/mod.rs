@@ -341,7 +341,7 @@ impl State {
             return;
         }
         let session_id = format!("{}-{}", self.run_id, guarded.number);
-        let mut log = self.log();
+        let log = self.log();
         for event in &events {
             if let Err(err) = log.event_in(&session_id, event)
                 && !self.log_failed.swap(true, Ordering::Relaxed)
