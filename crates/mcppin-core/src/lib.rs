@@ -96,6 +96,7 @@ pub mod engine;
 mod error;
 mod escape;
 pub mod fold;
+pub mod hook;
 pub mod http;
 pub mod launch;
 pub mod lockfile;

@@ -17,7 +17,7 @@ enum Layer {
 }
 
 /// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 25] = [
+const MODULES: [(&str, Layer); 26] = [
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -42,6 +42,7 @@ const MODULES: [(&str, Layer); 25] = [
     ("report", Layer::Judgement),
     ("admission", Layer::Judgement),
     ("engine", Layer::Judgement),
+    ("hook", Layer::Judgement),
     ("remedy", Layer::Judgement),
 ];
 
