@@ -13,6 +13,8 @@ use mcppin_core::engine::Event;
 use mcppin_core::log::{Chain, Start};
 use mcppin_sign::SigningKey;
 
+use crate::state::StateWriter;
+
 /// Where times come from: the system clock, or a fixed one (`--now`, for tests).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Clock {
@@ -53,6 +55,8 @@ impl Clock {
 #[derive(Clone, Debug)]
 pub(crate) struct Log {
     writer: Option<Arc<Mutex<Writer>>>,
+    /// The state for a pre-call hook (`--state`), fed the same events.
+    state: Option<Arc<Mutex<StateWriter>>>,
     pub(crate) clock: Clock,
     session_id: String,
     server: String,
@@ -89,10 +93,18 @@ impl Log {
     pub(crate) fn none(clock: Clock, session_id: String, server: String) -> Self {
         Self {
             writer: None,
+            state: None,
             clock,
             session_id,
             server,
         }
+    }
+
+    /// Keeps the state for a pre-call hook too (`--state`), written whenever the current
+    /// reading of the list changes.
+    pub(crate) fn with_state(mut self, state: StateWriter) -> Self {
+        self.state = Some(Arc::new(Mutex::new(state)));
+        self
     }
 
     /// Starts the run's chain in `file`: writes its `guard_start` line. `session_id` is the
@@ -126,6 +138,7 @@ impl Log {
                 chain: Some(chain),
                 key,
             }))),
+            state: None,
             clock,
             session_id,
             server,
@@ -137,20 +150,40 @@ impl Log {
         &self.server
     }
 
-    /// Whether lines are written at all (the engine builds no events otherwise).
+    /// Whether events are recorded at all, in the log or the state (the engine builds no
+    /// events otherwise).
     pub(crate) fn enabled(&self) -> bool {
-        self.writer.is_some()
+        self.writer.is_some() || self.state.is_some()
     }
 
-    /// Writes one event as a line of the chain and flushes it. A failing write ends nothing:
-    /// the session goes on, and the failure is returned for the caller to report once.
-    pub(crate) fn event(&self, event: &Event) -> std::io::Result<()> {
-        self.event_in(&self.session_id, event)
+    /// Records the events of this run's one session ([`Log::events_in`]).
+    pub(crate) fn events(&self, events: &[Event]) -> anyhow::Result<()> {
+        self.events_in(&self.session_id, events)
     }
 
-    /// Writes one event as [`Log::event`] does, for the session `session_id` (the HTTP guard
-    /// runs many sessions, each its own id). After the run's end nothing more is written.
-    pub(crate) fn event_in(&self, session_id: &str, event: &Event) -> std::io::Result<()> {
+    /// Records the events of session `session_id` (the HTTP guard runs many sessions, each its
+    /// own id): each as a line of the log, flushed, then the state once. A failing write ends
+    /// nothing: the session goes on, and the failure is returned for the caller to report
+    /// once.
+    pub(crate) fn events_in(&self, session_id: &str, events: &[Event]) -> anyhow::Result<()> {
+        let mut failed = None;
+        for event in events {
+            if let Err(err) = self.event_in(session_id, event) {
+                failed.get_or_insert(anyhow::Error::new(err));
+            }
+        }
+        if let Some(state) = &self.state {
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(err) = state.observe(session_id, events, &self.clock.stamp()) {
+                failed.get_or_insert(err.context("cannot write the state"));
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Writes one event as a line of the chain, for the session `session_id`, and flushes it.
+    /// After the run's end nothing more is written.
+    fn event_in(&self, session_id: &str, event: &Event) -> std::io::Result<()> {
         let Some(writer) = &self.writer else {
             return Ok(());
         };
@@ -165,9 +198,16 @@ impl Log {
         writer.file.flush()
     }
 
-    /// Ends the run's chain: writes its `guard_stop` with the guard's exit code, signed with
-    /// `--log-key` when given. Once only: a later call, and every later event, writes nothing.
+    /// Ends the run: removes its state (a hook then blocks every call to the server), and
+    /// writes the log's `guard_stop` with the guard's exit code, signed with `--log-key` when
+    /// given. Once only: a later call, and every later event, writes nothing.
     pub(crate) fn stop(&self, exit_code: u8) -> anyhow::Result<()> {
+        if let Some(state) = &self.state {
+            state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove();
+        }
         let Some(writer) = &self.writer else {
             return Ok(());
         };

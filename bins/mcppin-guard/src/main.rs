@@ -18,10 +18,12 @@ use mcppin_core::lockfile::LockedServer;
 
 mod feed;
 mod hint;
+mod hook;
 mod http;
 mod log;
 mod proxy;
 mod pump;
+mod state;
 mod stderr;
 
 const EXIT_CODES: &str = "\
@@ -35,7 +37,10 @@ Exit codes (a public contract):
      --log-key cannot be read (the server was never started)
 With --listen (an HTTP proxy serving many sessions), drift and misbehaving servers end their
 session, not the guard: it runs until SIGINT, SIGTERM or SIGHUP and then exits 0; it exits 2
-when it cannot listen or --upstream is not a URL, 4 as above.";
+when it cannot listen or --upstream is not a URL, 4 as above.
+
+`mcppin-guard hook --lock FILE [--state DIR]` is the pre-call check for Claude Code's
+PreToolUse hooks: see `mcppin-guard hook --help` (it exits 0 or 2 only).";
 
 /// A stdio proxy that refuses MCP tool-surface drift on the wire, mid-session.
 #[derive(Debug, Parser)]
@@ -70,6 +75,10 @@ struct Cli {
     /// `mcppin key`, unencrypted): `mcppin log verify --pubkey` then proves the run's end.
     #[arg(long, value_name = "FILE", requires = "log")]
     log_key: Option<PathBuf>,
+    /// Keep the state a pre-call hook checks (`mcppin-guard hook --state DIR`) in this
+    /// directory: which tools the current reading of the list admitted, in `DIR/<server>.json`.
+    #[arg(long, value_name = "DIR")]
+    state: Option<PathBuf>,
     /// The longest message accepted from the server, in bytes; a longer one fails closed.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
     max_message: usize,
@@ -171,7 +180,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let cli = match Cli::try_parse_from(with_separator(std::env::args_os())) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|first| first == "hook") {
+        return hook::main(&args[2..]);
+    }
+    let cli = match Cli::try_parse_from(with_separator(args.into_iter())) {
         Ok(cli) => cli,
         Err(err) => return hint::usage_error(&err),
     };
@@ -351,6 +364,33 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
     let log_key = cli.log_key.as_deref().map(read_log_key).transpose()?;
     let started = clock.now();
     let session_id = session_id(started);
+    // The state first: a directory it cannot be written to leaves no run begun in the log.
+    let state = match &cli.state {
+        Some(dir) => {
+            let transport = if cli.listen.is_some() {
+                "http"
+            } else {
+                "stdio"
+            };
+            let writer = state::StateWriter::new(
+                dir,
+                transport,
+                &settings.server,
+                &session_id,
+                loaded.lock_digest,
+            );
+            writer
+                .write(&humantime::format_rfc3339_millis(clock.now()).to_string())
+                .map_err(|e| {
+                    Fail::new(
+                        Exit::Usage,
+                        format!("cannot write the state in {}: {e:#}", dir.display()),
+                    )
+                })?;
+            Some(writer)
+        }
+        None => None,
+    };
     let log = match &cli.log {
         Some(path) => {
             let cannot = |e: std::io::Error| {
@@ -389,6 +429,10 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
             .map_err(cannot)?
         }
         None => log::Log::none(clock, session_id.clone(), settings.server.clone()),
+    };
+    let log = match state {
+        Some(writer) => log.with_state(writer),
+        None => log,
     };
     let outcome = serve(
         &cli,

@@ -46,14 +46,16 @@ impl Shared {
     /// Writes events to the log, each line flushed. A failing write ends nothing: the session
     /// goes on, and the failure is reported once.
     fn write(&mut self, events: &mut Vec<Event>) {
-        for event in events.drain(..) {
-            if let Err(err) = self.log.event(&event)
-                && !self.log_failed
-            {
-                self.log_failed = true;
-                let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err}");
-            }
+        if events.is_empty() {
+            return;
         }
+        if let Err(err) = self.log.events(events)
+            && !self.log_failed
+        {
+            self.log_failed = true;
+            let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
+        }
+        events.clear();
     }
 }
 

@@ -929,6 +929,64 @@ fn the_http_guard_s_log_is_one_chain_ended_when_it_stops() {
 }
 
 #[test]
+fn the_http_guard_keeps_the_state_of_its_latest_reading_for_the_hook() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let mut guard = guard(&lock, &server.url, &["--state", state.to_str().unwrap()]);
+    let hook = |tool: &str| {
+        let input = json!({"session_id": "s", "hook_event_name": "PreToolUse",
+            "tool_name": format!("mcp__fixture__{tool}"), "tool_input": {}});
+        mcppin_testkit::run(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .arg("hook")
+                .arg("--lock")
+                .arg(&lock)
+                .arg("--state")
+                .arg(&state)
+                .env_clear(),
+            input.to_string().into_bytes(),
+            mcppin_testkit::StdinEnd::Closes,
+        )
+    };
+    hook("read_text_file")
+        .code(2)
+        .stderr_has("catalog generation 0");
+    let session = open(&guard.url);
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("fixture.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["transport"], json!("http"));
+    assert!(written["session_id"].as_str().unwrap().ends_with("-1"));
+    hook("read_text_file").code(0);
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while guard.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the guard did not stop within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !state.join("fixture.json").exists(),
+        "removed when the guard stopped"
+    );
+    hook("read_text_file")
+        .code(2)
+        .stderr_has("no state of the guard");
+}
+
+#[test]
 fn listen_and_a_server_command_exclude_each_other() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));

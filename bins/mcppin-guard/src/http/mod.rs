@@ -342,12 +342,10 @@ impl State {
         }
         let session_id = format!("{}-{}", self.run_id, guarded.number);
         let log = self.log();
-        for event in &events {
-            if let Err(err) = log.event_in(&session_id, event)
-                && !self.log_failed.swap(true, Ordering::Relaxed)
-            {
-                eprintln_guard(&format!("cannot write the log: {err}"));
-            }
+        if let Err(err) = log.events_in(&session_id, &events)
+            && !self.log_failed.swap(true, Ordering::Relaxed)
+        {
+            eprintln_guard(&format!("cannot write the log: {err:#}"));
         }
     }
 
