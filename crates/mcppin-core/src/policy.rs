@@ -1636,17 +1636,23 @@ mod tests {
                 r#"{{"kind":"npm","packages":[{{"name":"docs-mcp","version":"{version}","integrity":"{integrity}"}}]}}"#
             )
         };
-        let lock =
-            Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", "sha512-AA==")), &[]).unwrap();
+        // The SHA-512 digests of two tarballs, in the base64 of npm's `integrity`.
+        let (aa, bb) = (
+            format!("sha512-{}==", "A".repeat(86)),
+            format!("sha512-{}==", "B".repeat(86)),
+        );
+        let lock = Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", &aa)), &[]).unwrap();
         let r = verify(
             &lock,
-            &with_artifact(4, &npm("1.2.1", "sha512-BB==")),
+            &with_artifact(4, &npm("1.2.1", &bb)),
             &Options::default(),
         );
         assert_eq!(policies(&r), [(Policy::ArtifactChanged, None)]);
         let text = crate::report::to_text(&r);
         assert!(
-            text.contains("  approved: npm docs-mcp@1.2.0 sha512-AA==\n  served:   npm docs-mcp@1.2.1 sha512-BB==\n"),
+            text.contains(&format!(
+                "  approved: npm docs-mcp@1.2.0 {aa}\n  served:   npm docs-mcp@1.2.1 {bb}\n"
+            )),
             "{text}"
         );
         let json = crate::report::to_json(&r).to_string();
