@@ -7,8 +7,10 @@
 //! interpreter that line names with the rest of the line as one argument (Linux,
 //! `fs/binfmt_script.c`), up to four levels deep. `/usr/bin/env NAME` finds `NAME` on `PATH`
 //! in turn. Each file of that chain is recorded with its SHA-256, then every argument that
-//! names an existing regular file. What the program loads by itself (a script's imports, a
-//! `-m` module, `node_modules`) is not.
+//! names an existing regular file holding code ([`is_code`]: `server.js`, `server.py`, a
+//! script, a jar): the server's data (a database, a pid or log file it writes, a JSON
+//! configuration) moves between runs without being other code, and is not pinned. What the
+//! program loads by itself (a script's imports, a `-m` module, `node_modules`) is not either.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -95,6 +97,35 @@ pub fn env_program(argument: &str) -> Option<(String, Option<Option<String>>)> {
     None
 }
 
+/// The extensions of files that hold code: sources of the interpreters servers are written for,
+/// and compiled programs and archives of them.
+pub const CODE_EXTENSIONS: &[&str] = &[
+    "js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx", "py", "pyw", "pyz", "pyc", "rb", "pl",
+    "pm", "php", "lua", "sh", "bash", "zsh", "ps1", "jar", "war", "class", "wasm", "so", "dylib",
+    "exe", "dll",
+];
+
+/// Whether a file named by an argument holds code: executable by someone (`mode`), starting
+/// with `#!`, an ELF, Mach-O, WebAssembly or zip (jar) header (`head`, its first bytes), or
+/// named with one of [`CODE_EXTENSIONS`].
+#[must_use]
+pub fn is_code(path: &Path, mode: u32, head: &[u8]) -> bool {
+    const MAGIC: &[&[u8]] = &[
+        b"#!",
+        b"\x7fELF",
+        b"\0asm",
+        b"PK\x03\x04",
+        b"\xcf\xfa\xed\xfe",
+        b"\xca\xfe\xba\xbe",
+    ];
+    mode & 0o111 != 0
+        || MAGIC.iter().any(|m| head.starts_with(m))
+        || path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| CODE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
 /// The artifact of a local program run by `command`, or [`Artifact::Unknown`] saying what
 /// could not be read.
 #[must_use]
@@ -129,7 +160,14 @@ fn read(command: &ServerCommand) -> Result<Artifact, String> {
             Some(dir) if Path::new(arg).is_relative() => dir.join(arg),
             _ => PathBuf::from(arg),
         };
-        if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        let Ok(metadata) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if !metadata.is_file() {
+            continue;
+        }
+        use std::os::unix::fs::PermissionsExt as _;
+        if is_code(&path, metadata.permissions().mode(), &read_head(&path)?) {
             files.push(record(written_text(arg)?, &path)?);
         }
     }
@@ -299,9 +337,19 @@ mod tests {
         // A script run through env, which finds `sh` on PATH.
         std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).unwrap();
         executable(&dir.path().join("server.sh"), "#!/usr/bin/env sh\ncat\n");
+        std::fs::write(dir.path().join("plugin.js"), "module.exports = {}").unwrap();
+        // Data the server reads or writes: not pinned.
         std::fs::write(dir.path().join("config.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("server.pid"), "4242").unwrap();
         let command = ServerCommand::new("./server.sh")
-            .args(["config.json", "--port", "missing.json"])
+            .args([
+                "plugin.js",
+                "config.json",
+                "--pid-file",
+                "server.pid",
+                "--port",
+                "missing.js",
+            ])
             .env("PATH", &bin)
             .current_dir(dir.path());
         let Artifact::Local {
@@ -323,10 +371,11 @@ mod tests {
             [env.to_str().unwrap(), sh.to_str().unwrap()]
         );
         assert_eq!(files.len(), 1);
-        assert_eq!(files[0].path, "config.json");
+        assert_eq!(files[0].path, "plugin.js");
+        // sha256sum of "module.exports = {}".
         assert_eq!(
             files[0].sha256,
-            "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+            "35ab14b4a7b597c4cb3c568cddf39ee07c557cdd7e19f2eb8b83467eafd70609"
         );
 
         // An edit of the script, its tools untouched, is another artifact.
@@ -361,6 +410,20 @@ mod tests {
             panic!("unknown")
         };
         assert!(reason.contains("\"tool\" cannot be resolved"), "{reason}");
+    }
+
+    #[test]
+    fn tells_code_from_data() {
+        let code = |name: &str, mode: u32, head: &[u8]| is_code(Path::new(name), mode, head);
+        assert!(code("server.js", 0o644, b"const x"));
+        assert!(code("SERVER.PY", 0o644, b"import os"));
+        assert!(code("server", 0o755, b"anything"));
+        assert!(code("server", 0o644, b"#!/bin/sh"));
+        assert!(code("server.bin", 0o644, b"\x7fELF\x02"));
+        assert!(code("app", 0o644, b"PK\x03\x04"));
+        assert!(!code("data.db", 0o644, b"SQLite format 3\0"));
+        assert!(!code("server.pid", 0o644, b"4242"));
+        assert!(!code("config.json", 0o600, b"{}"));
     }
 
     #[test]
