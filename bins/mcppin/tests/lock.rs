@@ -112,7 +112,10 @@ fn locking_a_version_3_lockfile_records_the_artifact_without_a_new_serial() {
     dir.write("m.json", BASE);
     dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
     let v4 = String::from_utf8(dir.read("lock.json")).unwrap();
-    dir.write("lock.json", v4.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1));
+    dir.write(
+        "lock.json",
+        v4.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1),
+    );
     let pinned = util::parcel_artifact(("1.3.0", &util::integrity("Lp")));
     dir.write("pinned.json", util::with_artifact(BASE, &pinned));
     dir.mcppin(&["verify", "--lock", "lock.json", "pinned.json"])
@@ -142,7 +145,8 @@ fn a_capture_that_cannot_pin_the_artifact_keeps_the_approved_one_and_says_so() {
     let dir = Dir::new();
     let pinned = util::parcel_artifact(("1.3.0", &util::integrity("Lp")));
     dir.write("pinned.json", util::with_artifact(BASE, &pinned));
-    dir.mcppin(&["lock", "-o", "lock.json", "pinned.json"]).code(0);
+    dir.mcppin(&["lock", "-o", "lock.json", "pinned.json"])
+        .code(0);
     let before = dir.read("lock.json");
     dir.write(
         "unknown.json",

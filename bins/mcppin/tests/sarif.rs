@@ -286,7 +286,10 @@ fn artifact_findings_name_both_pins_and_the_servers_entry() {
         "{message}"
     );
     assert_eq!(
-        text(&changed, "/locations/0/logicalLocations/0/fullyQualifiedName"),
+        text(
+            &changed,
+            "/locations/0/logicalLocations/0/fullyQualifiedName"
+        ),
         "parcel"
     );
     let line = at(&changed, "/locations/0/physicalLocation/region/startLine");
@@ -298,7 +301,10 @@ fn artifact_findings_name_both_pins_and_the_servers_entry() {
     let message = text(&unknown, "/message/text");
     assert!(
         message.contains("reason: no npm lockfile")
-            && message.contains(&format!("not checked: npm left-pad@1.3.0 {}", util::integrity("Lp"))),
+            && message.contains(&format!(
+                "not checked: npm left-pad@1.3.0 {}",
+                util::integrity("Lp")
+            )),
         "{message}"
     );
 }

@@ -73,5 +73,9 @@ pub fn with_artifact(base: &str, artifact: &str) -> String {
     let launch = r#""launch": {"command": "npx", "args": ["-y", "parcel-mcp@3.1.0"], "env": ["PARCEL_TOKEN"]},"#;
     assert_eq!(base.matches(launch).count(), 1, "the parcel launch");
     base.replacen("\"schema_version\": 3", "\"schema_version\": 4", 1)
-        .replacen(launch, &format!("{launch}\n      \"artifact\": {artifact},"), 1)
+        .replacen(
+            launch,
+            &format!("{launch}\n      \"artifact\": {artifact},"),
+            1,
+        )
 }
