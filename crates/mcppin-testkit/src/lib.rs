@@ -184,6 +184,17 @@ pub enum StdinEnd {
 /// When the process cannot be started, or hangs.
 #[must_use]
 pub fn run(command: &mut Command, stdin: Vec<u8>, end: StdinEnd) -> Run {
+    run_within(command, stdin, end, HANG)
+}
+
+/// [`run`] with another bound than [`HANG`]: for a run that installs a published package from
+/// the network first (the slow suites).
+///
+/// # Panics
+///
+/// When the process cannot be started, or runs longer than `limit`.
+#[must_use]
+pub fn run_within(command: &mut Command, stdin: Vec<u8>, end: StdinEnd, limit: Duration) -> Run {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -213,12 +224,12 @@ pub fn run(command: &mut Command, stdin: Vec<u8>, end: StdinEnd) -> Run {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        if started.elapsed() > HANG {
+        if started.elapsed() > limit {
             drop(exited);
             let _ = child.kill();
             let _ = child.wait();
             let stderr = stderr.join().unwrap_or_default();
-            panic!("{command:?} did not exit within {HANG:?}: killed\n--- stderr\n{stderr}");
+            panic!("{command:?} did not exit within {limit:?}: killed\n--- stderr\n{stderr}");
         }
         thread::sleep(Duration::from_millis(20));
     };
