@@ -157,6 +157,11 @@ struct Cli {
     /// The wait for a server to exit once its stdin is closed, for tests.
     #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
     grace: Duration,
+
+    /// The root --discover finds system-wide files under (Claude Code's managed-mcp.json),
+    /// for tests.
+    #[arg(long, hide = true, value_name = "DIR", default_value = "/")]
+    system_root: PathBuf,
 }
 
 /// `ID=VALUE`; the value may hold `=`, the id may not be empty.
@@ -220,7 +225,7 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
-        return discover::run(cli.project.as_deref());
+        return discover::run(cli.project.as_deref(), &cli.system_root);
     };
     let project = cli.project.as_deref().map(project_key).transpose()?;
     let config = read_config(config_path, project.as_deref())?;

@@ -209,7 +209,13 @@ fn with_separator(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
 /// "Settings from the environment").
 struct Settings {
     lock: PathBuf,
+    /// Where the lock's path came from, `--lock` or `MCPPIN_LOCK`, for the messages about it.
+    lock_from: &'static str,
+    /// Where the public keys' paths came from, `--pubkey` or `MCPPIN_PUBKEY`.
+    pubkey_from: &'static str,
     server: String,
+    /// Where the server id came from, `--server` or `MCPPIN_SERVER`.
+    server_from: &'static str,
     mode: Mode,
 }
 
@@ -225,10 +231,10 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
              environment"
         ))
     };
-    let lock = match (cli.lock.take(), env("MCPPIN_LOCK")) {
+    let (lock, lock_from) = match (cli.lock.take(), env("MCPPIN_LOCK")) {
         (Some(_), Some(_)) => return Err(both("--lock", "MCPPIN_LOCK").into()),
-        (Some(lock), None) => lock,
-        (None, Some(lock)) => PathBuf::from(lock),
+        (Some(lock), None) => (lock, "--lock"),
+        (None, Some(lock)) => (PathBuf::from(lock), "MCPPIN_LOCK"),
         (None, None) => {
             return Err(usage(
                 "the following required argument was not provided: --lock <FILE> (or \
@@ -238,15 +244,18 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             .into());
         }
     };
-    let server = match (cli.server.take(), env("MCPPIN_SERVER")) {
+    let (server, server_from) = match (cli.server.take(), env("MCPPIN_SERVER")) {
         (Some(_), Some(_)) => return Err(both("--server", "MCPPIN_SERVER").into()),
-        (Some(server), None) => server,
-        (None, Some(server)) => server.into_string().map_err(|v| {
-            usage(format!(
-                "MCPPIN_SERVER {} is not UTF-8",
-                mcppin_core::escape(&v.to_string_lossy())
-            ))
-        })?,
+        (Some(server), None) => (server, "--server"),
+        (None, Some(server)) => (
+            server.into_string().map_err(|v| {
+                usage(format!(
+                    "MCPPIN_SERVER {} is not UTF-8",
+                    mcppin_core::escape(&v.to_string_lossy())
+                ))
+            })?,
+            "MCPPIN_SERVER",
+        ),
         (None, None) => {
             return Err(usage(
                 "the following required argument was not provided: --server <ID> (or \
@@ -270,11 +279,13 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
         }
         (None, None) => Mode::Refuse,
     };
+    let mut pubkey_from = "--pubkey";
     if let Some(keys) = env("MCPPIN_PUBKEY") {
         if !cli.pubkey.is_empty() {
             return Err(both("--pubkey", "MCPPIN_PUBKEY").into());
         }
         cli.pubkey = std::env::split_paths(&keys).collect();
+        pubkey_from = "MCPPIN_PUBKEY";
     }
     if cli.command.is_empty() && cli.listen.is_none() {
         return Err(usage(hint::NO_COMMAND.to_owned()).into());
@@ -284,7 +295,17 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             usage("--max-signature-age needs --pubkey (or MCPPIN_PUBKEY)".to_owned()).into(),
         );
     }
-    Ok((cli, Settings { lock, server, mode }))
+    Ok((
+        cli,
+        Settings {
+            lock,
+            lock_from,
+            pubkey_from,
+            server,
+            server_from,
+            mode,
+        },
+    ))
 }
 
 fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
@@ -318,11 +339,12 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
     };
     let approval = Approval {
         pubkeys: &cli.pubkey,
+        pubkey_from: settings.pubkey_from,
         min_serial: cli.min_serial,
         max_signature_age: cli.max_signature_age,
         now: clock.now(),
     };
-    let approved = load(&settings.lock, &settings.server, &approval)?;
+    let approved = load(&settings, &approval)?;
     let log = match &cli.log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -374,6 +396,8 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
 /// What makes a lockfile an approval, besides reading: its signature, serial and age.
 struct Approval<'a> {
     pubkeys: &'a [PathBuf],
+    /// `--pubkey` or `MCPPIN_PUBKEY`, whichever named them.
+    pubkey_from: &'static str,
     min_serial: Option<u64>,
     max_signature_age: Option<Duration>,
     now: SystemTime,
@@ -381,14 +405,16 @@ struct Approval<'a> {
 
 /// Reads the lockfile, the signature beside it and the keys, checks them as an approval
 /// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
-/// says on stderr what the signature check found, and finds the server's entry.
-fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
+/// says on stderr what the signature check found, and finds the server's entry. Messages name
+/// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
+fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
+    let (lock, lock_from, server) = (&settings.lock, settings.lock_from, &settings.server);
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(lock).map_err(|e| {
         unreadable(format!(
             "cannot read {}: {e}{}",
             lock.display(),
-            relative_hint("--lock", lock)
+            relative_hint(lock_from, lock)
         ))
     })?;
     let sig_path = mcppin_cli::sig_path(lock);
@@ -399,7 +425,7 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
             return Err(unreadable(format!(
                 "cannot read {}: {e}{}",
                 sig_path.display(),
-                relative_hint("--lock", &sig_path)
+                relative_hint(lock_from, &sig_path)
             ))
             .into());
         }
@@ -416,7 +442,7 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
                 unreadable(format!(
                     "cannot read public key {}: {e}{}",
                     path.display(),
-                    relative_hint("--pubkey", path)
+                    relative_hint(approval.pubkey_from, path)
                 ))
             })?;
         keys.push(
@@ -458,14 +484,19 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
         .servers
         .get(server)
         .cloned()
-        .ok_or_else(|| unreadable(hint::no_entry(lock, server, &approved.lockfile.servers)).into())
+        .ok_or_else(|| {
+            let servers = &approved.lockfile.servers;
+            unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into()
+        })
 }
 
 /// What to add to the refusal of a file the guard cannot read when its path is relative: it
 /// was resolved against the working directory the client started the guard in, which the
 /// client chooses (often `/` or its own install directory, rarely the configuration's
-/// directory), so the message names that directory and the fix. Empty for an absolute path.
-fn relative_hint(flag: &str, path: &Path) -> String {
+/// directory), so the message names that directory and the fix, in the terms of `setting`,
+/// where the path came from: a flag (`--lock`) or an environment variable (`MCPPIN_LOCK`, set
+/// in the entry's `env`). Empty for an absolute path.
+fn relative_hint(setting: &str, path: &Path) -> String {
     if path.is_absolute() {
         return String::new();
     }
@@ -473,9 +504,22 @@ fn relative_hint(flag: &str, path: &Path) -> String {
         |e| format!("the working directory (unreadable: {e})"),
         |dir| dir.display().to_string(),
     );
+    let (what, fix) = if setting.starts_with("--") {
+        (
+            format!("{setting} is a relative path"),
+            format!("give {setting} an absolute path in the client configuration"),
+        )
+    } else {
+        (
+            format!("{setting} holds a relative path"),
+            format!(
+                "set {setting} to an absolute path in the entry's env in the client configuration"
+            ),
+        )
+    };
     format!(
-        "; {flag} is a relative path, resolved against {dir}, the working directory the client \
-         started mcppin-guard in: give {flag} an absolute path in the client configuration"
+        "; {what}, resolved against {dir}, the working directory the client started \
+         mcppin-guard in: {fix}"
     )
 }
 

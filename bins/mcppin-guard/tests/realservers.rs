@@ -178,11 +178,17 @@ struct Server {
     not_served: &'static [ItemKind],
 }
 
-/// An npm server of `testdata/realservers`, run with `node` from its installed entry script.
-fn npm(id: &'static str, script: &str, args: &[&str]) -> Server {
+/// An npm server pinned in `testdata/<folder>` (`realservers`, or `servers` for the reference
+/// servers the other real-server tests run too), run with `node` from its installed entry
+/// script.
+fn npm(folder: &str, id: &'static str, script: &str, args: &[&str]) -> Server {
     let script = installed(
-        realservers().join("node_modules").join(script),
-        "npm ci --prefix testdata/realservers --ignore-scripts",
+        root()
+            .join("testdata")
+            .join(folder)
+            .join("node_modules")
+            .join(script),
+        &format!("npm ci --prefix testdata/{folder} --ignore-scripts"),
     );
     let mut all = vec![script.display().to_string()];
     all.extend(args.iter().map(|a| (*a).to_owned()));
@@ -249,8 +255,25 @@ fn manifest(dir: &Dir, name: &str) -> Manifest {
 }
 
 /// The two real clients' summaries of the server's surface: `(python, typescript)`, each
-/// started on `command` (the server, or the guard in front of it).
+/// started on `command` (the server, or the guard in front of it); a client that failed, or
+/// whose readings never settled, fails the test.
 fn clients(dir: &Dir, command: &[String], env: &[(String, String)]) -> [String; 2] {
+    listings(dir, command, env).map(|run| {
+        assert_eq!(run.code, 0, "client failed\n{}\n{}", run.stdout, run.stderr);
+        let summary = summary(&run);
+        assert!(summary.get("failed").is_none(), "{summary}");
+        assert!(summary.get("unsettled").is_none(), "{summary}");
+        run.stdout
+    })
+}
+
+fn summary(run: &Run) -> Value {
+    serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("a client summary: {e}\n{}\n{}", run.stdout, run.stderr))
+}
+
+/// The runs of the two real list clients on `command`: `(python, typescript)`.
+fn listings(dir: &Dir, command: &[String], env: &[(String, String)]) -> [Run; 2] {
     let python = installed(
         realservers().join("python/.venv/bin/python"),
         "uv venv testdata/realservers/python/.venv && uv pip install --require-hashes -r \
@@ -273,13 +296,6 @@ fn clients(dir: &Dir, command: &[String], env: &[(String, String)]) -> [String; 
         bounded(dir.path(), &python, &py_args, env),
         bounded(dir.path(), Path::new("node"), &ts_args, env),
     ]
-    .map(|run| {
-        assert_eq!(run.code, 0, "client failed\n{}\n{}", run.stdout, run.stderr);
-        let summary: Value = serde_json::from_str(run.stdout.trim())
-            .unwrap_or_else(|e| panic!("a client summary: {e}\n{}", run.stdout));
-        assert!(summary.get("failed").is_none(), "{summary}");
-        run.stdout
-    })
 }
 
 /// The whole check of one server, printing its row of the table in docs/export.md.
@@ -389,10 +405,58 @@ fn check(server: &Server) {
     assert!(items > 0, "{} served nothing", server.id);
 }
 
+/// The fixture in `mode`, as a command for the list clients.
+fn fixture(mode: &str) -> Vec<String> {
+    let fixture = mcppin_fixture::locate("guard-fixture");
+    vec![fixture.display().to_string(), "--mode".into(), mode.into()]
+}
+
+#[test]
+#[ignore = "slow: the Python SDK client; .ci/run runs it"]
+fn the_list_clients_read_again_until_a_tool_registered_late_is_listed() {
+    // The first reading misses list_directory and is followed by list_changed: a client that
+    // printed its first reading would show three tools.
+    let dir = Dir::new();
+    for listed in clients(&dir, &fixture("late"), &environment()) {
+        let summary: Value = serde_json::from_str(&listed).unwrap();
+        assert_eq!(
+            summary["tools"],
+            json!([
+                "list_directory",
+                "read_text_file",
+                "search_files",
+                "write_note"
+            ]),
+            "{summary}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "slow: the Python SDK client; .ci/run runs it"]
+fn the_list_clients_show_every_reading_of_a_surface_that_never_settles() {
+    let dir = Dir::new();
+    for run in listings(&dir, &fixture("restless"), &environment()) {
+        run.code(0);
+        let summary = summary(&run);
+        assert!(summary.get("tools").is_none(), "{summary}");
+        let readings = summary["unsettled"].as_array().expect("unsettled readings");
+        assert_eq!(readings.len(), 5, "{summary}");
+        for (n, reading) in readings.iter().enumerate() {
+            let tools = reading["tools"].as_array().unwrap();
+            assert!(
+                tools.contains(&json!(format!("reading-{}", n + 1))),
+                "{summary}"
+            );
+        }
+    }
+}
+
 #[test]
 #[ignore = "slow: real npm servers; .ci/run runs it"]
 fn memory() {
     check(&npm(
+        "realservers",
         "memory",
         "@modelcontextprotocol/server-memory/dist/index.js",
         &[],
@@ -403,6 +467,7 @@ fn memory() {
 #[ignore = "slow: real npm servers; .ci/run runs it"]
 fn sequential_thinking() {
     check(&npm(
+        "realservers",
         "sequential-thinking",
         "@modelcontextprotocol/server-sequential-thinking/dist/index.js",
         &[],
@@ -413,6 +478,7 @@ fn sequential_thinking() {
 #[ignore = "slow: real npm servers; .ci/run runs it"]
 fn playwright() {
     check(&npm(
+        "realservers",
         "playwright",
         "@playwright/mcp/cli.js",
         &["--headless", "--isolated"],
@@ -422,16 +488,47 @@ fn playwright() {
 #[test]
 #[ignore = "slow: real npm servers; .ci/run runs it"]
 fn eslint() {
-    check(&npm("eslint", "@eslint/mcp/src/mcp-cli.js", &[]));
+    check(&npm(
+        "realservers",
+        "eslint",
+        "@eslint/mcp/src/mcp-cli.js",
+        &[],
+    ));
 }
 
 #[test]
 #[ignore = "slow: real npm servers; .ci/run runs it"]
 fn chrome_devtools() {
     check(&npm(
+        "realservers",
         "chrome-devtools",
         "chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js",
         &["--headless", "--isolated"],
+    ));
+}
+
+#[test]
+#[ignore = "slow: real npm servers; .ci/run runs it"]
+fn filesystem() {
+    let dir = tempfile::tempdir().unwrap();
+    check(&npm(
+        "servers",
+        "filesystem",
+        "@modelcontextprotocol/server-filesystem/dist/index.js",
+        &[&dir.path().display().to_string()],
+    ));
+}
+
+#[test]
+#[ignore = "slow: real npm servers; .ci/run runs it"]
+fn everything() {
+    // It registers tools once the session is initialised and announces them with
+    // notifications/tools/list_changed: the clients read until their readings settle.
+    check(&npm(
+        "servers",
+        "everything",
+        "@modelcontextprotocol/server-everything/dist/index.js",
+        &["stdio"],
     ));
 }
 
