@@ -643,7 +643,8 @@ fn verbose_shows_the_stderr_of_servers_that_succeed() {
 }
 
 /// Asserts that `stderr` is one summary line per server of `ids`, in that order: the id, the
-/// items per kind, the revision, the readings and the time taken.
+/// items per kind, the revision, the readings, the time taken and the artifact (the fixture:
+/// a local program).
 #[track_caller]
 fn assert_summary(stderr: &str, ids: &[&str]) {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -654,7 +655,14 @@ fn assert_summary(stderr: &str, ids: &[&str]) {
                 "mcppin-export: server {id}: 4 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree, "
             ))
             .unwrap_or_else(|| panic!("not a summary of {id}: {line:?}\n{stderr}"));
-        let seconds = rest
+        let (took, artifact) = rest
+            .split_once("; artifact: ")
+            .unwrap_or_else(|| panic!("no artifact in {line:?}"));
+        assert!(
+            artifact.starts_with(&format!("local {} sha256:", fixture().display())),
+            "{line:?}"
+        );
+        let seconds = took
             .strip_suffix(" s")
             .unwrap_or_else(|| panic!("no time in {line:?}"));
         assert!(seconds.parse::<f64>().is_ok(), "{line:?}");

@@ -29,7 +29,9 @@ mod stderr;
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
   0  the session ended cleanly (the client closed its input)
-  1  drift was refused (refuse mode): the server was stopped
+  1  drift was refused (refuse mode): the server was stopped; or the server's artifact is not
+     the one the lock pins (either mode): the server was never started, or was stopped
+     before anything it wrote was forwarded
   2  the command line is wrong (including a --log file that cannot be opened or written)
   3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
      message over --max-message, an answer that breaks strict reading)

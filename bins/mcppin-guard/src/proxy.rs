@@ -16,14 +16,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use mcppin_cli::signal::SignalStop;
-use mcppin_client::{DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, inherited_environment};
+use mcppin_client::{
+    DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, artifact, inherited_environment,
+};
 use mcppin_core::engine::{self, Session};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::lockfile::LockedServer;
 
 use crate::feed::ServerIn;
 use crate::log::Log;
-use crate::pump::{Shared, client_to_server, no_answers, server_to_client};
+use crate::pump::{Probe, Shared, artifact_advice, client_to_server, no_answers, server_to_client};
 use crate::stderr::Relay;
 use crate::{Exit, Fail, Mode};
 
@@ -48,6 +50,9 @@ pub(crate) enum Outcome {
     Eof,
     /// Drift was refused.
     Drift,
+    /// The server runs another artifact than approved (or one the guard could not read),
+    /// found once it was up: nothing it wrote was forwarded.
+    Artifact,
     /// The server misbehaved or died; nothing of the offending message was forwarded.
     Fatal(String),
     /// The client stopped reading.
@@ -93,6 +98,41 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     // becomes the server. Without a path to itself the guard starts the server directly.
     if let Ok(exe) = std::env::current_exe() {
         command = command.die_with_parent(exe);
+    }
+    // What the server runs, where the lock pins it (docs/guard.md, "Artifact identity"): a
+    // local program or an image the engine holds is checked before the server starts, and a
+    // server whose artifact differs never starts; what `npx` or `uvx` installs exists only
+    // once the launcher resolved it, and is checked before anything the server wrote is
+    // forwarded.
+    let mut check_once_up = false;
+    if engine::pins_artifact(&approved) {
+        match artifact::before_start(&command) {
+            Some(observed) => {
+                let check = engine::check_artifact(
+                    &approved,
+                    &observed,
+                    engine::Moment::BeforeStart,
+                    log.enabled(),
+                );
+                if let Err(err) = log.events(&check.events) {
+                    let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
+                }
+                if check.refused.is_some() {
+                    let mut stderr = io::stderr().lock();
+                    for note in check.notes.iter().chain(&artifact_advice(&config.server)) {
+                        let prefix = if note.starts_with(' ') {
+                            ""
+                        } else {
+                            "mcppin-guard: "
+                        };
+                        let _ = writeln!(stderr, "{prefix}{note}");
+                    }
+                    let _ = writeln!(stderr, "mcppin-guard: the server was not started");
+                    return Ok(Exit::Drift);
+                }
+            }
+            None => check_once_up = true,
+        }
     }
     // Registered before the server starts, so a signal arriving in between is not lost.
     let signals = SignalStop::register().context("cannot install the signal handler")?;
@@ -156,8 +196,13 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     {
         let (shared, out) = (Arc::clone(&shared), Arc::clone(&out));
         let limit = config.max_message;
+        let probe: Option<Probe> = check_once_up.then(|| {
+            let command = command.clone();
+            let pid = server.id();
+            Box::new(move || artifact::once_up(&command, pid)) as Probe
+        });
         thread::spawn(move || {
-            let outcome = server_to_client(server_out, limit, &shared, &out);
+            let outcome = server_to_client(server_out, limit, &shared, &out, probe);
             let _ = tx.send(End::Server(outcome));
         });
     }
@@ -218,6 +263,13 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
             }
             End::Server(Outcome::ClientGone) => break Exit::Clean,
             End::Server(Outcome::Drift) => break Exit::Drift,
+            End::Server(Outcome::Artifact) => {
+                stderr_lines.push(
+                    "mcppin-guard: the server was stopped; nothing it wrote was forwarded"
+                        .to_owned(),
+                );
+                break Exit::Drift;
+            }
             End::Server(Outcome::Fatal(message)) => {
                 stderr_lines.push(format!("mcppin-guard: {}", escape_non_ascii(&message)));
                 break Exit::Server;

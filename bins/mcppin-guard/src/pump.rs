@@ -95,6 +95,19 @@ fn capture_advice(server: &str, declared: &mcppin_core::Value) -> Vec<String> {
     notes
 }
 
+/// What to run to approve the artifact a server runs now, when the guard refused it.
+pub(crate) fn artifact_advice(server: &str) -> Vec<String> {
+    let server = mcppin_core::shell_word(&mcppin_core::escape(server));
+    vec![
+        "to approve what the server runs now, capture it and lock it again:".to_owned(),
+        format!("  mcppin-export --config CONFIG --server {server} -o manifest.json"),
+        format!("  mcppin lock --approve {server} -o LOCK manifest.json"),
+    ]
+}
+
+/// Reads the artifact of the running server (what its launcher installed), once it is up.
+pub(crate) type Probe = Box<dyn FnOnce() -> mcppin_core::artifact::Artifact + Send>;
+
 /// Writes the engine's notes to stderr (escaped by the engine). Continuation lines (a diff
 /// under its heading) are indented, without the prefix.
 fn print_notes(notes: &[String]) {
@@ -222,17 +235,47 @@ fn lock_in(server_in: &ServerIn) -> MutexGuard<'_, Option<std::process::ChildStd
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The server-to-client direction; returns how it ended.
+/// The server-to-client direction; returns how it ended. With `probe`, the artifact of the
+/// server is read once its first line came (it is up: its launcher has installed what it
+/// runs) and judged before that line is: on a refusal, the requests waiting get refusals and
+/// nothing the server wrote is forwarded.
 pub(crate) fn server_to_client(
     pipe: impl io::Read,
     limit: usize,
     shared: &Mutex<Shared>,
     out: &Out,
+    mut probe: Option<Probe>,
 ) -> Outcome {
     let mut reader = LineReader::new(pipe, limit);
     let mut line = Vec::new();
     loop {
-        match reader.read_line_into(&mut line) {
+        let read = reader.read_line_into(&mut line);
+        if matches!(read, Ok(true))
+            && let Some(probe) = probe.take()
+        {
+            // Read outside the lock: the client's direction goes on meanwhile.
+            let observed = probe();
+            let check = {
+                let mut state = lock(shared);
+                let mut check = state.session.artifact(&observed);
+                state.write(&mut check.events);
+                if check.refused.is_some() {
+                    check.notes.extend(artifact_advice(state.log.server()));
+                }
+                check
+            };
+            print_notes(&check.notes);
+            if check.refused.is_some() {
+                for answer in &check.to_client {
+                    if emit(out, answer, false).is_err() {
+                        break;
+                    }
+                }
+                let _ = lock_out(out).flush();
+                return Outcome::Artifact;
+            }
+        }
+        match read {
             Ok(true) => {}
             Ok(false) => {
                 let _ = lock_out(out).flush();

@@ -355,6 +355,39 @@ fn check(server: &Server) {
         "direct and guarded differ for {}",
         server.id
     );
+    // What the server ran is pinned (a known artifact), and the guard above held it against
+    // the lock; each record is printed for the suite's notes.
+    let artifact = surface
+        .artifact
+        .as_ref()
+        .unwrap_or_else(|| panic!("{} recorded no artifact", server.id));
+    assert!(!artifact.is_unknown(), "{}: {artifact}", server.id);
+    for entry in artifact.entries() {
+        eprintln!("artifact: {} | {entry}", server.id);
+    }
+    // Each wheel hash uv recorded is one of the hashes the pinned requirements give for it.
+    if let Some(pins) = server
+        .args
+        .iter()
+        .position(|a| a == "--constraints")
+        .and_then(|i| server.args.get(i + 1))
+    {
+        let pins = std::fs::read_to_string(pins).expect("constraints");
+        let mcppin_core::artifact::Artifact::Pypi { dists } = artifact else {
+            panic!("{}: not the artifact of uvx: {artifact}", server.id)
+        };
+        for dist in dists {
+            let hash = dist.hash.strip_prefix("sha256:").unwrap_or(&dist.hash);
+            assert!(
+                pins.contains(&format!("--hash=sha256:{hash}")),
+                "{}: {} {} {} is not among the pinned hashes",
+                server.id,
+                dist.name,
+                dist.version,
+                dist.hash
+            );
+        }
+    }
     let items: usize = ItemKind::ALL.iter().map(|k| surface.items(*k).len()).sum();
     eprintln!(
         "row: | {} | {} tools, {} prompts, {} resource templates{} | yes | yes | {:.1} s |",

@@ -148,6 +148,75 @@ fn another_package_version_is_a_launch_change_showing_both_launches() {
 }
 
 #[test]
+fn a_dependency_moved_behind_the_same_launch_is_an_artifact_change_in_every_report() {
+    // The launch pins parcel-mcp@3.1.0; npm resolved another left-pad under it: same tools,
+    // same launch, other code.
+    let approved = util::with_artifact(
+        BASE,
+        &util::parcel_artifact(("1.3.0", &util::integrity("Lp"))),
+    );
+    let dir = locked(&approved);
+    let served = util::with_artifact(
+        BASE,
+        &util::parcel_artifact(("1.3.1", &util::integrity("Mq"))),
+    );
+    let run = scenario("artifact_changed", &dir, &served, &[], 1);
+    run.stdout_has(&format!(
+        "artifact-changed [gated]: parcel\n  approved: npm left-pad@1.3.0 {}\n  served:   npm \
+         left-pad@1.3.1 {}\n",
+        util::integrity("Lp"),
+        util::integrity("Mq")
+    ))
+    .stdout_has("mcppin lock --approve parcel -o lock.json served.json");
+    assert!(!run.stdout.contains("launch-changed"), "{}", run.stdout);
+    assert!(!run.stdout.contains("tool-"), "{}", run.stdout);
+    // The approving command the report gives clears it, and moves the serial.
+    dir.mcppin(&[
+        "lock",
+        "--approve",
+        "parcel",
+        "-o",
+        "lock.json",
+        "served.json",
+    ])
+    .code(0)
+    .stdout_has("artifact-changed [reported]: parcel")
+    .stdout_has("approval_serial 2");
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0);
+}
+
+#[test]
+fn an_artifact_the_capture_could_not_pin_is_reported_with_the_pin_it_could_not_check() {
+    let approved = util::with_artifact(
+        BASE,
+        &util::parcel_artifact(("1.3.0", &util::integrity("Lp"))),
+    );
+    let dir = locked(&approved);
+    let served = util::with_artifact(
+        BASE,
+        r#"{"kind": "unknown", "reason": "npm's cache holds no install of [\"parcel-mcp@3.1.0\"]"}"#,
+    );
+    let run = scenario("artifact_unknown", &dir, &served, &[], 0);
+    run.stdout_has(&format!(
+        "artifact-unknown [reported]: parcel\n  reason: npm's cache holds no install of \
+         [\"parcel-mcp@3.1.0\"]\n  not checked: npm left-pad@1.3.0 {}\n",
+        util::integrity("Lp")
+    ));
+    // Where every server must be pinned, it gates.
+    dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--fail-on",
+        "artifact-unknown",
+        "served.json",
+    ])
+    .code(1)
+    .stdout_has("artifact-unknown [gated]: parcel");
+}
+
+#[test]
 fn other_client_capabilities_are_noted_next_to_the_tools_they_explain() {
     // A capture declaring other capabilities than the approved one may see tools
     // added or removed; the report says so beside them, and the verdict is the findings'.

@@ -275,6 +275,18 @@ pub enum Error {
         /// The variable.
         name: String,
     },
+    /// A launcher's record of what it installed or runs (npm's lockfile, uv's cache entry, a
+    /// container engine's image description, a distribution's metadata) is not of the form
+    /// this version reads ([`crate::artifact`]).
+    #[error("{record}: at {at}: expected {expected}")]
+    Record {
+        /// Which record (`npm lockfile`).
+        record: &'static str,
+        /// Where in it: a JSON pointer, `line N` or `byte N`.
+        at: String,
+        /// What the reader wants there.
+        expected: &'static str,
+    },
 }
 
 /// An error and its causes, joined with `: `.

@@ -275,6 +275,8 @@ struct Shared {
     /// Set when the transport is dropped: reader threads stop at their next read, even on a
     /// stream that only ever sends keep-alive comments.
     dropped: AtomicBool,
+    /// The SHA-256 of the public key of the certificate the server last presented (HTTPS).
+    server_key: Mutex<Option<String>>,
     sender: SyncSender<Result<Vec<u8>, Error>>,
 }
 
@@ -358,6 +360,7 @@ impl HttpTransport {
             revision: Mutex::new(None),
             legacy: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
+            server_key: Mutex::new(None),
             sender,
         });
         let mode = match server.kind {
@@ -380,6 +383,18 @@ impl HttpTransport {
             jobs,
             incoming,
         })
+    }
+
+    /// The SHA-256 (lowercase hex) of the public key (`SubjectPublicKeyInfo`) of the
+    /// certificate the server presented on the latest HTTPS answer, once there was one
+    /// ([`crate::artifact::spki_sha256`]); `None` over plain HTTP.
+    #[must_use]
+    pub fn server_key(&self) -> Option<String> {
+        self.shared
+            .server_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Whether the link speaks HTTP+SSE (configured, or detected on the first POST).
@@ -487,6 +502,7 @@ impl Poster {
             .body(body.to_vec())
             .send()
             .map_err(|e| send_error(&out.what(), e, self.shared.options.timeout))?;
+        self.shared.note_certificate(&response);
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(&out.what(), &response));
@@ -582,6 +598,7 @@ fn post_streamable(
         .body(body.to_vec())
         .send()
         .map_err(|e| send_error(&out.what(), e, shared.options.timeout))?;
+    shared.note_certificate(&response);
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(&out.what(), &response));
@@ -704,6 +721,21 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// Keeps the key of the certificate `response` came over, when it came over TLS.
+    fn note_certificate(&self, response: &Response) {
+        let key = response
+            .extensions()
+            .get::<reqwest::tls::TlsInfo>()
+            .and_then(reqwest::tls::TlsInfo::peer_certificate)
+            .and_then(crate::artifact::spki_sha256);
+        if key.is_some() {
+            *self
+                .server_key
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = key;
+        }
+    }
+
     fn session(&self) -> Option<HeaderValue> {
         self.session_id
             .lock()
@@ -1023,6 +1055,7 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
         .header(header::ACCEPT, "text/event-stream")
         .send()
         .map_err(|e| send_error("the GET of the event stream", e, shared.options.timeout))?;
+    shared.note_certificate(&response);
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(doing, &response));
@@ -1175,6 +1208,8 @@ fn client(options: HttpOptions) -> Result<Client, Error> {
         .connect_timeout(options.timeout)
         .timeout(options.timeout)
         .tls_backend_preconfigured(tls)
+        // The server's certificate, for the key recorded beside a remote server's URL.
+        .tls_info(true)
         .build()
         .map_err(|e| http_error("setting up the HTTP client", e))
 }

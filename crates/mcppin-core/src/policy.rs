@@ -489,6 +489,9 @@ pub enum Evidence {
     ArtifactUnknown {
         /// Why.
         reason: String,
+        /// The artifact the lockfile approved, which this capture could not check (`None`
+        /// when it approved none, or an unknown one).
+        approved: Option<Artifact>,
     },
     /// The launch fetches a package or image without a pinned version.
     FloatingVersion {
@@ -941,6 +944,11 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
         if let Some(Artifact::Unknown { reason }) = &surface.artifact {
             let evidence = Evidence::ArtifactUnknown {
                 reason: reason.clone(),
+                approved: lock
+                    .servers
+                    .get(id)
+                    .and_then(|s| s.artifact.clone())
+                    .filter(|a| !a.is_unknown()),
             };
             findings.push(Finding::new(
                 evidence,
@@ -1636,17 +1644,23 @@ mod tests {
                 r#"{{"kind":"npm","packages":[{{"name":"docs-mcp","version":"{version}","integrity":"{integrity}"}}]}}"#
             )
         };
-        let lock =
-            Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", "sha512-AA==")), &[]).unwrap();
+        // The SHA-512 digests of two tarballs, in the base64 of npm's `integrity`.
+        let (aa, bb) = (
+            format!("sha512-{}==", "A".repeat(86)),
+            format!("sha512-{}==", "B".repeat(86)),
+        );
+        let lock = Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", &aa)), &[]).unwrap();
         let r = verify(
             &lock,
-            &with_artifact(4, &npm("1.2.1", "sha512-BB==")),
+            &with_artifact(4, &npm("1.2.1", &bb)),
             &Options::default(),
         );
         assert_eq!(policies(&r), [(Policy::ArtifactChanged, None)]);
         let text = crate::report::to_text(&r);
         assert!(
-            text.contains("  approved: npm docs-mcp@1.2.0 sha512-AA==\n  served:   npm docs-mcp@1.2.1 sha512-BB==\n"),
+            text.contains(&format!(
+                "  approved: npm docs-mcp@1.2.0 {aa}\n  served:   npm docs-mcp@1.2.1 {bb}\n"
+            )),
             "{text}"
         );
         let json = crate::report::to_json(&r).to_string();
@@ -1665,7 +1679,20 @@ mod tests {
         assert_eq!(policies(&r), [(Policy::ArtifactUnknown, None)]);
         assert!(!r.findings[0].gated);
         assert_eq!(r.exit_code(), 0);
-        assert!(crate::report::to_text(&r).contains("  reason: no npm lockfile\n"));
+        let b = "b".repeat(64);
+        assert!(
+            crate::report::to_text(&r).contains(&format!(
+                "  reason: no npm lockfile\n  not checked: program /usr/bin/node sha256:{}\n  \
+                 not checked: file server.js sha256:{b}\n",
+                "a".repeat(64)
+            )),
+            "{}",
+            crate::report::to_text(&r)
+        );
+        // The JSON report carries the approved artifact it could not check, and reads back.
+        let json = crate::report::to_json(&r);
+        let back = crate::report::from_json(&json).unwrap();
+        assert_eq!(back.findings, r.findings);
         // Gated when asked.
         let options = Options {
             fail_on: "artifact-unknown".parse().unwrap(),
@@ -1673,6 +1700,52 @@ mod tests {
         };
         let r = verify(&lock, &unknown, &options);
         assert!(r.findings[0].gated);
+    }
+
+    #[test]
+    fn a_capture_that_cannot_pin_its_artifact_keeps_the_approved_one() {
+        let lock = Lockfile::approve(None, &with_artifact(4, &script('b')), &[]).unwrap();
+        let unknown = with_artifact(4, r#"{"kind":"unknown","reason":"no npm lockfile"}"#);
+        for selection in [
+            vec![],
+            vec![crate::lockfile::Selection::Server("docs".into())],
+        ] {
+            let next = Lockfile::approve(Some(&lock), &unknown, &selection).unwrap();
+            assert_eq!(next.servers["docs"].artifact, lock.servers["docs"].artifact);
+            assert_eq!(next.approval_serial, lock.approval_serial);
+            // The next capture that pins another script is still a change.
+            assert_eq!(
+                policies(&verify(
+                    &next,
+                    &with_artifact(4, &script('c')),
+                    &Options::default()
+                )),
+                [(Policy::ArtifactChanged, None)]
+            );
+        }
+        // A capture without the member (an older export) keeps it too.
+        let mut none = with_artifact(4, &script('c'));
+        none.servers.get_mut("docs").unwrap().artifact = None;
+        let next = Lockfile::approve(Some(&lock), &none, &[]).unwrap();
+        assert_eq!(next.servers["docs"].artifact, lock.servers["docs"].artifact);
+        // Of another launch, the old pin goes: the unknown one is approved, and the diff the
+        // approval shows says which pin it could not check.
+        let mut moved = unknown.clone();
+        if let Some(Launch::Stdio { args, .. }) = &mut moved.servers.get_mut("docs").unwrap().launch
+        {
+            args[0] = "other.js".into();
+        }
+        let next = Lockfile::approve(Some(&lock), &moved, &[]).unwrap();
+        assert!(next.servers["docs"].artifact.as_ref().unwrap().is_unknown());
+        let shown = verify(&lock, &moved, &Options::default());
+        assert!(
+            shown.findings.iter().any(|f| matches!(
+                &f.evidence,
+                Evidence::ArtifactUnknown { approved: Some(a), .. } if Some(a) == lock.servers["docs"].artifact.as_ref()
+            )),
+            "{:?}",
+            shown.findings
+        );
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub enum Event {
     ToolRemoved(ToolRemoved),
     /// The server calls itself by another name than the approved one.
     ServerRenamed(ServerRenamed),
+    /// The artifact the server runs, checked against the approved one.
+    ArtifactAdmission(super::artifact::ArtifactAdmission),
 }
 
 impl Event {
@@ -80,6 +82,21 @@ impl Event {
                 object.insert("approved_name", optional(e.approved_name.as_deref()));
                 object.insert("observed_name", optional(e.observed_name.as_deref()));
                 "server_renamed"
+            }
+            Self::ArtifactAdmission(e) => {
+                let entries = |list: &[String]| {
+                    Value::from(
+                        list.iter()
+                            .map(|s| Value::from(s.as_str()))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                object.insert("checked", e.checked.as_str());
+                object.insert("approved", entries(&e.approved));
+                object.insert("observed", entries(&e.observed));
+                object.insert("decision", e.decision.as_str());
+                object.insert("reason", optional(e.reason));
+                "artifact_admission"
             }
         };
         object.insert("event", tag);
@@ -346,6 +363,13 @@ mod tests {
                 request_id: id,
                 approved_name: Some("a".into()),
                 observed_name: None,
+            }),
+            Event::ArtifactAdmission(super::super::artifact::ArtifactAdmission {
+                checked: super::super::artifact::Moment::OnceUp,
+                approved: vec!["npm a@1.0.0 sha512-x".into()],
+                observed: vec![],
+                decision: Verdict::Deny,
+                reason: Some("artifact-changed"),
             }),
         ];
         for event in events {

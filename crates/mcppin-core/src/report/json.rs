@@ -214,8 +214,11 @@ fn finding_json(f: &Finding) -> Value {
             o.insert("approved", approved.to_value());
             o.insert("served", served.to_value());
         }
-        Evidence::ArtifactUnknown { reason } => {
+        Evidence::ArtifactUnknown { reason, approved } => {
             o.insert("reason", reason.as_str());
+            if let Some(approved) = approved {
+                o.insert("approved", approved.to_value());
+            }
         }
         Evidence::FloatingVersion { launch, package } => {
             o.insert("launch", launch.to_value());

@@ -241,7 +241,7 @@ fn evidence_members(policy: Policy) -> &'static [&'static str] {
         | Policy::ArtifactChanged
         | Policy::InstructionsChanged => &["approved", "served"],
         Policy::FloatingVersion => &["launch", "package"],
-        Policy::ArtifactUnknown => &["reason"],
+        Policy::ArtifactUnknown => &["reason", "approved"],
         Policy::NameCollision => &["other", "collision"],
         Policy::HiddenCharacters => &["in_name", "code_points"],
         Policy::MixedScriptName | Policy::InvalidToolName => &[],
@@ -360,6 +360,10 @@ fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
         },
         Policy::ArtifactUnknown => Evidence::ArtifactUnknown {
             reason: string(f.required("reason")?, &f.at("reason"))?.to_owned(),
+            approved: f
+                .optional("approved")
+                .map(|a| Artifact::from_value(a, &f.at("approved")))
+                .transpose()?,
         },
         Policy::FloatingVersion => Evidence::FloatingVersion {
             launch: Launch::from_value(f.required("launch")?, &f.at("launch"))?,

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{NOT_COMPARED, ServerChanges};
+use crate::artifact::Artifact;
 use crate::diff::Change;
 use crate::escape::escape;
 use crate::policy::{Evidence, Finding, Note, Policy, Reason, Report, Status};
@@ -606,17 +607,21 @@ fn finding_body(f: &Finding, out: &mut String) {
             );
         }
         Evidence::ArtifactChanged { approved, served } => {
-            // The entries that moved: the old and the new version and digest of each.
-            let (gone, new) = approved.differences(served);
-            for entry in gone {
-                let _ = writeln!(out, "  approved: {}", escape(&entry));
-            }
-            for entry in new {
-                let _ = writeln!(out, "  served:   {}", escape(&entry));
+            // The parts that moved, each with its old and its new version and digest.
+            for moved in approved.moved(served) {
+                if let Some(entry) = moved.approved_entry() {
+                    let _ = writeln!(out, "  approved: {}", escape(&entry));
+                }
+                if let Some(entry) = moved.served_entry() {
+                    let _ = writeln!(out, "  served:   {}", escape(&entry));
+                }
             }
         }
-        Evidence::ArtifactUnknown { reason } => {
+        Evidence::ArtifactUnknown { reason, approved } => {
             let _ = writeln!(out, "  reason: {}", escape(reason));
+            for entry in approved.iter().flat_map(Artifact::entries) {
+                let _ = writeln!(out, "  not checked: {}", escape(&entry));
+            }
         }
         Evidence::FloatingVersion { launch, package } => {
             let _ = writeln!(
