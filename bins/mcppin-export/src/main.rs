@@ -256,7 +256,9 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
                 if let Some(file) = server.env_file.take() {
-                    let text = file::read_named(&file)
+                    // Opened as a file found is: a FIFO or a device named there neither hangs
+                    // the export nor grows its memory.
+                    let text = file::read_found(&file)
                         .map_err(|e| e.to_string())
                         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
                         .map_err(|e| {

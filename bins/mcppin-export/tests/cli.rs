@@ -1154,6 +1154,47 @@ fn a_missing_env_file_exits_4_naming_it() {
 }
 
 #[test]
+fn an_env_file_that_is_no_regular_file_exits_4_without_waiting_or_growing() {
+    // The envFile was opened blocking and read without a kind check: a FIFO
+    // without a writer hung the export, a link to /dev/zero was read to the size bound.
+    let dir = Dir::new();
+    vs_code_env_printer(
+        &dir,
+        "app/.vscode/mcp.json",
+        ", \"envFile\": \"${workspaceFolder}/.env\"",
+    );
+    let args = [
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t",
+        "-o",
+        "m.json",
+    ];
+    let env = dir.path().join("app/.env");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&env)
+        .status()
+        .expect("mkfifo (coreutils) must be installed");
+    assert!(status.success());
+    dir.export_bounded(&args)
+        .code(4)
+        .stderr_has("server \"demo\": cannot read its envFile")
+        .stderr_has("not a regular file (a FIFO)");
+    std::fs::remove_file(&env).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &env).unwrap();
+    dir.export_bounded(&args)
+        .code(4)
+        .stderr_has("not a regular file (a character device)");
+    assert!(!dir.exists("m.json"));
+    // A regular file, through a link too, is read.
+    std::fs::remove_file(&env).unwrap();
+    dir.write("app/real.env", "FROM_FILE=yes\n");
+    std::os::unix::fs::symlink(dir.path().join("app/real.env"), &env).unwrap();
+    dir.export_bounded(&args).code(0);
+}
+
+#[test]
 fn a_malformed_input_flag_is_a_usage_error() {
     let dir = Dir::new();
     dir.config(&[("demo", &[])]);
