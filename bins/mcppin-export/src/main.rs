@@ -20,6 +20,7 @@ use mcppin_client::{
     ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
     StdioServer, Transport, Variables, capture, inherited_environment, withheld_variables,
 };
+use mcppin_core::launch::Launch;
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
@@ -240,18 +241,7 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             |e: String| Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()));
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                let launch = server.launch();
-                for (setting, path) in server.relative_guard_files(id, &variables) {
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
-                         path: a client starts mcppin-guard in a working directory of its own \
-                         choosing (often / or the client's install directory), where it may not \
-                         be found; give {setting} an absolute path",
-                        quoted(id),
-                        quoted(&path)
-                    );
-                }
+                let mut launch = server.launch();
                 let mut server = server
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
@@ -269,6 +259,21 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                             ))
                         })?;
                     server.add_env_file(&text);
+                    // The guard's settings the file gives are part of the launch.
+                    if let Launch::Stdio { guard, .. } = &mut launch {
+                        guard.clone_from(&server.guard);
+                    }
+                }
+                for (setting, path) in server.relative_guard_files(id, &variables) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
+                         path: a client starts mcppin-guard in a working directory of its own \
+                         choosing (often / or the client's install directory), where it may not \
+                         be found; give {setting} an absolute path",
+                        quoted(id),
+                        quoted(&path)
+                    );
                 }
                 servers.push((id.as_str(), Resolved::Stdio(server), launch));
             }

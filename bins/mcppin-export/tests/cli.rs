@@ -1304,6 +1304,59 @@ fn a_guard_configured_from_env_is_part_of_the_launch() {
 }
 
 #[test]
+fn the_guards_settings_in_an_env_file_are_part_of_the_launch() {
+    // An envFile giving the guard MCPPIN_LOCK or MCPPIN_MODE could be edited to
+    // point the guard at another lock, or switch its mode, without a launch change.
+    let dir = Dir::new();
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"servers\": {{\"demo\": {{\"command\": \"mcppin-guard\", \"args\": [{}, \
+             \"--pid-file\", {}], \"env\": {{\"MCPPIN_SERVER\": \"demo\"}}, \
+             \"envFile\": {}}}}}}}",
+            json_string(&fixture().to_string_lossy()),
+            json_string(&dir.path().join("demo.pid").to_string_lossy()),
+            json_string(&dir.path().join(".env").to_string_lossy())
+        ),
+    );
+    let approved = "MCPPIN_LOCK=/etc/mcp.lock.json\nMCPPIN_SERVER=other\nDEBUG=1\n";
+    dir.write(".env", approved);
+    dir.export(&["--config", "mcp.json", "-o", "approved.json"])
+        .code(0);
+    let m = manifest(&dir, "approved.json");
+    let launch = m.servers["demo"].launch.as_ref().unwrap().to_value();
+    // The entry's env wins over the file, as in VS Code.
+    assert_eq!(
+        launch.get("guard").map(ToString::to_string).as_deref(),
+        Some(
+            r#"{"args":[],"command":"mcppin-guard","env":{"MCPPIN_LOCK":"/etc/mcp.lock.json","MCPPIN_SERVER":"demo"}}"#
+        )
+    );
+    mcppin(&dir, &["lock", "-o", "mcp.lock.json", "approved.json"]).code(0);
+    let verify = |dir: &Dir| {
+        dir.export(&["--config", "mcp.json", "-o", "served.json"])
+            .code(0);
+        mcppin(dir, &["verify", "--lock", "mcp.lock.json", "served.json"])
+    };
+    // Where it holds: the same file, or one whose other variables changed.
+    verify(&dir).code(0);
+    dir.write(".env", approved.replace("DEBUG=1", "DEBUG=2"));
+    verify(&dir).code(0);
+    for edited in [
+        approved.replace("/etc/mcp.lock.json", "/tmp/other.lock.json"),
+        format!("{approved}MCPPIN_MODE=quarantine\n"),
+        approved.replace("MCPPIN_LOCK=/etc/mcp.lock.json\n", ""),
+    ] {
+        dir.write(".env", &edited);
+        verify(&dir).code(1).stdout_has(
+            "launch-changed [gated]: demo\n  approved: MCPPIN_LOCK=/etc/mcp.lock.json \
+             MCPPIN_SERVER=demo mcppin-guard -- ",
+        );
+    }
+    dir.assert_gone("demo");
+}
+
+#[test]
 fn a_guarded_entry_with_a_relative_lock_is_exported_with_a_warning() {
     // A client starts the guard in a working directory of its own choosing, so a
     // relative --lock is looked for elsewhere than the user meant.
