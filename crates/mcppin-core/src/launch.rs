@@ -221,6 +221,12 @@ impl Launch {
         }
     }
 
+    /// Whether the server is run behind `mcppin-guard` ([`Guard`]).
+    #[must_use]
+    pub fn is_guarded(&self) -> bool {
+        matches!(self, Self::Stdio { guard: Some(_), .. })
+    }
+
     /// The launch without its guard's part: what a document before [`GUARD_SINCE`] recorded.
     #[must_use]
     pub fn without_guard(&self) -> Self {
