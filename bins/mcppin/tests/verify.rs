@@ -266,6 +266,34 @@ fn every_package_of_a_launch_is_checked_for_a_floating_version() {
 }
 
 #[test]
+fn packages_named_only_through_a_requirements_file_float() {
+    // `uvx --with-requirements FILE` was skipped: whatever the file fetched,
+    // unpinned included, no finding said so.
+    let launch = |args: &str| {
+        variant(&[(
+            r#""command": "npx", "args": ["-y", "parcel-mcp@3.1.0"]"#,
+            &format!(r#""command": "uvx", "args": [{args}]"#),
+        )])
+    };
+    let served = launch(r#""--with-requirements", "reqs.txt", "parcel-mcp==3.1.0""#);
+    let dir = locked(&served);
+    dir.write("served.json", &served);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0)
+        .stdout_has(
+            "floating-version [reported]: parcel\n  package: --with-requirements reqs.txt (no \
+             pinned version or digest)",
+        );
+    // Where it holds: every package named and pinned.
+    let pinned = launch(r#""--with", "extra==1.0", "parcel-mcp==3.1.0""#);
+    let dir = locked(&pinned);
+    dir.write("served.json", &pinned);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0)
+        .stdout_lacks("floating-version");
+}
+
+#[test]
 fn a_gated_floating_version_advises_pinning_it_in_the_configuration() {
     // The advice told the user to change the server, which serves nothing wrong.
     let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
