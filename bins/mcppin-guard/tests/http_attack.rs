@@ -1288,6 +1288,160 @@ fn a_server_answer_declaring_another_reading_is_refused_and_never_reaches_the_cl
     }
 }
 
+/// Answers a GET, a DELETE or a request beside the endpoint under the head `X-Case` picks
+/// (the place in [`DECODED_OTHERWISE`], or 100 plus the place in [`READ_AS_JUDGED`]); a
+/// `tools/list` whose id is 300 under `Transfer-Encoding: gzip, chunked`.
+fn heads_on_every_answer(request: &Request, stream: &mut TcpStream) {
+    let case: usize = request
+        .header("x-case")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(usize::MAX);
+    let head = match case {
+        0..100 => DECODED_OTHERWISE.get(case),
+        _ => READ_AS_JUDGED.get(case.wrapping_sub(100)),
+    }
+    .copied();
+    let sse = |head: &[(&str, &str)]| head.iter().any(|(_, v)| v.starts_with("text/event-stream"));
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+    match (request.method.as_str(), head) {
+        ("GET", Some(head)) => {
+            let body = if sse(head) {
+                format!("data: {changed}\n\n")
+            } else {
+                changed.to_string()
+            };
+            respond(stream, "200 OK", head, body.as_bytes());
+        }
+        // A body under a refused head, to show none of it passes; none otherwise, as servers
+        // answer a DELETE.
+        ("DELETE", Some(head)) if case < 100 => {
+            let bye = json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": 1, "message": "server-said-bye"}});
+            respond(stream, "200 OK", head, bye.to_string().as_bytes());
+        }
+        ("DELETE", Some(head)) => respond(stream, "200 OK", head, b""),
+        ("POST", _) if request.rpc_method() == "tools/list" && request.json()["id"] == 300 => {
+            let answer = mcp_answer(request).unwrap().to_string();
+            let raw = format!(
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n\
+                 Transfer-Encoding: gzip, chunked\r\n\r\n{:x}\r\n{answer}\r\n0\r\n\r\n",
+                answer.len()
+            );
+            let _ = stream.write_all(raw.as_bytes());
+        }
+        _ => json_server(request, stream),
+    }
+}
+
+// The rule holds for every answer the guard relays, not only a POST's: a GET stream, a
+// DELETE, metadata beside the endpoint, and a transfer coding beside chunked.
+#[test]
+fn a_decoding_instruction_on_any_answer_is_refused_and_never_reaches_the_client() {
+    let peer = Peer::start(heads_on_every_answer);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let beside = "/.well-known/oauth-protected-resource";
+    for (place, head) in DECODED_OTHERWISE.iter().enumerate() {
+        let case = place.to_string();
+        let session = open(&guard.addr);
+        let get = send(
+            &guard.addr,
+            "GET",
+            "/mcp",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+                ("X-Case", &case),
+            ],
+            "",
+        );
+        assert_eq!(get.status, 502, "GET {head:?}: {get:?}");
+        assert!(!get.body.contains("list_changed"), "GET {head:?}: {get:?}");
+        let after = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(1, "ping", json!({})),
+        );
+        assert_eq!(after.status, 404, "GET {head:?}: the session went on: {after:?}");
+        let session = open(&guard.addr);
+        let delete = send(
+            &guard.addr,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &session), ("X-Case", &case)],
+            "",
+        );
+        assert_eq!(delete.status, 502, "DELETE {head:?}: {delete:?}");
+        assert!(
+            !delete.body.contains("server-said-bye"),
+            "DELETE {head:?}: {delete:?}"
+        );
+        let metadata = send(
+            &guard.addr,
+            "GET",
+            beside,
+            &[("Accept", "application/json"), ("X-Case", &case)],
+            "",
+        );
+        assert_eq!(metadata.status, 502, "{beside} {head:?}: {metadata:?}");
+        assert!(
+            !metadata.body.contains("list_changed"),
+            "{beside} {head:?}: {metadata:?}"
+        );
+    }
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(300, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 502, "{listed:?}");
+    assert!(!listed.body.contains("Echoes."), "{listed:?}");
+    // Where it holds: heads that read as the guard reads pass, under the guard's own media
+    // type.
+    for (place, head) in READ_AS_JUDGED.iter().enumerate() {
+        let case = (100 + place).to_string();
+        let session = open(&guard.addr);
+        let get = send(
+            &guard.addr,
+            "GET",
+            "/mcp",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+                ("X-Case", &case),
+            ],
+            "",
+        );
+        assert_eq!(get.status, 200, "GET {head:?}: {get:?}");
+        assert!(get.body.contains("list_changed"), "GET {head:?}: {get:?}");
+        let essence = head[0].1.split(';').next().unwrap();
+        assert_eq!(get.header("content-type").as_deref(), Some(essence));
+        let delete = send(
+            &guard.addr,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &session), ("X-Case", &case)],
+            "",
+        );
+        assert_eq!(delete.status, 200, "DELETE {head:?}: {delete:?}");
+        let metadata = send(
+            &guard.addr,
+            "GET",
+            beside,
+            &[("Accept", "application/json"), ("X-Case", &case)],
+            "",
+        );
+        if essence == "text/event-stream" {
+            // No metadata: refused beside the endpoint whatever its head.
+            assert_eq!(metadata.status, 502, "{beside} {head:?}: {metadata:?}");
+            continue;
+        }
+        assert_eq!(metadata.status, 200, "{beside} {head:?}: {metadata:?}");
+        assert_eq!(metadata.header("content-type").as_deref(), Some(essence));
+    }
+}
+
 // A second `Mcp-Session-Id` makes the request name two sessions; a server or
 // balancer taking the other one would answer in a session the guard does not judge.
 #[test]
