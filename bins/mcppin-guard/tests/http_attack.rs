@@ -904,7 +904,8 @@ fn a_server_assigning_an_open_sessions_id_to_a_new_client_gets_503() {
 
 #[test]
 fn a_session_id_the_server_changes_mid_session_leads_nowhere() {
-    // A later answer names another session id; a client adopting it gets 404 from the guard.
+    // A later answer names another session id: the answer is refused and the session ended,
+    // and a client trying the other id anyway gets 404 from the guard.
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
         if request.rpc_method() == "tools/list" {
             let answer = mcp_answer(request).unwrap();
@@ -920,18 +921,94 @@ fn a_session_id_the_server_changes_mid_session_leads_nowhere() {
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
+    assert_eq!(listed.status, 502, "{listed:?}");
+    assert!(listed.header("mcp-session-id").is_none(), "{listed:?}");
+    let before = peer
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    let after = post(&guard.addr, Some("sess-other"), &util::call(3, "echo"));
+    assert_eq!(after.status, 404, "{after:?}");
+    let gone = post(&guard.addr, Some(&session), &util::call(4, "echo"));
+    assert_eq!(gone.status, 404, "{gone:?}");
+    let posts = peer
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    assert_eq!(posts, before, "a call reached the server");
+}
+
+// The guard keeps a session under the first Mcp-Session-Id of an answer, while the
+// Python and TypeScript SDK clients read a repeated header as its values joined by ", ", and
+// the TypeScript client adopts the id of any answer: a server could move a client into another
+// client's open session, which the guard refuses to merge when it assigns one.
+#[test]
+fn a_server_naming_another_session_is_refused_and_merges_no_sessions() {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        let n = request.header("mcp-session-id");
+        if request.method == "DELETE" {
+            // The ended session's own id, as the Python SDK server answers a DELETE.
+            let own = [("Mcp-Session-Id", n.unwrap_or_default())];
+            return respond(stream, "200 OK", &own, b"");
+        }
+        let Some(answer) = mcp_answer(request) else {
+            return json_server(request, stream);
+        };
+        let ids: &[(&str, &str)] = match (request.rpc_method().as_str(), n) {
+            ("initialize", _) => match next.fetch_add(1, Ordering::SeqCst) {
+                0 => &[("Mcp-Session-Id", "x, y")],
+                1 => &[("Mcp-Session-Id", "x"), ("Mcp-Session-Id", "y")],
+                _ => &[("Mcp-Session-Id", "sess-2")],
+            },
+            // Session 2's list moves its client into session 1.
+            ("tools/list", Some("sess-2")) => &[("Mcp-Session-Id", "x, y")],
+            // The session's own id on every answer, as the TypeScript SDK server sends it.
+            (_, Some(own)) if own == "x, y" => &[("Mcp-Session-Id", "x, y")],
+            _ => &[],
+        };
+        respond_json(stream, ids, &answer);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let first = open(&guard.addr);
+    assert_eq!(first, "x, y");
+    let twice = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(twice.status, 502, "{twice:?}");
+    assert!(twice.header("mcp-session-id").is_none(), "{twice:?}");
+    let second = open(&guard.addr);
+    assert_eq!(second, "sess-2");
+    let moved = post(
+        &guard.addr,
+        Some(&second),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(moved.status, 502, "{moved:?}");
+    assert!(moved.header("mcp-session-id").is_none(), "{moved:?}");
+    assert!(!moved.body.contains("Echoes."), "{moved:?}");
+    assert!(
+        guard.said("the server's answer names another session"),
+        "{}",
+        guard.stderr()
+    );
+    // The moved client's session ended; the first one goes on, its own id on its answers.
+    let after = post(
+        &guard.addr,
+        Some(&second),
+        &util::request(3, "ping", json!({})),
+    );
+    assert_eq!(after.status, 404, "{after:?}");
+    let listed = post(
+        &guard.addr,
+        Some(&first),
+        &util::request(2, "tools/list", json!({})),
+    );
     assert_eq!(listed.status, 200, "{listed:?}");
-    let moved = listed.header("mcp-session-id").unwrap_or(session);
-    let before = peer.requests().len();
-    let after = post(&guard.addr, Some(&moved), &util::call(3, "echo"));
-    if moved != "sess-1" {
-        assert_eq!(after.status, 404, "{after:?}");
-        assert_eq!(
-            peer.requests().len(),
-            before,
-            "the moved id reached the server"
-        );
-    }
+    assert_eq!(listed.header("mcp-session-id").as_deref(), Some("x, y"));
+    let ended = send(&guard.addr, "DELETE", "/mcp", &[("Mcp-Session-Id", &first)], "");
+    assert_eq!(ended.status, 200, "{ended:?}");
 }
 
 /// Sends a request whose head carries `kib` KiB of padding; the status and whether the server
