@@ -1011,6 +1011,64 @@ fn a_server_naming_another_session_is_refused_and_merges_no_sessions() {
     assert_eq!(ended.status, 200, "{ended:?}");
 }
 
+// A stream's events waited for a slow client in a queue of sixteen, each up to
+// --max-message: a server pushing large events on the streams of clients that read slowly held
+// about twenty times --max-message of the guard's memory per stream.
+#[test]
+fn a_stream_whose_client_does_not_read_holds_a_few_events_not_a_queue_of_them() {
+    const EVENT: usize = 8 << 20;
+    let (done, taken) = std::sync::mpsc::channel::<usize>();
+    let done = Mutex::new(done);
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        if request.method != "GET" {
+            return json_server(request, stream);
+        }
+        start_events(stream, &[]);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x".repeat(EVENT - 200)}});
+        let event = format!("data: {note}\n\n");
+        // The guard reads what it will hold; a write it leaves waiting for five seconds has
+        // met that bound.
+        stream
+            .set_write_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut written = 0;
+        'events: for _ in 0..40 {
+            for piece in event.as_bytes().chunks(64 * 1024) {
+                if stream.write_all(piece).is_err() {
+                    break 'events;
+                }
+                written += piece.len();
+            }
+        }
+        let _ = done.lock().unwrap().send(written);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start_with(
+        &lock(&dir),
+        &peer.url("/mcp"),
+        &["--max-message", &(EVENT + 1024).to_string()],
+    );
+    let session = open(&guard.addr);
+    // A client that sends the GET and never reads.
+    let mut client = TcpStream::connect(&guard.addr).unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nMcp-Session-Id: \
+         {session}\r\n\r\n"
+    );
+    client.write_all(get.as_bytes()).unwrap();
+    let written = taken
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the server's writes end");
+    let events = written as f64 / EVENT as f64;
+    // The event being read, one queued, one being written, and what the sockets hold.
+    assert!(
+        events < 8.0,
+        "the guard took {events:.1} events of {EVENT} bytes for a client that reads nothing"
+    );
+    drop(client);
+}
+
 /// Sends a request whose head carries `kib` KiB of padding; the status and whether the server
 /// saw it.
 fn padded_head(kib: usize) -> (Answer, bool) {

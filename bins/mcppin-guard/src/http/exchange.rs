@@ -634,7 +634,10 @@ fn stream(
 ) -> Response<Out> {
     let mut headers = toward_client(&state, &head.headers);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
-    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    // One event waits for the client beside the one being written: a client that reads
+    // slowly holds the server's stream back, never a queue of events of up to
+    // `--max-message` each in the guard's memory.
+    let (tx, rx) = mpsc::channel::<Bytes>(1);
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
     tokio::spawn(async move {
