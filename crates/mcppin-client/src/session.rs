@@ -572,6 +572,9 @@ impl<T: Transport> Session<T> {
                 }
                 continue;
             }
+            if let Some(problem) = dropped_by_clients(&routed) {
+                return Err(protocol(method, problem));
+            }
             let Some(answered) = routed.get("id").and_then(Value::as_number) else {
                 return Err(protocol(method, "a response without a numeric id"));
             };
@@ -615,6 +618,40 @@ impl<T: Transport> Session<T> {
         }
         self.send(&Value::from(reply))
     }
+}
+
+/// Why the official TypeScript SDK client's message reader (1.32.2, whose response schemas
+/// are strict) would drop a response and read the next message for its id, if it would: a
+/// member other than `jsonrpc`, `id` and `result` or `error`, or a `result` whose `_meta` is
+/// not an object, or names a `progressToken` that is neither a string nor an integer, or a
+/// related task without a string `taskId`. The capture refuses such an answer: counted as the
+/// answer, it would have the lock approve what that client never reads.
+fn dropped_by_clients(response: &Value) -> Option<&'static str> {
+    const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+    let members = response.as_object()?;
+    if members
+        .iter()
+        .any(|(name, _)| !matches!(name, "jsonrpc" | "id" | "result" | "error"))
+    {
+        return Some("a response with a member other than jsonrpc, id, result and error");
+    }
+    let Some(meta) = response.get("result").and_then(|r| r.get("_meta")) else {
+        return None;
+    };
+    let bad_meta = "a result whose _meta is not what a client reads (an object, with a string or \
+                    integer progressToken and a related task naming a string taskId)";
+    if meta.as_object().is_none() {
+        return Some(bad_meta);
+    }
+    let token_ok = match meta.get("progressToken").map(Value::kind) {
+        None | Some(Kind::String(_)) => true,
+        Some(Kind::Number(n)) => n.as_f64().is_finite() && n.as_f64().fract() == 0.0,
+        Some(_) => false,
+    };
+    let task_ok = meta
+        .get(RELATED_TASK)
+        .is_none_or(|task| task.get("taskId").and_then(Value::as_str).is_some());
+    (!token_ok || !task_ok).then_some(bad_meta)
 }
 
 fn extract_result(answer: Value, method: &str) -> Result<Value, Error> {
@@ -691,7 +728,7 @@ mod tests {
     /// A server that answers each request with the lines `script` gives its method (`ID`
     /// replaced by the request's id).
     struct Scripted {
-        script: fn(&str) -> Vec<String>,
+        script: Box<dyn Fn(&str) -> Vec<String>>,
         queued: VecDeque<Vec<u8>>,
     }
 
@@ -719,8 +756,12 @@ mod tests {
     }
 
     fn list_tools(script: fn(&str) -> Vec<String>) -> Result<Vec<Value>, Error> {
+        list(script)
+    }
+
+    fn list(script: impl Fn(&str) -> Vec<String> + 'static) -> Result<Vec<Value>, Error> {
         let transport = Scripted {
-            script,
+            script: Box::new(script),
             queued: VecDeque::new(),
         };
         let options = SessionOptions {
@@ -780,5 +821,52 @@ mod tests {
             }
         }
         assert_eq!(list_tools(honest).unwrap().len(), 1);
+    }
+
+    /// Answers tools/list with the honest list under `first`'s change, then the evil one.
+    fn first_then_evil(first: fn(&str) -> String) -> impl Fn(&str) -> Vec<String> {
+        move |method: &str| match method {
+            "initialize" => vec![INIT.to_owned()],
+            _ => vec![first(HONEST), EVIL.to_owned()],
+        }
+    }
+
+    #[test]
+    fn refuses_a_response_the_sdk_client_would_drop() {
+        // The TypeScript SDK client's strict schemas drop these and read the next
+        // message for the id; the capture took the honest list it never reads.
+        let dropped: [fn(&str) -> String; 5] = [
+            |h| h.replace(r#""id":ID"#, r#""id":ID,"x":1"#),
+            |h| h.replace(r#""result":{"#, r#""result":{"_meta":5,"#),
+            |h| h.replace(r#""result":{"#, r#""result":{"_meta":{"progressToken":1.5},"#),
+            |h| h.replace(r#""result":{"#, r#""result":{"_meta":{"progressToken":null},"#),
+            |h| {
+                h.replace(
+                    r#""result":{"#,
+                    r#""result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":5}},"#,
+                )
+            },
+        ];
+        for first in dropped {
+            let err = list(first_then_evil(first)).unwrap_err();
+            assert!(matches!(err, Error::Protocol { .. }), "{err}");
+        }
+        // Where it holds: a _meta the client reads, however full.
+        let read: [fn(&str) -> String; 2] = [
+            |h| h.replace(r#""result":{"#, r#""result":{"_meta":{"progressToken":7,"x":[1]},"#),
+            |h| {
+                h.replace(
+                    r#""result":{"#,
+                    r#""result":{"_meta":{"progressToken":"t","io.modelcontextprotocol/related-task":{"taskId":"a"}},"#,
+                )
+            },
+        ];
+        for first in read {
+            let tools = list(first_then_evil(first)).unwrap();
+            assert_eq!(
+                tools[0].get("description").and_then(Value::as_str),
+                Some("Echoes.")
+            );
+        }
     }
 }
