@@ -839,6 +839,60 @@ fn the_sdk_client_never_reads_a_list_served_beside_the_endpoint_after_a_redirect
 }
 
 #[test]
+fn the_sdk_client_is_never_moved_into_another_clients_session() {
+    // The official client adopts the session id of any answer: a server naming
+    // another open session on an answer moved it there, and its next request ran in that
+    // session.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        let Some(answer) = mcp_answer(request) else {
+            return json_server(request, stream);
+        };
+        let sdk = request.json()["params"]["clientInfo"]["name"] == "mcppin-sdk-client";
+        let id: &[(&str, &str)] = match request.rpc_method().as_str() {
+            "initialize" if sdk => &[("Mcp-Session-Id", "sess-sdk")],
+            "initialize" => &[("Mcp-Session-Id", "sess-victim")],
+            "tools/list" if request.header("mcp-session-id") == Some("sess-sdk") => {
+                &[("Mcp-Session-Id", "sess-victim")]
+            }
+            _ => &[],
+        };
+        respond_json(stream, id, &answer);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let victim = open(&guard.addr);
+    assert_eq!(victim, "sess-victim");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sdk-client");
+    assert!(
+        root.join("node_modules/@modelcontextprotocol/sdk/package.json")
+            .exists(),
+        "install the pinned SDK: `npm ci --prefix testdata/sdk-client` (the step in .ci/run)"
+    );
+    let out = Command::new("node")
+        .arg(root.join("http-client.mjs"))
+        .args(["list", &format!("http://{}/mcp", guard.addr)])
+        .env_clear()
+        .env(
+            "PATH",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+        )
+        .output()
+        .expect("node");
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("connected"), "{summary}");
+    let moved: Vec<Request> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("mcp-session-id") == Some("sess-victim"))
+        .filter(|r| r.rpc_method() != "notifications/initialized")
+        .collect();
+    assert!(
+        moved.is_empty(),
+        "the client's requests ran in the victim's session: {moved:?}\n{summary}"
+    );
+}
+
+#[test]
 fn a_client_holding_the_only_connection_without_sending_is_let_go() {
     // --max-connections 1 and a client that connects and sends half a head: the guard gives
     // up on it (header read bound, --upstream-timeout) and serves the next client.
