@@ -1061,7 +1061,13 @@ fn a_server_naming_another_session_is_refused_and_merges_no_sessions() {
     );
     assert_eq!(listed.status, 200, "{listed:?}");
     assert_eq!(listed.header("mcp-session-id").as_deref(), Some("x, y"));
-    let ended = send(&guard.addr, "DELETE", "/mcp", &[("Mcp-Session-Id", &first)], "");
+    let ended = send(
+        &guard.addr,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &first)],
+        "",
+    );
     assert_eq!(ended.status, 200, "{ended:?}");
 }
 
@@ -1551,7 +1557,10 @@ fn a_decoding_instruction_on_any_answer_is_refused_and_never_reaches_the_client(
             Some(&session),
             &util::request(1, "ping", json!({})),
         );
-        assert_eq!(after.status, 404, "GET {head:?}: the session went on: {after:?}");
+        assert_eq!(
+            after.status, 404,
+            "GET {head:?}: the session went on: {after:?}"
+        );
         let session = open(&guard.addr);
         let delete = send(
             &guard.addr,

@@ -1210,16 +1210,25 @@ mod tests {
         let guard = s.guard.as_ref().unwrap();
         assert_eq!(
             guard.env,
-            env(&[("MCPPIN_LOCK", "/tmp/other.lock.json"), ("MCPPIN_MODE", "refuse")])
+            env(&[
+                ("MCPPIN_LOCK", "/tmp/other.lock.json"),
+                ("MCPPIN_MODE", "refuse")
+            ])
         );
         assert_eq!(s.env, env(&[("A", "1")]));
         // Without a guard the same names are the server's own.
-        let plain = ClientConfig::parse(&text.replace("\"mcppin-guard\", \"args\": [\"--\", \"c\"]", "\"c\"")).unwrap();
+        let plain = ClientConfig::parse(
+            &text.replace("\"mcppin-guard\", \"args\": [\"--\", \"c\"]", "\"c\""),
+        )
+        .unwrap();
         let mut s = stdio(&plain, "s").expand("s", &env(&[])).unwrap();
         s.add_env_file("MCPPIN_LOCK=/tmp/other.lock.json\n");
         assert_eq!(
             s.env,
-            env(&[("MCPPIN_LOCK", "/tmp/other.lock.json"), ("MCPPIN_MODE", "refuse")])
+            env(&[
+                ("MCPPIN_LOCK", "/tmp/other.lock.json"),
+                ("MCPPIN_MODE", "refuse")
+            ])
         );
     }
 

@@ -734,7 +734,8 @@ mod tests {
 
     impl Transport for Scripted {
         fn send(&mut self, message: &[u8]) -> Result<(), Error> {
-            let message = parse_with(message, Strictness::Relaxed).unwrap_or_else(|_| Value::null());
+            let message =
+                parse_with(message, Strictness::Relaxed).unwrap_or_else(|_| Value::null());
             if let (Some(id), Some(method)) = (
                 message.get("id").and_then(Value::as_number),
                 message.get("method").and_then(Value::as_str),
@@ -806,7 +807,11 @@ mod tests {
                 ],
             }
         }
-        for script in [other_version as fn(&str) -> Vec<String>, no_version, notified] {
+        for script in [
+            other_version as fn(&str) -> Vec<String>,
+            no_version,
+            notified,
+        ] {
             let err = list_tools(script).unwrap_err();
             assert!(
                 matches!(err, Error::Protocol { problem, .. } if problem.contains("jsonrpc")),
@@ -838,8 +843,18 @@ mod tests {
         let dropped: [fn(&str) -> String; 5] = [
             |h| h.replace(r#""id":ID"#, r#""id":ID,"x":1"#),
             |h| h.replace(r#""result":{"#, r#""result":{"_meta":5,"#),
-            |h| h.replace(r#""result":{"#, r#""result":{"_meta":{"progressToken":1.5},"#),
-            |h| h.replace(r#""result":{"#, r#""result":{"_meta":{"progressToken":null},"#),
+            |h| {
+                h.replace(
+                    r#""result":{"#,
+                    r#""result":{"_meta":{"progressToken":1.5},"#,
+                )
+            },
+            |h| {
+                h.replace(
+                    r#""result":{"#,
+                    r#""result":{"_meta":{"progressToken":null},"#,
+                )
+            },
             |h| {
                 h.replace(
                     r#""result":{"#,
@@ -853,7 +868,12 @@ mod tests {
         }
         // Where it holds: a _meta the client reads, however full.
         let read: [fn(&str) -> String; 2] = [
-            |h| h.replace(r#""result":{"#, r#""result":{"_meta":{"progressToken":7,"x":[1]},"#),
+            |h| {
+                h.replace(
+                    r#""result":{"#,
+                    r#""result":{"_meta":{"progressToken":7,"x":[1]},"#,
+                )
+            },
             |h| {
                 h.replace(
                     r#""result":{"#,

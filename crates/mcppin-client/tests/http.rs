@@ -617,7 +617,13 @@ fn refuses_an_answer_a_client_would_decode_by_another_charset() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, Error::Decoding { refusal: Refusal::Charset, .. }),
+        matches!(
+            err,
+            Error::Decoding {
+                refusal: Refusal::Charset,
+                ..
+            }
+        ),
         "{err}"
     );
 }

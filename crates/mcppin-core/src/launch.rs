@@ -884,11 +884,11 @@ mod tests {
         // versions, were never reported; so were `-wPKG` and `npm exec PKG`.
         let p = |s: &str, floating: bool| (s.to_owned(), floating);
         assert_eq!(
-            packages(
-                "uvx",
-                &["--with-requirements", "reqs.txt", "mcp-x==1.2.0"]
-            ),
-            [p("--with-requirements reqs.txt", true), p("mcp-x@1.2.0", false)]
+            packages("uvx", &["--with-requirements", "reqs.txt", "mcp-x==1.2.0"]),
+            [
+                p("--with-requirements reqs.txt", true),
+                p("mcp-x@1.2.0", false)
+            ]
         );
         assert_eq!(
             packages("uv", &["run", "--with-requirements=r.txt", "server.py"]),

@@ -802,9 +802,8 @@ impl Note {
     #[must_use]
     pub fn server(&self) -> &str {
         match self {
-            Self::ClientCapabilitiesDiffer { server, .. } | Self::GuardNotCompared { server, .. } => {
-                server
-            }
+            Self::ClientCapabilitiesDiffer { server, .. }
+            | Self::GuardNotCompared { server, .. } => server,
         }
     }
 }
@@ -1795,8 +1794,16 @@ mod tests {
         );
         assert_eq!(r.exit_code(), 0);
         // Where it holds: no guard served, or a lockfile that records the guard.
-        assert!(verify(&v3, &guarded(None), &Options::default()).notes.is_empty());
-        assert!(verify(&lock, &approved, &Options::default()).notes.is_empty());
+        assert!(
+            verify(&v3, &guarded(None), &Options::default())
+                .notes
+                .is_empty()
+        );
+        assert!(
+            verify(&lock, &approved, &Options::default())
+                .notes
+                .is_empty()
+        );
         let bumped = guarded(Some(r#"{"command":"mcppin-guard","args":[]}"#));
         let bumped = Manifest::parse(
             &String::from_utf8(bumped.to_bytes())

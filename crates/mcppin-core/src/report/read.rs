@@ -110,7 +110,10 @@ fn note_from(value: &Value, pointer: &str) -> Result<Note, Error> {
             let at = f.at("lock_version");
             let lock_version = count(f.required("lock_version")?, &at)?;
             if lock_version >= crate::launch::GUARD_SINCE {
-                return Err(invalid(&at, "a lockfile version before the guard was recorded"));
+                return Err(invalid(
+                    &at,
+                    "a lockfile version before the guard was recorded",
+                ));
             }
             Ok(Note::GuardNotCompared {
                 server,
