@@ -1020,7 +1020,7 @@ fn a_server_naming_another_session_is_refused_and_merges_no_sessions() {
             // Session 2's list moves its client into session 1.
             ("tools/list", Some("sess-2")) => &[("Mcp-Session-Id", "x, y")],
             // The session's own id on every answer, as the TypeScript SDK server sends it.
-            (_, Some(own)) if own == "x, y" => &[("Mcp-Session-Id", "x, y")],
+            (_, Some("x, y")) => &[("Mcp-Session-Id", "x, y")],
             _ => &[],
         };
         respond_json(stream, ids, &answer);

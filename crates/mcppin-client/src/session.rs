@@ -635,9 +635,7 @@ fn dropped_by_clients(response: &Value) -> Option<&'static str> {
     {
         return Some("a response with a member other than jsonrpc, id, result and error");
     }
-    let Some(meta) = response.get("result").and_then(|r| r.get("_meta")) else {
-        return None;
-    };
+    let meta = response.get("result").and_then(|r| r.get("_meta"))?;
     let bad_meta = "a result whose _meta is not what a client reads (an object, with a string or \
                     integer progressToken and a related task naming a string taskId)";
     if meta.as_object().is_none() {
@@ -727,8 +725,11 @@ mod tests {
 
     /// A server that answers each request with the lines `script` gives its method (`ID`
     /// replaced by the request's id).
+    /// The lines a scripted server answers a method with.
+    type Script = Box<dyn Fn(&str) -> Vec<String>>;
+
     struct Scripted {
-        script: Box<dyn Fn(&str) -> Vec<String>>,
+        script: Script,
         queued: VecDeque<Vec<u8>>,
     }
 
