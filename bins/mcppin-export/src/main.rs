@@ -251,23 +251,14 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             |e: String| Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()));
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                let launch = server.launch();
-                for (setting, path) in server.relative_guard_files(id, &variables) {
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
-                         path: a client starts mcppin-guard in a working directory of its own \
-                         choosing (often / or the client's install directory), where it may not \
-                         be found; give {setting} an absolute path",
-                        quoted(id),
-                        quoted(&path)
-                    );
-                }
+                let mut launch = server.launch();
                 let mut server = server
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
                 if let Some(file) = server.env_file.take() {
-                    let text = file::read_named(&file)
+                    // Opened as a file found is: a FIFO or a device named there neither hangs
+                    // the export nor grows its memory.
+                    let text = file::read_found(&file)
                         .map_err(|e| e.to_string())
                         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
                         .map_err(|e| {
@@ -278,6 +269,21 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                             ))
                         })?;
                     server.add_env_file(&text);
+                    // The guard's settings the file gives are part of the launch.
+                    if let Launch::Stdio { guard, .. } = &mut launch {
+                        guard.clone_from(&server.guard);
+                    }
+                }
+                for (setting, path) in server.relative_guard_files(id, &variables) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
+                         path: a client starts mcppin-guard in a working directory of its own \
+                         choosing (often / or the client's install directory), where it may not \
+                         be found; give {setting} an absolute path",
+                        quoted(id),
+                        quoted(&path)
+                    );
                 }
                 servers.push((id.as_str(), Resolved::Stdio(server), launch));
             }

@@ -262,6 +262,41 @@ fn other_client_capabilities_are_noted_next_to_the_tools_they_explain() {
 }
 
 #[test]
+fn a_lockfile_before_the_guard_was_recorded_notes_the_guard_it_did_not_compare() {
+    // A version 3 lockfile recorded no guard, so removing the guard from a launch
+    // still passed against it, silently, until the user locked again.
+    let dir = locked(BASE);
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    assert_eq!(lock.matches("\"schema_version\": 4").count(), 1);
+    dir.write(
+        "lock.json",
+        lock.replace("\"schema_version\": 4", "\"schema_version\": 3"),
+    );
+    let guarded = variant(&[
+        ("\"schema_version\": 3", "\"schema_version\": 4"),
+        (
+            r#""env": ["PARCEL_TOKEN"]}"#,
+            r#""env": ["PARCEL_TOKEN"], "guard": {"command": "mcppin-guard", "args": ["--lock", "/etc/mcp.lock.json"]}}"#,
+        ),
+    ]);
+    let run = scenario("guard_not_compared", &dir, &guarded, &[], 0);
+    run.stdout_has(
+        "note: parcel: runs behind mcppin-guard, which a version 3 lockfile does not record\n  \
+         the guard was not compared",
+    );
+    // Where it holds: no guard served, or a lockfile that records the guard.
+    dir.write("unguarded.json", BASE);
+    dir.mcppin(&["verify", "--lock", "lock.json", "unguarded.json"])
+        .code(0)
+        .stdout_lacks("note:");
+    dir.write("lock.json", &lock);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(1)
+        .stdout_has("launch-changed [gated]: parcel")
+        .stdout_lacks("note:");
+}
+
+#[test]
 fn an_unpinned_package_is_reported_as_a_floating_version() {
     let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
     let dir = locked(&served);
@@ -297,6 +332,34 @@ fn every_package_of_a_launch_is_checked_for_a_floating_version() {
     ])
     .code(1)
     .stdout_has("floating-version [gated]: parcel\n  package: parcel-plugin");
+}
+
+#[test]
+fn packages_named_only_through_a_requirements_file_float() {
+    // `uvx --with-requirements FILE` was skipped: whatever the file fetched,
+    // unpinned included, no finding said so.
+    let launch = |args: &str| {
+        variant(&[(
+            r#""command": "npx", "args": ["-y", "parcel-mcp@3.1.0"]"#,
+            &format!(r#""command": "uvx", "args": [{args}]"#),
+        )])
+    };
+    let served = launch(r#""--with-requirements", "reqs.txt", "parcel-mcp==3.1.0""#);
+    let dir = locked(&served);
+    dir.write("served.json", &served);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0)
+        .stdout_has(
+            "floating-version [reported]: parcel\n  package: --with-requirements reqs.txt (no \
+             pinned version or digest)",
+        );
+    // Where it holds: every package named and pinned.
+    let pinned = launch(r#""--with", "extra==1.0", "parcel-mcp==3.1.0""#);
+    let dir = locked(&pinned);
+    dir.write("served.json", &pinned);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0)
+        .stdout_lacks("floating-version");
 }
 
 #[test]

@@ -105,6 +105,19 @@ pub enum Error {
         /// What was wrong.
         problem: &'static str,
     },
+    /// An HTTP answer whose head tells a client to read its body otherwise than as the UTF-8
+    /// bytes the capture reads (a `charset` other than UTF-8, a `Content-Encoding`, ...): a
+    /// client decoding by it would read text the capture never held.
+    #[error(
+        "the answer to {method} tells a client to read it otherwise than the capture reads it: \
+         {refusal}"
+    )]
+    Decoding {
+        /// The request being answered.
+        method: String,
+        /// The instruction found.
+        refusal: mcppin_core::http::Refusal,
+    },
     /// The server answered a request with a JSON-RPC error.
     #[error("the server answered {method} with error {code}: {}", quoted(.message))]
     ServerError {

@@ -35,6 +35,7 @@ use std::thread;
 use std::time::Duration;
 
 use base64::Engine as _;
+use mcppin_core::http::{Refusal, check_decoding};
 use mcppin_core::sse::{Event, Reader};
 use mcppin_core::{Kind, Object, Strictness, Value, parse_with};
 use reqwest::blocking::{Client, Response};
@@ -542,8 +543,7 @@ impl Poster {
             let Ok(response) = request.send() else {
                 return;
             };
-            if response.status() != StatusCode::OK || content_type(&response) != "text/event-stream"
-            {
+            if response.status() != StatusCode::OK || !is_event_stream(&response) {
                 return;
             }
             // Messages on this stream are requests and notifications only; a broken stream
@@ -652,7 +652,11 @@ fn post_streamable(
             problem: "HTTP 202 without an answer to a request",
         });
     }
-    match content_type(&response).as_str() {
+    let media = media(&response).map_err(|refusal| Error::Decoding {
+        method: out.what(),
+        refusal,
+    })?;
+    match media.as_str() {
         "application/json" => {
             let answer = read_bounded(response, shared.options.max_message, &out.what())?;
             shared.deliver(Ok(answer), &out.what());
@@ -868,8 +872,7 @@ impl StreamReader {
             }
             outcome = match request.send() {
                 Ok(response)
-                    if response.status() == StatusCode::OK
-                        && content_type(&response) == "text/event-stream" =>
+                    if response.status() == StatusCode::OK && is_event_stream(&response) =>
                 {
                     // A fresh decoder: the new stream starts at a line boundary; the last id
                     // carries over for a further resumption.
@@ -880,9 +883,15 @@ impl StreamReader {
                     }
                     pumped
                 }
-                Ok(response) => Pumped::Failed(Error::HttpStatus {
-                    method: format!("{} (resuming its event stream)", self.method),
-                    status: response.status().as_u16(),
+                Ok(response) => Pumped::Failed(match media(&response) {
+                    Err(refusal) if response.status() == StatusCode::OK => Error::Decoding {
+                        method: format!("{} (resuming its event stream)", self.method),
+                        refusal,
+                    },
+                    _ => Error::HttpStatus {
+                        method: format!("{} (resuming its event stream)", self.method),
+                        status: response.status().as_u16(),
+                    },
                 }),
                 Err(source) => Pumped::Ended(Some(source)),
             };
@@ -1066,7 +1075,11 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
             status: status.as_u16(),
         });
     }
-    if content_type(&response) != "text/event-stream" {
+    let media = media(&response).map_err(|refusal| Error::Decoding {
+        method: doing.to_owned(),
+        refusal,
+    })?;
+    if media != "text/event-stream" {
         return Err(Error::Protocol {
             method: doing.to_owned(),
             problem: "an answer to GET that is not text/event-stream",
@@ -1251,15 +1264,26 @@ fn redirect(method: &str, response: &Response) -> Error {
     }
 }
 
-/// The media type of an answer, lowercase, without parameters.
-fn content_type(response: &Response) -> String {
-    response
+/// The media type of an answer, lowercase, without parameters (empty when it names none).
+///
+/// # Errors
+///
+/// The [`Refusal`] of a head telling a client to read the body otherwise than as the UTF-8
+/// bytes the capture reads ([`mcppin_core::http::check_decoding`]): a client decoding by a
+/// `charset=utf-7` reads text the capture never held, so such an answer is no surface.
+fn media(response: &Response) -> Result<String, Refusal> {
+    let head = response
         .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default()
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()));
+    Ok(check_decoding(head)?
+        .map(|m| m.essence().to_owned())
+        .unwrap_or_default())
+}
+
+/// Whether an answer is an event stream the capture reads as sent.
+fn is_event_stream(response: &Response) -> bool {
+    media(response).is_ok_and(|m| m == "text/event-stream")
 }
 
 /// Reads a whole body of at most `max` bytes.
@@ -1289,7 +1313,7 @@ fn read_bounded(response: Response, max: usize, method: &str) -> Result<Vec<u8>,
 
 /// The `error` member of a JSON-RPC error in an HTTP error answer, if the body is one.
 fn json_rpc_error(response: Response, max: usize) -> Option<Value> {
-    if content_type(&response) != "application/json" {
+    if media(&response).ok()? != "application/json" {
         return None;
     }
     let body = read_bounded(response, max, "").ok()?;

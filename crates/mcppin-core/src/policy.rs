@@ -29,7 +29,7 @@ use std::str::FromStr;
 use crate::Digest;
 use crate::artifact::Artifact;
 use crate::diff::{Change, ChangeClass, diff};
-use crate::launch::Launch;
+use crate::launch::{GUARD_SINCE, Launch};
 use crate::lockfile::{LockedItem, LockedServer, Lockfile, Pin};
 use crate::manifest::{Manifest, ServerSurface};
 use crate::scan::{self, CollisionKind};
@@ -779,6 +779,16 @@ pub enum Note {
         /// The capabilities of this capture (the manifest's).
         served: Value,
     },
+    /// The lockfile is of a version before launches recorded the guard
+    /// ([`crate::launch::GUARD_SINCE`]) and the manifest runs the server behind
+    /// `mcppin-guard`: the guard was not compared, so removing it or editing its settings
+    /// would pass. Locking again records it (the serial does not move).
+    GuardNotCompared {
+        /// The server id.
+        server: String,
+        /// The lockfile's `schema_version`.
+        lock_version: u64,
+    },
 }
 
 impl Note {
@@ -787,6 +797,7 @@ impl Note {
     pub fn name(&self) -> &'static str {
         match self {
             Self::ClientCapabilitiesDiffer { .. } => "client-capabilities-differ",
+            Self::GuardNotCompared { .. } => "guard-not-compared",
         }
     }
 
@@ -794,7 +805,8 @@ impl Note {
     #[must_use]
     pub fn server(&self) -> &str {
         match self {
-            Self::ClientCapabilitiesDiffer { server, .. } => server,
+            Self::ClientCapabilitiesDiffer { server, .. }
+            | Self::GuardNotCompared { server, .. } => server,
         }
     }
 }
@@ -913,6 +925,15 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
                     server: (*id).to_owned(),
                     approved: was.clone(),
                     served: is.clone(),
+                });
+            }
+            if lock.schema_version() < GUARD_SINCE
+                && approved.launch.is_some()
+                && served.launch.as_ref().is_some_and(Launch::is_guarded)
+            {
+                notes.push(Note::GuardNotCompared {
+                    server: (*id).to_owned(),
+                    lock_version: lock.schema_version(),
                 });
             }
         }
@@ -1835,6 +1856,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(policies(&verify(&v3, &approved, &Options::default())), []);
+        // It says so: the guard in front of the served launch was not compared.
+        let r = verify(&v3, &approved, &Options::default());
+        assert_eq!(
+            r.notes,
+            [Note::GuardNotCompared {
+                server: "docs".to_owned(),
+                lock_version: 3
+            }]
+        );
+        assert_eq!(r.exit_code(), 0);
+        // Where it holds: no guard served, or a lockfile that records the guard.
+        assert!(
+            verify(&v3, &guarded(None), &Options::default())
+                .notes
+                .is_empty()
+        );
+        assert!(
+            verify(&lock, &approved, &Options::default())
+                .notes
+                .is_empty()
+        );
         let bumped = guarded(Some(r#"{"command":"mcppin-guard","args":[]}"#));
         let bumped = Manifest::parse(
             &String::from_utf8(bumped.to_bytes())
@@ -2021,7 +2063,10 @@ mod tests {
             server,
             approved,
             served,
-        } = &r.notes[0];
+        } = &r.notes[0]
+        else {
+            panic!("{:?}", r.notes[0])
+        };
         assert_eq!(server, "docs");
         assert_eq!(crate::canonicalize(approved).unwrap(), b"{}");
         assert_eq!(

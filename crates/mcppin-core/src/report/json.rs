@@ -76,6 +76,9 @@ fn note_json(note: &Note) -> Value {
             o.insert("approved", approved.clone());
             o.insert("served", served.clone());
         }
+        Note::GuardNotCompared { lock_version, .. } => {
+            o.insert("lock_version", *lock_version);
+        }
     }
     Value::from(o)
 }

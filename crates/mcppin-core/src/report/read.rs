@@ -88,7 +88,11 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
 
 /// One note, as [`super::json`] writes it.
 fn note_from(value: &Value, pointer: &str) -> Result<Note, Error> {
-    let f = Fields::new(value, pointer, &["note", "server", "approved", "served"])?;
+    let f = Fields::new(
+        value,
+        pointer,
+        &["note", "server", "approved", "served", "lock_version"],
+    )?;
     let server = string(f.required("server")?, &f.at("server"))?.to_owned();
     match string(f.required("note")?, &f.at("note"))? {
         "client-capabilities-differ" => {
@@ -100,6 +104,20 @@ fn note_from(value: &Value, pointer: &str) -> Result<Note, Error> {
                 server,
                 approved: approved.clone(),
                 served: served.clone(),
+            })
+        }
+        "guard-not-compared" => {
+            let at = f.at("lock_version");
+            let lock_version = count(f.required("lock_version")?, &at)?;
+            if lock_version >= crate::launch::GUARD_SINCE {
+                return Err(invalid(
+                    &at,
+                    "a lockfile version before the guard was recorded",
+                ));
+            }
+            Ok(Note::GuardNotCompared {
+                server,
+                lock_version,
             })
         }
         _ => Err(invalid(&f.at("note"), "a note name")),
@@ -507,6 +525,22 @@ mod tests {
         assert_eq!(from_json(&json).unwrap(), r);
         let plain = report(HOSTILE, HOSTILE);
         assert!(to_json(&plain).get("notes").is_none());
+    }
+
+    #[test]
+    fn json_round_trips_the_guard_note_and_refuses_a_version_that_records_the_guard() {
+        let mut r = report(HOSTILE, HOSTILE);
+        r.notes = vec![Note::GuardNotCompared {
+            server: "s".to_owned(),
+            lock_version: 3,
+        }];
+        let json = to_json(&r);
+        assert_eq!(from_json(&json).unwrap(), r);
+        let text = String::from_utf8(crate::to_pretty(&json))
+            .unwrap()
+            .replace("\"lock_version\": 3", "\"lock_version\": 4");
+        let err = from_json(&crate::parse(text.as_bytes()).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("/notes/0/lock_version"), "{err}");
     }
 
     #[test]

@@ -113,6 +113,22 @@ fn note_text(note: &Note, out: &mut String) {
                  --client-capabilities); a changed item is not explained by it"
             );
         }
+        Note::GuardNotCompared {
+            server,
+            lock_version,
+        } => {
+            let _ = writeln!(
+                out,
+                "note: {}: runs behind mcppin-guard, which a version {lock_version} lockfile does not \
+                 record",
+                place(server, None)
+            );
+            let _ = writeln!(
+                out,
+                "  the guard was not compared: removing it or editing its settings would pass;\n  \
+                 lock again to record it (mcppin lock; the approval serial does not move)"
+            );
+        }
     }
 }
 
