@@ -82,36 +82,24 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
-pub mod admission;
-pub mod artifact;
-mod canon;
-pub mod diff;
-mod digest;
-mod document;
-pub mod engine;
-mod error;
-mod escape;
-pub mod fold;
-pub mod http;
-pub mod launch;
-pub mod lockfile;
-pub mod manifest;
-pub mod number;
-pub mod outline;
-mod parse;
-pub mod policy;
-pub mod remedy;
-pub mod report;
-pub mod scan;
-pub mod sse;
+pub mod json;
+pub mod judge;
 pub mod surface;
-pub mod value;
+pub mod wire;
 
-pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
-pub use digest::{Digest, DigestSyntaxError, digest};
-pub use document::{Document, Error};
-pub use error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
-pub use escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
-pub use number::Number;
-pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};
-pub use value::{Kind, Member, Object, Span, Value};
+pub use json::{fold, number, outline, sse, value};
+pub use judge::{diff, policy, remedy, report, scan};
+pub use surface::{artifact, launch, lockfile, manifest};
+pub use wire::{admission, engine, http};
+// The modules without a public path, named from the root as the crate's files name them.
+use json::{canon, digest, error, escape, parse};
+use surface::document;
+
+pub use json::canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
+pub use json::digest::{Digest, DigestSyntaxError, digest};
+pub use json::error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
+pub use json::escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
+pub use json::number::Number;
+pub use json::parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};
+pub use json::value::{Kind, Member, Object, Span, Value};
+pub use surface::document::{Document, Error};

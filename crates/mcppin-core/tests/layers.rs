@@ -16,8 +16,14 @@ enum Layer {
     Judgement,
 }
 
-/// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 24] = [
+/// The layer of each module of `src` (a file `NAME.rs` or a folder `NAME/` in its layer's
+/// folder), and of the layer folders themselves.
+const MODULES: [(&str, Layer); 29] = [
+    ("json", Layer::Json),
+    ("surface", Layer::Surface),
+    ("item", Layer::Surface),
+    ("judge", Layer::Judgement),
+    ("wire", Layer::Judgement),
     ("error", Layer::Json),
     ("escape", Layer::Json),
     ("number", Layer::Json),
@@ -64,12 +70,24 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module a file belongs to: `lockfile` for `src/lockfile/format.rs` and
-/// `src/lockfile/mod.rs`, `parse` for `src/parse.rs`.
+/// The module a file belongs to: `lockfile` for `src/surface/lockfile/format.rs` and
+/// `src/surface/lockfile/mod.rs`, `parse` for `src/json/parse.rs`, `lib` for `src/lib.rs` and
+/// a layer folder's `mod.rs`.
 fn module_of(path: &Path) -> String {
     let relative = path.strip_prefix(src()).unwrap();
-    let first = relative.components().next().unwrap().as_os_str();
-    first.to_str().unwrap().trim_end_matches(".rs").to_owned()
+    let mut parts = relative
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap());
+    let first = parts.next().unwrap();
+    let module = if ["json", "surface", "judge", "wire"].contains(&first) {
+        parts.next().unwrap()
+    } else {
+        first
+    };
+    match module {
+        "mod.rs" => "lib".to_owned(),
+        name => name.trim_end_matches(".rs").to_owned(),
+    }
 }
 
 fn is_ident(b: u8) -> bool {
@@ -132,7 +150,7 @@ fn crate_paths(text: &str) -> Vec<String> {
 }
 
 /// The crate root's names and the layer of the module each comes from, read from lib.rs's
-/// `pub use MODULE::{...}` lines.
+/// `pub use LAYER::MODULE::{...}` lines.
 fn root_names() -> BTreeMap<String, Layer> {
     let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
     let mut names = BTreeMap::new();
@@ -140,7 +158,8 @@ fn root_names() -> BTreeMap<String, Layer> {
         let Some(rest) = line.strip_prefix("pub use ") else {
             continue;
         };
-        let (module, items) = rest.split_once("::").unwrap();
+        let (path, items) = rest.rsplit_once("::").unwrap();
+        let module = path.split("::").next().unwrap();
         let layer = layer_of_module(module)
             .unwrap_or_else(|| panic!("lib.rs re-exports from unknown module {module}"));
         let items = items

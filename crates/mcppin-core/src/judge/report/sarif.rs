@@ -23,7 +23,7 @@ pub const MAX_REASON: usize = 2000;
 
 /// The policies page, built in: each rule's `help` carries its section, so a code-scanning
 /// alert explains the policy and what to do even where `helpUri` cannot be reached.
-const POLICIES_PAGE: &str = include_str!("../../../../docs/policies.md");
+const POLICIES_PAGE: &str = include_str!("../../../../../docs/policies.md");
 
 /// Where [`POLICIES_PAGE`] and the pages it links to live in the repository.
 const POLICIES_DIR: &str = "docs/";
