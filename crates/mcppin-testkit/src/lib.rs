@@ -1,8 +1,9 @@
 //! What the integration tests of `mcppin`, `mcppin-export` and `mcppin-guard` share, written
 //! once: [`Run`] (the outcome of one run, with assertions that print exit code, stdout and
 //! stderr on failure), [`run`] (a binary run with its output drained and a bound on hangs),
-//! [`Scratch`] (a fresh directory per test) and process helpers. A dev-dependency only, never
-//! published; panics are its way to fail a test.
+//! [`Scratch`] (a fresh directory per test) and process helpers; and for every crate's tests,
+//! [`import`]: the file-level imports of a crate's source and the circles among them. A
+//! dev-dependency only, never published; panics are its way to fail a test.
 #![warn(missing_docs)]
 
 use std::io::{Read, Write};
@@ -13,6 +14,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+pub mod import;
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far
 /// above any shutdown the binaries run (grace periods included), so only a hang reaches it.
