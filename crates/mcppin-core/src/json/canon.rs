@@ -1,4 +1,7 @@
-//! The RFC 8785 (JCS) canonical writer, and the one pretty byte form of our own files.
+//! The RFC 8785 (JCS) canonical writer, and the one pretty byte form of our own files. It
+//! also gives [`Value`] its `Display`: the value reads, the writer writes.
+
+use std::fmt;
 
 use crate::error::JsonError as Error;
 use crate::number::Number;
@@ -154,6 +157,16 @@ pub(crate) fn write_lossy(value: &Value, out: &mut Vec<u8>) {
         depth: 0,
     };
     pretty.value(value);
+}
+
+impl fmt::Display for Value {
+    /// Writes the canonical form, a number without one as its literal ([`canonicalize_exact`]);
+    /// use [`canonicalize`] where such a number must be an error.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = Vec::new();
+        write_lossy(self, &mut out);
+        f.write_str(&String::from_utf8_lossy(&out))
+    }
 }
 
 /// Writes the one byte form of this project's own files: members in RFC 8785 order, two-space

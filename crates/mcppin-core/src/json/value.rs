@@ -7,7 +7,6 @@
 //! makes canonical writing a straight walk and member look-up a binary search.
 
 use std::cmp::Ordering;
-use std::fmt;
 use std::ops::Range;
 
 use crate::number::Number;
@@ -448,16 +447,6 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Object {
         Self {
             members: kept.into_boxed_slice(),
         }
-    }
-}
-
-impl fmt::Display for Value {
-    /// Writes the RFC 8785 canonical form; a non-finite number is written as `null`, so use
-    /// [`crate::canonicalize`] where that must be an error.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = Vec::new();
-        crate::canon::write_lossy(self, &mut out);
-        f.write_str(&String::from_utf8_lossy(&out))
     }
 }
 
