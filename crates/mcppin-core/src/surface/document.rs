@@ -1,12 +1,17 @@
-//! The surface layer's documents and errors: which of this project's formats a document is,
-//! and what their readers and the approval refuse.
+//! The leaf of the surface layer: the words every other file of the layer speaks, and its
+//! errors. Which of this project's formats a document is ([`Document`]), the kinds of item a
+//! surface holds ([`ItemKind`]) and the label that names one ([`label`]), how an item is
+//! pinned ([`Pin`]) and selected for approval ([`Selection`]), and what the readers and the
+//! approval refuse ([`Error`]). It names nothing else of its layer, so that the readers of
+//! each format, which all fail with [`Error`], can import it without importing each other.
 
 use std::fmt;
+use std::str::FromStr;
 
+use crate::digest::{Digest, digest};
 use crate::error::{Category, Excerpt, JsonError, Literals, Position};
 use crate::escape::Escaped;
-use crate::lockfile::{Pin, Selection};
-use crate::surface::ItemKind;
+use crate::value::{Value, escape_pointer_token};
 
 /// One of this project's own document formats, for messages.
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
@@ -60,9 +65,9 @@ impl Document {
     /// assert_eq!(Document::of(&parse(b"{}").unwrap()), None);
     /// ```
     #[must_use]
-    pub fn of(value: &crate::Value) -> Option<Self> {
+    pub fn of(value: &Value) -> Option<Self> {
         let object = value.as_object()?;
-        if object.get("schema").and_then(crate::Value::as_str) == Some("mcppin-lock-signature") {
+        if object.get("schema").and_then(Value::as_str) == Some("mcppin-lock-signature") {
             return Some(Self::Signature);
         }
         let manifest = MANIFEST_ONLY.iter().any(|name| object.contains(name));
@@ -76,13 +81,256 @@ impl Document {
 
     /// Refuses `value` when it is recognisably another of this project's formats than
     /// `expected` (see [`Document::of`]).
-    pub(crate) fn expect(value: &crate::Value, expected: Self) -> Result<(), Error> {
+    pub(crate) fn expect(value: &Value, expected: Self) -> Result<(), Error> {
         match Self::of(value) {
             Some(found) if found != expected => Err(Error::WrongDocument { expected, found }),
             _ => Ok(()),
         }
     }
 }
+/// A kind of item in a server's surface.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// A tool from `tools/list`, keyed by its `name`.
+    Tool,
+    /// A prompt from `prompts/list`, keyed by its `name`.
+    Prompt,
+    /// A resource template from `resources/templates/list`, keyed by its `uriTemplate`.
+    ResourceTemplate,
+}
+
+impl ItemKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Self; 3] = [Self::Tool, Self::Prompt, Self::ResourceTemplate];
+
+    /// The member of a served item that holds its key (`name`).
+    #[must_use]
+    pub fn key_member(self) -> &'static str {
+        match self {
+            Self::Tool | Self::Prompt => "name",
+            Self::ResourceTemplate => "uriTemplate",
+        }
+    }
+
+    /// The member of a server entry, in the manifest and the lockfile, that lists items of
+    /// this kind (`tools`).
+    #[must_use]
+    pub fn list_member(self) -> &'static str {
+        match self {
+            Self::Tool => "tools",
+            Self::Prompt => "prompts",
+            Self::ResourceTemplate => "resource_templates",
+        }
+    }
+
+    /// The word for one item of this kind in messages (`tool`, `resource template`).
+    #[must_use]
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Prompt => "prompt",
+            Self::ResourceTemplate => "resource template",
+        }
+    }
+
+    /// Whether a server entry must list items of this kind: tools always; prompts and
+    /// resource templates only in a capture of the widened surface (docs/formats.md), where
+    /// both lists are present together.
+    #[must_use]
+    pub fn always_listed(self) -> bool {
+        self == Self::Tool
+    }
+
+    /// The MCP method that lists items of this kind (`tools/list`).
+    #[must_use]
+    pub fn list_method(self) -> &'static str {
+        match self {
+            Self::Tool => "tools/list",
+            Self::Prompt => "prompts/list",
+            Self::ResourceTemplate => "resources/templates/list",
+        }
+    }
+}
+
+impl fmt::Display for ItemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.noun())
+    }
+}
+
+/// The label of a server, or of one of its items, as reports and messages print it and
+/// `mcppin lock --approve` reads it: in each part `~` is written `~0` and `/` is written `~1`
+/// (as in a JSON Pointer, RFC 6901), the parts are joined by `/`, and the whole is escaped for
+/// a terminal ([`crate::escape`]). Server ids come from a client configuration and tool names
+/// from servers, so either may hold a `/`: server `a/b` with tool `c` is `a~1b/c`, server `a`
+/// with tool `b/c` is `a/b~1c`.
+///
+/// ```
+/// use mcppin_core::surface::label;
+/// assert_eq!(label("docs", Some("search")), "docs/search");
+/// assert_eq!(label("a/b", Some("c")), "a~1b/c");
+/// assert_eq!(label("a", Some("b/c")), "a/b~1c");
+/// assert_eq!(label("x~y\u{200B}", None), "x~0y<U+200B>");
+/// ```
+#[must_use]
+pub fn label(server: &str, item: Option<&str>) -> String {
+    let mut text = escape_pointer_token(server);
+    if let Some(item) = item {
+        text.push('/');
+        text.push_str(&escape_pointer_token(item));
+    }
+    crate::escape(&text).into_owned()
+}
+
+/// Reads a label written by [`label`]: the server id and, after the first `/`, the item key.
+/// A `/` in the item part may also stand as it is (the first `/` is always the separator).
+/// `None` for a part that is empty, a `~` not followed by `0` or `1`, or a `<U+` that does
+/// not begin an escape.
+pub(crate) fn parse_label(text: &str) -> Option<(String, Option<String>)> {
+    let (server, item) = match text.split_once('/') {
+        Some((server, item)) => (server, Some(item)),
+        None => (text, None),
+    };
+    let server = label_part(server)?;
+    let item = match item {
+        Some(item) => Some(label_part(item)?),
+        None => None,
+    };
+    Some((server, item))
+}
+
+/// One part of a label: escapes read back, then `~1` and `~0` decoded.
+fn label_part(part: &str) -> Option<String> {
+    if part.is_empty() {
+        return None;
+    }
+    let text = crate::unescape(part)?;
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '~' => match chars.next()? {
+                '0' => out.push('~'),
+                '1' => out.push('/'),
+                _ => return None,
+            },
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// What an item is pinned by.
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+pub enum Pin {
+    /// The digest of the item's canonical form.
+    Digest(Digest),
+    /// The item holds number literals a float64 cannot pin down, so it has no digest (docs/json.md)
+    ///; it is compared by its canonical form only where that is decidable, which is
+    /// never: such an item is never reported as matching.
+    Undecidable(Vec<String>),
+}
+
+impl Pin {
+    /// The pin of a served item: its digest, or its undecidable literals.
+    #[must_use]
+    pub fn of(item: &Value) -> Self {
+        match digest(item) {
+            Ok(d) => Self::Digest(d),
+            Err(_) => Self::Undecidable(
+                item.undecidable_literals()
+                    .into_iter()
+                    .map(|n| n.literal().to_owned())
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The digest, when the item has one.
+    #[must_use]
+    pub fn digest(&self) -> Option<Digest> {
+        match self {
+            Self::Digest(d) => Some(*d),
+            Self::Undecidable(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Digest(d) => write!(f, "{d}"),
+            Self::Undecidable(literals) => write!(
+                f,
+                "undecidable literals [{}]",
+                crate::escape(&literals.join(", "))
+            ),
+        }
+    }
+}
+
+/// What `mcppin lock --approve` takes from the manifest: a whole server, one item of it, or
+/// its `instructions`.
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub enum Selection {
+    /// `SERVER`: the server's whole surface, its name and protocol revision; naming a server
+    /// that a complete capture covering it no longer serves approves its withdrawal.
+    Server(String),
+    /// `SERVER/ITEM`: one item (of any kind) with that key; approving an item the manifest
+    /// no longer has, from a complete capture, approves its removal.
+    Item {
+        /// The server id.
+        server: String,
+        /// The item key (a tool name).
+        name: String,
+    },
+    /// `SERVER/~instructions`: the server's `instructions` alone, as the capture read them
+    /// (none included). No item key labels this way: [`label`] writes every `~` of a key as
+    /// `~0`, so `~i` never begins an item part.
+    Instructions(String),
+}
+
+/// The item part of the label that selects a server's `instructions`
+/// ([`Selection::Instructions`]).
+pub const INSTRUCTIONS_LABEL: &str = "~instructions";
+
+impl FromStr for Selection {
+    type Err = Error;
+
+    /// `SERVER` or `SERVER/ITEM`, each part written as [`label`] writes it (`~1` for a `/`
+    /// inside a part, `~0` for a `~`, `<U+XXXX>` escapes read back): the text a report prints
+    /// for an item selects that item. The first `/` separates the parts; a later one belongs
+    /// to the item key.
+    /// `SERVER/~instructions` selects the server's instructions.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if let Some(server) = s.strip_suffix(INSTRUCTIONS_LABEL)
+            && let Some(server) = server.strip_suffix('/')
+        {
+            return match parse_label(server) {
+                Some((server, None)) => Ok(Self::Instructions(server)),
+                _ => Err(Error::InvalidSelection { text: s.to_owned() }),
+            };
+        }
+        match parse_label(s) {
+            Some((server, None)) => Ok(Self::Server(server)),
+            Some((server, Some(name))) => Ok(Self::Item { server, name }),
+            None => Err(Error::InvalidSelection { text: s.to_owned() }),
+        }
+    }
+}
+
+impl fmt::Display for Selection {
+    /// The label ([`label`]), which reads back as the same selection.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Server(s) => f.write_str(&label(s, None)),
+            Self::Item { server, name } => f.write_str(&label(server, Some(name))),
+            Self::Instructions(s) => write!(f, "{}/{INSTRUCTIONS_LABEL}", label(s, None)),
+        }
+    }
+}
+
 /// Everything that can go wrong reading or writing this project's own documents (manifests,
 /// lockfiles, reports) and approving a surface: the strict reader's [`JsonError`] beside the
 /// rules of each format (docs/formats.md).
@@ -393,7 +641,7 @@ mod tests {
             ("duplicate-member", Some(9))
         );
         let undecidable =
-            Error::from(crate::digest(&crate::parse(b"[9007199254740993]").unwrap()).unwrap_err());
+            Error::from(digest(&crate::parse(b"[9007199254740993]").unwrap()).unwrap_err());
         assert_eq!(undecidable.category(), Category::Incomparable);
         assert_eq!(undecidable.category().exit_code(), 3);
         let selection = "".parse::<Selection>().unwrap_err();
@@ -461,7 +709,7 @@ mod tests {
             Error::PinMismatch {
                 pointer: long.clone(),
                 recorded: Pin::Undecidable(vec![long.clone(); 1000]),
-                computed: Pin::Digest(crate::Digest::of_bytes(b"")),
+                computed: Pin::Digest(Digest::of_bytes(b"")),
             },
             Error::NameMismatch {
                 pointer: long.clone(),
@@ -497,6 +745,84 @@ mod tests {
             assert!(
                 message.contains(&format!("... ({length} bytes)")),
                 "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn selection_text_splits_at_the_first_slash() {
+        assert_eq!("a".parse(), Ok(Selection::Server("a".into())));
+        assert_eq!(
+            "a/b/c".parse(),
+            Ok(Selection::Item {
+                server: "a".into(),
+                name: "b/c".into()
+            })
+        );
+        for bad in ["", "/x", "a/"] {
+            assert!(bad.parse::<Selection>().is_err(), "{bad}");
+        }
+    }
+
+    fn item(server: &str, name: &str) -> Selection {
+        Selection::Item {
+            server: server.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn every_server_id_and_item_name_can_be_selected() {
+        // Server "a/b" with tool "c" and server "a" with tool "b/c" printed
+        // the same label, and a server id holding "/" could not be approved at all.
+        assert_eq!("a~1b/c".parse(), Ok(item("a/b", "c")));
+        assert_eq!("a/b~1c".parse(), Ok(item("a", "b/c")));
+        assert_eq!("a~1b".parse(), Ok(Selection::Server("a/b".into())));
+        assert_eq!("a~0b/~0~1".parse(), Ok(item("a~b", "~/")));
+        assert_eq!(
+            "ev<U+001B>il/t<U+003C>U+200B>".parse(),
+            Ok(item("ev\u{1b}il", "t<U+200B>"))
+        );
+        for bad in ["a~2", "a~", "a/b~", "<U+>", "a<U+1F>", "a<U+0041"] {
+            assert_eq!(
+                bad.parse::<Selection>(),
+                Err(Error::InvalidSelection { text: bad.into() }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_selection_prints_as_the_label_that_selects_it() {
+        for selection in [
+            item("a/b", "c"),
+            item("a", "b/c"),
+            item("~0", "~1/"),
+            item("ev\u{1b}il", "t<U+200B>\u{200B}"),
+            Selection::Server("a/b~".into()),
+        ] {
+            let label = selection.to_string();
+            assert!(label.bytes().all(|b| (0x20..0x7F).contains(&b)), "{label}");
+            assert_eq!(label.parse(), Ok(selection), "{label}");
+        }
+        assert_eq!(item("a/b", "c").to_string(), "a~1b/c");
+        assert_eq!(item("a", "b/c").to_string(), "a/b~1c");
+    }
+
+    #[test]
+    fn instructions_have_a_label_no_item_key_prints() {
+        let instructions = Selection::Instructions("a/b".into());
+        assert_eq!(instructions.to_string(), "a~1b/~instructions");
+        assert_eq!("a~1b/~instructions".parse(), Ok(instructions));
+        // A tool named `~instructions` prints otherwise, and reads back as that tool.
+        assert_eq!(item("a", "~instructions").to_string(), "a/~0instructions");
+        assert_eq!("a/~0instructions".parse(), Ok(item("a", "~instructions")));
+        assert_eq!(item("a", "instructions").to_string(), "a/instructions");
+        for bad in ["/~instructions", "a/b/~instructions", "a~/~instructions"] {
+            assert_eq!(
+                bad.parse::<Selection>(),
+                Err(Error::InvalidSelection { text: bad.into() }),
+                "{bad}"
             );
         }
     }

@@ -1,14 +1,9 @@
-//! What the manifest and the lockfile have in common: the kinds of surface item, a collection
-//! of items keyed by name, and the strict reading helpers of this project's own formats.
-//!
-//! The surface of a server is its tools, prompts and resource templates, and its
-//! `instructions` string (docs/formats.md). Code that walks a surface goes through
-//! [`ItemKind`] so that a new kind is one enum variant, not a rewrite.
+//! What the manifest and the lockfile have in common: a collection of items keyed by name,
+//! how deep an item may nest, and the strict reading helpers of this project's own formats.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use crate::document::Error;
+use crate::document::{Error, ItemKind};
 use crate::parse::MAX_DEPTH;
 use crate::value::{Kind, Object, Value, escape_pointer_token};
 
@@ -20,77 +15,6 @@ use crate::value::{Kind, Object, Value, escape_pointer_token};
 /// lockfiles refuse such an item when it is added, so whatever they hold can be written in a
 /// form their readers accept (docs/formats.md, "Depth of served items").
 pub const MAX_ITEM_DEPTH: usize = MAX_DEPTH - 5;
-
-/// A kind of item in a server's surface.
-#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-#[non_exhaustive]
-pub enum ItemKind {
-    /// A tool from `tools/list`, keyed by its `name`.
-    Tool,
-    /// A prompt from `prompts/list`, keyed by its `name`.
-    Prompt,
-    /// A resource template from `resources/templates/list`, keyed by its `uriTemplate`.
-    ResourceTemplate,
-}
-
-impl ItemKind {
-    /// Every kind, in the order reports list them.
-    pub const ALL: [Self; 3] = [Self::Tool, Self::Prompt, Self::ResourceTemplate];
-
-    /// The member of a served item that holds its key (`name`).
-    #[must_use]
-    pub fn key_member(self) -> &'static str {
-        match self {
-            Self::Tool | Self::Prompt => "name",
-            Self::ResourceTemplate => "uriTemplate",
-        }
-    }
-
-    /// The member of a server entry, in the manifest and the lockfile, that lists items of
-    /// this kind (`tools`).
-    #[must_use]
-    pub fn list_member(self) -> &'static str {
-        match self {
-            Self::Tool => "tools",
-            Self::Prompt => "prompts",
-            Self::ResourceTemplate => "resource_templates",
-        }
-    }
-
-    /// The word for one item of this kind in messages (`tool`, `resource template`).
-    #[must_use]
-    pub fn noun(self) -> &'static str {
-        match self {
-            Self::Tool => "tool",
-            Self::Prompt => "prompt",
-            Self::ResourceTemplate => "resource template",
-        }
-    }
-
-    /// Whether a server entry must list items of this kind: tools always; prompts and
-    /// resource templates only in a capture of the widened surface (docs/formats.md), where
-    /// both lists are present together.
-    #[must_use]
-    pub fn always_listed(self) -> bool {
-        self == Self::Tool
-    }
-
-    /// The MCP method that lists items of this kind (`tools/list`).
-    #[must_use]
-    pub fn list_method(self) -> &'static str {
-        match self {
-            Self::Tool => "tools/list",
-            Self::Prompt => "prompts/list",
-            Self::ResourceTemplate => "resources/templates/list",
-        }
-    }
-}
-
-impl fmt::Display for ItemKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.noun())
-    }
-}
 
 /// The served items of one kind for one server, keyed by name and kept verbatim.
 ///
@@ -203,68 +127,6 @@ pub fn nesting(value: &Value) -> usize {
         }
     }
     deepest
-}
-
-/// The label of a server, or of one of its items, as reports and messages print it and
-/// `mcppin lock --approve` reads it: in each part `~` is written `~0` and `/` is written `~1`
-/// (as in a JSON Pointer, RFC 6901), the parts are joined by `/`, and the whole is escaped for
-/// a terminal ([`crate::escape`]). Server ids come from a client configuration and tool names
-/// from servers, so either may hold a `/`: server `a/b` with tool `c` is `a~1b/c`, server `a`
-/// with tool `b/c` is `a/b~1c`.
-///
-/// ```
-/// use mcppin_core::surface::label;
-/// assert_eq!(label("docs", Some("search")), "docs/search");
-/// assert_eq!(label("a/b", Some("c")), "a~1b/c");
-/// assert_eq!(label("a", Some("b/c")), "a/b~1c");
-/// assert_eq!(label("x~y\u{200B}", None), "x~0y<U+200B>");
-/// ```
-#[must_use]
-pub fn label(server: &str, item: Option<&str>) -> String {
-    let mut text = escape_pointer_token(server);
-    if let Some(item) = item {
-        text.push('/');
-        text.push_str(&escape_pointer_token(item));
-    }
-    crate::escape(&text).into_owned()
-}
-
-/// Reads a label written by [`label`]: the server id and, after the first `/`, the item key.
-/// A `/` in the item part may also stand as it is (the first `/` is always the separator).
-/// `None` for a part that is empty, a `~` not followed by `0` or `1`, or a `<U+` that does
-/// not begin an escape.
-pub(crate) fn parse_label(text: &str) -> Option<(String, Option<String>)> {
-    let (server, item) = match text.split_once('/') {
-        Some((server, item)) => (server, Some(item)),
-        None => (text, None),
-    };
-    let server = label_part(server)?;
-    let item = match item {
-        Some(item) => Some(label_part(item)?),
-        None => None,
-    };
-    Some((server, item))
-}
-
-/// One part of a label: escapes read back, then `~1` and `~0` decoded.
-fn label_part(part: &str) -> Option<String> {
-    if part.is_empty() {
-        return None;
-    }
-    let text = crate::unescape(part)?;
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '~' => match chars.next()? {
-                '0' => out.push('~'),
-                '1' => out.push('/'),
-                _ => return None,
-            },
-            c => out.push(c),
-        }
-    }
-    Some(out)
 }
 
 /// The key of a served item (its `name`, for a tool).

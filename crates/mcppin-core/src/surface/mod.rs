@@ -18,9 +18,9 @@ pub mod launch;
 pub mod lockfile;
 pub mod manifest;
 
+pub use document::{ItemKind, label};
 pub(crate) use item::{
     Fields, NOT_SERVED, array, check_not_served, child, count, element, item_key, not_served_value,
-    object, parse_label, put, put_opt, read_not_served, string, string_array, strings, take_list,
-    take_member,
+    object, put, put_opt, read_not_served, string, string_array, strings, take_list, take_member,
 };
-pub use item::{ItemKind, Items, MAX_ITEM_DEPTH, label, nesting};
+pub use item::{Items, MAX_ITEM_DEPTH, nesting};

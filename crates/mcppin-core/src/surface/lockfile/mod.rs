@@ -23,18 +23,16 @@
 //! `approve` computes the lockfile `mcppin lock` writes ([`Lockfile::approve`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::str::FromStr;
 
 use crate::artifact::Artifact;
-use crate::digest::{Digest, digest};
-use crate::document::Error;
 use crate::launch::Launch;
-use crate::surface::{ItemKind, label, parse_label};
+use crate::surface::ItemKind;
 use crate::value::Value;
 
 mod approve;
 mod format;
+
+pub use crate::surface::document::{INSTRUCTIONS_LABEL, Pin, Selection};
 
 /// The `schema_version` this crate writes.
 pub const SCHEMA_VERSION: u64 = 4;
@@ -117,55 +115,6 @@ pub struct LockedItem {
     approved: Option<Value>,
 }
 
-/// What an item is pinned by.
-#[derive(Clone, Debug, Eq, Hash, PartialEq)]
-pub enum Pin {
-    /// The digest of the item's canonical form.
-    Digest(Digest),
-    /// The item holds number literals a float64 cannot pin down, so it has no digest (docs/json.md)
-    ///; it is compared by its canonical form only where that is decidable, which is
-    /// never: such an item is never reported as matching.
-    Undecidable(Vec<String>),
-}
-
-impl Pin {
-    /// The pin of a served item: its digest, or its undecidable literals.
-    #[must_use]
-    pub fn of(item: &Value) -> Self {
-        match digest(item) {
-            Ok(d) => Self::Digest(d),
-            Err(_) => Self::Undecidable(
-                item.undecidable_literals()
-                    .into_iter()
-                    .map(|n| n.literal().to_owned())
-                    .collect(),
-            ),
-        }
-    }
-
-    /// The digest, when the item has one.
-    #[must_use]
-    pub fn digest(&self) -> Option<Digest> {
-        match self {
-            Self::Digest(d) => Some(*d),
-            Self::Undecidable(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for Pin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Digest(d) => write!(f, "{d}"),
-            Self::Undecidable(literals) => write!(
-                f,
-                "undecidable literals [{}]",
-                crate::escape(&literals.join(", "))
-            ),
-        }
-    }
-}
-
 impl LockedItem {
     /// Approves a served item as it is.
     ///
@@ -192,67 +141,6 @@ impl LockedItem {
     #[must_use]
     pub fn approved(&self) -> Option<&Value> {
         self.approved.as_ref()
-    }
-}
-
-/// What `mcppin lock --approve` takes from the manifest: a whole server, one item of it, or
-/// its `instructions`.
-#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-pub enum Selection {
-    /// `SERVER`: the server's whole surface, its name and protocol revision; naming a server
-    /// that a complete capture covering it no longer serves approves its withdrawal.
-    Server(String),
-    /// `SERVER/ITEM`: one item (of any kind) with that key; approving an item the manifest
-    /// no longer has, from a complete capture, approves its removal.
-    Item {
-        /// The server id.
-        server: String,
-        /// The item key (a tool name).
-        name: String,
-    },
-    /// `SERVER/~instructions`: the server's `instructions` alone, as the capture read them
-    /// (none included). No item key labels this way: [`label`] writes every `~` of a key as
-    /// `~0`, so `~i` never begins an item part.
-    Instructions(String),
-}
-
-/// The item part of the label that selects a server's `instructions`
-/// ([`Selection::Instructions`]).
-pub const INSTRUCTIONS_LABEL: &str = "~instructions";
-
-impl FromStr for Selection {
-    type Err = Error;
-
-    /// `SERVER` or `SERVER/ITEM`, each part written as [`label`] writes it (`~1` for a `/`
-    /// inside a part, `~0` for a `~`, `<U+XXXX>` escapes read back): the text a report prints
-    /// for an item selects that item. The first `/` separates the parts; a later one belongs
-    /// to the item key.
-    /// `SERVER/~instructions` selects the server's instructions.
-    fn from_str(s: &str) -> Result<Self, Error> {
-        if let Some(server) = s.strip_suffix(INSTRUCTIONS_LABEL)
-            && let Some(server) = server.strip_suffix('/')
-        {
-            return match parse_label(server) {
-                Some((server, None)) => Ok(Self::Instructions(server)),
-                _ => Err(Error::InvalidSelection { text: s.to_owned() }),
-            };
-        }
-        match parse_label(s) {
-            Some((server, None)) => Ok(Self::Server(server)),
-            Some((server, Some(name))) => Ok(Self::Item { server, name }),
-            None => Err(Error::InvalidSelection { text: s.to_owned() }),
-        }
-    }
-}
-
-impl fmt::Display for Selection {
-    /// The label ([`label`]), which reads back as the same selection.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Server(s) => f.write_str(&label(s, None)),
-            Self::Item { server, name } => f.write_str(&label(server, Some(name))),
-            Self::Instructions(s) => write!(f, "{}/{INSTRUCTIONS_LABEL}", label(s, None)),
-        }
     }
 }
 
@@ -343,88 +231,5 @@ mod testing {
               {"name":"search_docs","description":"Search"},
               {"name":"big","default":9007199254740993}]},
             {"id":"parcel","tools":[{"name":"delivery_insights"}]}]}"#
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn selection_text_splits_at_the_first_slash() {
-        assert_eq!("a".parse(), Ok(Selection::Server("a".into())));
-        assert_eq!(
-            "a/b/c".parse(),
-            Ok(Selection::Item {
-                server: "a".into(),
-                name: "b/c".into()
-            })
-        );
-        for bad in ["", "/x", "a/"] {
-            assert!(bad.parse::<Selection>().is_err(), "{bad}");
-        }
-    }
-
-    fn item(server: &str, name: &str) -> Selection {
-        Selection::Item {
-            server: server.into(),
-            name: name.into(),
-        }
-    }
-
-    #[test]
-    fn every_server_id_and_item_name_can_be_selected() {
-        // Server "a/b" with tool "c" and server "a" with tool "b/c" printed
-        // the same label, and a server id holding "/" could not be approved at all.
-        assert_eq!("a~1b/c".parse(), Ok(item("a/b", "c")));
-        assert_eq!("a/b~1c".parse(), Ok(item("a", "b/c")));
-        assert_eq!("a~1b".parse(), Ok(Selection::Server("a/b".into())));
-        assert_eq!("a~0b/~0~1".parse(), Ok(item("a~b", "~/")));
-        assert_eq!(
-            "ev<U+001B>il/t<U+003C>U+200B>".parse(),
-            Ok(item("ev\u{1b}il", "t<U+200B>"))
-        );
-        for bad in ["a~2", "a~", "a/b~", "<U+>", "a<U+1F>", "a<U+0041"] {
-            assert_eq!(
-                bad.parse::<Selection>(),
-                Err(Error::InvalidSelection { text: bad.into() }),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_selection_prints_as_the_label_that_selects_it() {
-        for selection in [
-            item("a/b", "c"),
-            item("a", "b/c"),
-            item("~0", "~1/"),
-            item("ev\u{1b}il", "t<U+200B>\u{200B}"),
-            Selection::Server("a/b~".into()),
-        ] {
-            let label = selection.to_string();
-            assert!(label.bytes().all(|b| (0x20..0x7F).contains(&b)), "{label}");
-            assert_eq!(label.parse(), Ok(selection), "{label}");
-        }
-        assert_eq!(item("a/b", "c").to_string(), "a~1b/c");
-        assert_eq!(item("a", "b/c").to_string(), "a/b~1c");
-    }
-
-    #[test]
-    fn instructions_have_a_label_no_item_key_prints() {
-        let instructions = Selection::Instructions("a/b".into());
-        assert_eq!(instructions.to_string(), "a~1b/~instructions");
-        assert_eq!("a~1b/~instructions".parse(), Ok(instructions));
-        // A tool named `~instructions` prints otherwise, and reads back as that tool.
-        assert_eq!(item("a", "~instructions").to_string(), "a/~0instructions");
-        assert_eq!("a/~0instructions".parse(), Ok(item("a", "~instructions")));
-        assert_eq!(item("a", "instructions").to_string(), "a/instructions");
-        for bad in ["/~instructions", "a/b/~instructions", "a~/~instructions"] {
-            assert_eq!(
-                bad.parse::<Selection>(),
-                Err(Error::InvalidSelection { text: bad.into() }),
-                "{bad}"
-            );
-        }
     }
 }
