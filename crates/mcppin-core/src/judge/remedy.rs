@@ -31,8 +31,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lockfile::Selection;
-use crate::policy::{Evidence, Options, Policy, Report};
+use crate::policy::Options;
 use crate::report::ServerChanges;
+use crate::report::{Evidence, Policy, Report};
 
 /// A server's items are approved as the server when there are more than this many of them
 /// (and approving the server approves nothing else).

@@ -55,7 +55,7 @@ use std::sync::Arc;
 use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::lockfile::{LockedServer, Pin};
-use crate::policy::{GuardPolicy, Policy};
+use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
 use crate::value::{Kind, Object, Span, Value};
 

@@ -1,10 +1,9 @@
 //! The JSON report written: values exactly as served (see [`to_json`]).
 
-use super::{SCHEMA_VERSION, SignatureStatus};
+use super::{Evidence, Finding, Note, Reason, Report, SCHEMA_VERSION, SignatureStatus, Unverified};
 use crate::diff::Change;
 use crate::escape::escape;
 use crate::lockfile::Pin;
-use crate::policy::{Evidence, Finding, Note, Reason, Report, Unverified};
 use crate::value::{Object, Value};
 
 /// The JSON report (`schema_version` 1): values exactly as served, every finding with

@@ -1,14 +1,16 @@
 //! The JSON report read back into a [`Report`], checked against its own findings (see
 //! [`from_json`]).
 
-use super::{SCHEMA_VERSION, SignatureStatus, Signer, to_json};
+use super::{
+    Evidence, Finding, Note, Policy, Reason, Report, SCHEMA_VERSION, SignatureStatus, Signer,
+    Unverified, to_json,
+};
 use crate::artifact::Artifact;
 use crate::diff::{Change, ChangeClass};
 use crate::digest::Digest;
 use crate::document::Error;
 use crate::launch::Launch;
 use crate::lockfile::Pin;
-use crate::policy::{Evidence, Finding, Note, Policy, Reason, Report, Unverified};
 use crate::scan::CollisionKind;
 use crate::surface::{Fields, array, count, element, object, string, strings};
 use crate::value::Value;
@@ -457,7 +459,7 @@ fn unverified_from(value: &Value, pointer: &str) -> Result<Unverified, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Status;
+    use crate::report::Status;
     use crate::report::testing::*;
 
     #[test]

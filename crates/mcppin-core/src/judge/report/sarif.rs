@@ -3,12 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::NOT_COMPARED;
 use super::json::signature_json;
 use super::text::{finding_text, place, reason_text};
+use super::{Evidence, NOT_COMPARED, Policy, Report};
 use crate::digest::Digest;
 use crate::escape::escape;
-use crate::policy::{Evidence, Policy, Report};
 use crate::value::{Object, Value};
 
 /// The `uriBaseId` of every location in the SARIF report: the root of the repository the

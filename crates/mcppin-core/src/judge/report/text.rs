@@ -2,10 +2,9 @@
 
 use std::fmt::Write as _;
 
-use super::{NOT_COMPARED, ServerChanges};
+use super::{Evidence, Finding, NOT_COMPARED, Note, Policy, Reason, Report, ServerChanges, Status};
 use crate::diff::Change;
 use crate::escape::escape;
-use crate::policy::{Evidence, Finding, Note, Policy, Reason, Report, Status};
 use crate::value::{Kind, Value};
 
 /// The human report: one block per finding (findings alike across tools share one block), the

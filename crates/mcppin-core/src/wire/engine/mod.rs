@@ -70,7 +70,7 @@ use crate::admission::{
 };
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
-use crate::policy::Policy;
+use crate::report::Policy;
 use crate::{Strictness, Value, escape, fold, parse, parse_with};
 
 mod event;
