@@ -7,9 +7,8 @@ use mcppin_core::Digest;
 use mcppin_core::lockfile::Lockfile;
 
 use crate::envelope::Envelope;
-use crate::error::{Error, Refusal};
+use crate::error::{Error, Refusal, Timestamp};
 use crate::key::PublicKey;
-use crate::time::Timestamp;
 use crate::verify::{Freshness, check_serial, verify};
 
 /// Everything a lockfile is judged by before it counts as an approval: its bytes, the
