@@ -72,7 +72,7 @@ impl std::fmt::Debug for HttpServer {
     /// URL's path, query and userinfo may hold secrets.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer")
-            .field("origin", &crate::http::origin(&self.url))
+            .field("origin", &crate::redact::origin(&self.url))
             .field("kind", &self.kind)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()
