@@ -216,7 +216,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
         return discover::run(cli.project.as_deref());
     };
-    let project = cli.project.as_deref().map(project_key).transpose()?;
+    let project = cli
+        .project
+        .as_deref()
+        .map(discover::project_key)
+        .transpose()?;
     let config = read_config(config_path, project.as_deref())?;
     let ids = select(cli, config_path, &config)?;
     let environment: BTreeMap<String, String> = std::env::vars_os()
@@ -416,23 +420,6 @@ fn read_config(path: &Path, project: Option<&str>) -> anyhow::Result<ClientConfi
         None => ClientConfig::parse(&text),
     }
     .map_err(|e| unreadable(format!("{}: {e}", path.display())).into())
-}
-
-/// The key Claude Code files a project under: its absolute path as the system resolves it
-/// (Claude Code takes the working directory it runs in), without a trailing `/`; a path that
-/// does not exist is only made absolute, from the current directory.
-pub(crate) fn project_key(path: &Path) -> anyhow::Result<String> {
-    let absolute = std::fs::canonicalize(path)
-        .or_else(|_| std::path::absolute(path))
-        .map_err(|e| {
-            Fail::new(
-                Exit::Usage,
-                format!("--project {}: {e}", escape(&path.display().to_string())),
-            )
-        })?;
-    let text = absolute.to_string_lossy();
-    let trimmed = text.trim_end_matches('/');
-    Ok(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
 }
 
 /// The ids to capture: every configured server, or the `--server` ones, each checked.
