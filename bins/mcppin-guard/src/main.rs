@@ -14,8 +14,10 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use mcppin_client::DEFAULT_MAX_LINE;
+use mcppin_core::engine;
 use mcppin_core::lockfile::LockedServer;
 
+mod exit;
 mod feed;
 mod hint;
 mod http;
@@ -23,6 +25,8 @@ mod log;
 mod proxy;
 mod pump;
 mod stderr;
+
+use exit::{Exit, Fail};
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
@@ -113,47 +117,22 @@ struct Cli {
 
 /// What happens when an answer drifts.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, ValueEnum)]
-pub(crate) enum Mode {
+enum Mode {
     /// Answer the drifted request with an error, stop the server, exit 1.
     Refuse,
     /// Filter drifted items out, refuse calls to them, keep the session going.
     Quarantine,
 }
 
-/// How a run ended; the numbers are a public contract.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub(crate) enum Exit {
-    /// 0: the session ended cleanly.
-    Clean = 0,
-    /// 1: drift was refused.
-    Drift = 1,
-    /// 2: the command line is wrong.
-    Usage = 2,
-    /// 3: the server died or misbehaved.
-    Server = 3,
-    /// 4: the lockfile or its signature could not be read, or no entry.
-    Unreadable = 4,
-}
-
-impl mcppin_cli::exit::Code for Exit {
-    const UNREADABLE: Self = Self::Unreadable;
-
-    fn code(self) -> u8 {
-        self as u8
-    }
-
-    fn of_category(category: mcppin_core::Category) -> Self {
-        match category {
-            mcppin_core::Category::Usage => Self::Usage,
-            // The guard's 3 means the server died or misbehaved, never a
-            // document that cannot be compared.
-            _ => Self::Unreadable,
+impl Mode {
+    /// The engine's mode of the same name.
+    fn engine(self) -> engine::Mode {
+        match self {
+            Self::Refuse => engine::Mode::Refuse,
+            Self::Quarantine => engine::Mode::Quarantine,
         }
     }
 }
-
-/// An error that ends the run with a given exit code.
-pub(crate) type Fail = mcppin_cli::exit::Fail<Exit>;
 
 fn main() -> ExitCode {
     if let Some(err) = mcppin_client::trampoline(std::env::args_os()) {
@@ -345,7 +324,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
             upstream: upstream.clone(),
             upstream_ca: cli.upstream_ca.clone(),
             timeout: cli.upstream_timeout,
-            mode: settings.mode,
+            mode: settings.mode.engine(),
             max_message: cli.max_message,
             max_sessions: cli.max_sessions,
             max_connections: cli.max_connections,
@@ -360,7 +339,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         .split_first()
         .context("no server command after --")?;
     let config = proxy::Config {
-        mode: settings.mode,
+        mode: settings.mode.engine(),
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -21,51 +21,25 @@ use mcppin_core::engine::{self, Session};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::lockfile::LockedServer;
 
+use crate::exit::{Exit, Fail};
 use crate::feed::ServerIn;
 use crate::log::Log;
-use crate::pump::{Shared, client_to_server, no_answers, server_to_client};
+use crate::pump::{
+    BUFFER, End, Out, Outcome, Shared, client_to_server, lock, lock_out, no_answers,
+    server_to_client,
+};
 use crate::stderr::Relay;
-use crate::{Exit, Fail, Mode};
-
-/// The write buffer of each direction.
-pub(crate) const BUFFER: usize = 64 * 1024;
 
 /// What the proxy runs and how.
 #[derive(Debug)]
 pub(crate) struct Config {
-    pub(crate) mode: Mode,
+    pub(crate) mode: engine::Mode,
     pub(crate) max_message: usize,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
     /// The server's id, the prefix of its stderr lines.
     pub(crate) server: String,
 }
-
-/// How the server side ended.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    /// The server closed its output.
-    Eof,
-    /// Drift was refused.
-    Drift,
-    /// The server misbehaved or died; nothing of the offending message was forwarded.
-    Fatal(String),
-    /// The client stopped reading.
-    ClientGone,
-}
-
-/// What the main thread hears.
-#[derive(Debug)]
-pub(crate) enum End {
-    ClientEof,
-    ClientFailed(String),
-    Server(Outcome),
-}
-
-/// The client's side of the guard's stdout. Buffered: a thread flushes when it is about to wait
-/// for input (see [`mcppin_client::LineReader::has_line`]), so a burst of messages costs one write, and no
-/// message waits in the buffer while the guard waits.
-pub(crate) type Out = Arc<Mutex<BufWriter<File>>>;
 
 /// How often the main thread looks whether the server exited while its output stays open.
 const WATCH: Duration = Duration::from_millis(100);
@@ -118,10 +92,7 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     let server_in: Arc<ServerIn> = Arc::new(Mutex::new(stdin));
     let server_out = server.take_stdout().context("the server has no stdout")?;
     let engine = engine::Config {
-        mode: match config.mode {
-            Mode::Refuse => engine::Mode::Refuse,
-            Mode::Quarantine => engine::Mode::Quarantine,
-        },
+        mode: config.mode,
         events: log.enabled(),
     };
     let shared = Arc::new(Mutex::new(Shared::new(Session::new(approved, engine), log)));
@@ -236,12 +207,6 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     Ok(exit)
 }
 
-pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    shared
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Stops forwarding and closes the server's stdin (the first step of the shutdown order),
 /// dropping whatever was not yet written to it. A write that holds the pipe at this moment
 /// closes it itself within a moment (see [`crate::feed::feed`]).
@@ -252,7 +217,4 @@ pub(crate) fn stop(shared: &Mutex<Shared>, server_in: &ServerIn) {
     }
 }
 
-pub(crate) fn lock_out(out: &Out) -> MutexGuard<'_, BufWriter<File>> {
-    out.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+//END

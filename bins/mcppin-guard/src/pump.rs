@@ -1,10 +1,11 @@
 //! The two forwarding threads: each reads lines from one side, feeds them to the shared
 //! [`Session`], and writes what it says to the other side (and answers, notes, log lines).
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::sync::mpsc::Sender;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcppin_client::{ClientProfile, LineReader};
@@ -12,7 +13,35 @@ use mcppin_core::engine::{Event, Line, Session, Stop};
 
 use crate::feed::{Client, ServerIn, feed};
 use crate::log::Log;
-use crate::proxy::{BUFFER, End, Out, Outcome, lock, lock_out};
+
+/// The write buffer of each direction.
+pub(crate) const BUFFER: usize = 64 * 1024;
+
+/// How the server side ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// The server closed its output.
+    Eof,
+    /// Drift was refused.
+    Drift,
+    /// The server misbehaved or died; nothing of the offending message was forwarded.
+    Fatal(String),
+    /// The client stopped reading.
+    ClientGone,
+}
+
+/// What the main thread hears.
+#[derive(Debug)]
+pub(crate) enum End {
+    ClientEof,
+    ClientFailed(String),
+    Server(Outcome),
+}
+
+/// The client's side of the guard's stdout. Buffered: a thread flushes when it is about to wait
+/// for input (see [`mcppin_client::LineReader::has_line`]), so a burst of messages costs one write, and no
+/// message waits in the buffer while the guard waits.
+pub(crate) type Out = Arc<Mutex<BufWriter<File>>>;
 
 /// The state both forwarding threads share.
 #[derive(Debug)]
@@ -55,6 +84,17 @@ impl Shared {
             }
         }
     }
+}
+
+pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn lock_out(out: &Out) -> MutexGuard<'_, BufWriter<File>> {
+    out.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Logs the calls that never got an answer.

@@ -18,9 +18,9 @@ use mcppin_core::http::MediaType;
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
-use super::headers::{self, SESSION_ID};
+use super::headers::{self, MAX_HEADERS, SESSION_ID};
+use super::session::{Guarded, Refused, State, eprintln_guard};
 use super::upstream::Failure;
-use super::{Guarded, Refused, State};
 
 /// The body of an answer to the client.
 pub(crate) type Out = BoxBody<Bytes, Infallible>;
@@ -42,7 +42,7 @@ const EVENT_STREAM: &str = "text/event-stream";
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     // The request line: method, target, `HTTP/1.1`, two spaces.
     let line = request.method().as_str().len() + request.uri().to_string().len() + 10;
-    if headers::head_size(line, request.headers()) > super::MAX_HEADERS {
+    if headers::head_size(line, request.headers()) > MAX_HEADERS {
         return fail(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             INVALID_REQUEST,
@@ -224,7 +224,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         && state.is_full()
     {
         // It could open a session the guard cannot keep: refused before the server opens one.
-        super::eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+        eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
         return fail(
             StatusCode::SERVICE_UNAVAILABLE,
             INVALID_REQUEST,
@@ -857,7 +857,7 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
                 // Read to its end, so the connection can be reused.
                 let _ = collect(&state, response.into_body()).await;
             }
-            Err(_) => super::eprintln_guard(&format!(
+            Err(_) => eprintln_guard(&format!(
                 "session {number}: the DELETE that ends the session at the server failed"
             )),
         }
