@@ -48,12 +48,13 @@
 //! session in both directions: what to forward, what to answer in the server's place, when to
 //! stop, and typed events for the admission log.
 //!
-//! The modules form three layers (docs/design.md): JSON (`parse`, `value`, `canon`, `digest`,
-//! `outline`, ...), surface (`manifest`, `lockfile`, `surface`) and judgement (`diff`,
-//! `policy`, `report`, `admission`, `engine`, ...), each using only those before it. The JSON
-//! layer fails with [`JsonError`], the surface layer with [`Error`] (which holds a
-//! `JsonError` as [`Error::Json`]); both say their [`Category`], whose exit code follows
-//! docs/cli.md.
+//! The modules form four layers (docs/design.md), each a folder and a module of its own and
+//! each using only those before it: [`json`] (`parse`, `value`, `canon`, `digest`, `outline`,
+//! ...), [`surface`] (`manifest`, `lockfile`, `launch`, `artifact`), [`judge`] (`diff`,
+//! `scan`, `policy`, `report`, `remedy`) and [`wire`] (`engine`, `admission`, `http`). Every
+//! module is also named from the crate root, as above. The JSON layer fails with
+//! [`JsonError`], the surface layer with [`Error`] (which holds a `JsonError` as
+//! [`Error::Json`]); both say their [`Category`], whose exit code follows docs/cli.md.
 //!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
