@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use mcppin_core::admission::is_input_request;
-use mcppin_core::engine::{Config, Mode, Session};
+use mcppin_core::engine::{Config, Mode, Note, Session};
 use mcppin_core::lockfile::{LockedItem, LockedServer, Pin};
 use mcppin_core::value::Object;
 use mcppin_core::{Strictness, Value, canonicalize, parse, parse_with};
@@ -148,6 +148,13 @@ fuzz_target!(|data: &[u8]| {
         } else {
             let action = session.server_line(bytes, now);
             check_notes(&action.notes);
+            if let Some(stop) = &action.stop {
+                let text = stop.to_string();
+                assert!(
+                    !text.chars().any(|c| c.is_control()),
+                    "a stop holds a raw control character: {text:?}"
+                );
+            }
             let Some(shown) = action.to_client.bytes(bytes) else {
                 continue;
             };
@@ -326,11 +333,15 @@ fn check_pinned(
     );
 }
 
-fn check_notes(notes: &[String]) {
+/// Every line of every note is printable: no string from the wire reaches a terminal raw (a
+/// refused tool's note is its heading and the indented lines of its changes).
+fn check_notes(notes: &[Note]) {
     for note in notes {
-        assert!(
-            !note.chars().any(|c| c.is_control()),
-            "a note holds a raw control character: {note:?}"
-        );
+        for line in note.to_string().lines() {
+            assert!(
+                !line.chars().any(|c| c.is_control()),
+                "a note holds a raw control character: {line:?}"
+            );
+        }
     }
 }

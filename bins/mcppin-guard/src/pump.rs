@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcppin_client::{ClientProfile, LineReader};
-use mcppin_core::engine::{Event, Line, Session, Stop};
+use mcppin_core::engine::{Event, Line, Note, Session, Stop};
 
 use crate::feed::{Client, ServerIn, feed};
 use crate::log::Log;
@@ -108,45 +108,42 @@ pub(crate) fn no_answers(shared: &Mutex<Shared>) {
 /// What to run when the client declared other capabilities than the capture the lock was
 /// approved from: the export that captures the surface this client is served (with the
 /// profile that declares exactly these capabilities, or a file holding them), then the lock.
-fn capture_advice(server: &str, declared: &mcppin_core::Value) -> Vec<String> {
+/// The first line, then indented ones.
+fn capture_advice(server: &str, declared: &mcppin_core::Value) -> String {
     let server = mcppin_core::shell_word(&mcppin_core::escape(server));
     let client = match ClientProfile::declaring(declared) {
         Some(profile) => format!("--client {profile}"),
         None => "--client-capabilities caps.json".to_owned(),
     };
-    let mut notes = vec![
-        "to pin the surface this client is served, capture it as this client and lock it again:"
-            .to_owned(),
-    ];
+    let mut advice = "to pin the surface this client is served, capture it as this client and \
+                      lock it again:"
+        .to_owned();
     if ClientProfile::declaring(declared).is_none() {
-        notes.push(format!(
-            "  caps.json: {}",
+        advice.push_str(&format!(
+            "\n  caps.json: {}",
             mcppin_core::report::value_text(declared)
         ));
     }
-    notes.push(format!(
-        "  mcppin-export --config CONFIG --server {server} {client} -o manifest.json"
+    advice.push_str(&format!(
+        "\n  mcppin-export --config CONFIG --server {server} {client} -o manifest.json\
+         \n  mcppin lock --approve {server} -o LOCK manifest.json"
     ));
-    notes.push(format!(
-        "  mcppin lock --approve {server} -o LOCK manifest.json"
-    ));
-    notes
+    advice
 }
 
-/// Writes the engine's notes to stderr (escaped by the engine). Continuation lines (a diff
-/// under its heading) are indented, without the prefix.
-fn print_notes(notes: &[String]) {
-    if notes.is_empty() {
+/// Writes the engine's notes (escaped by the engine), then the guard's advice, to stderr,
+/// each after the guard's name: the indented lines of a note (a diff under its heading)
+/// follow it as they are.
+fn print_notes(notes: &[Note], advice: Option<&str>) {
+    if notes.is_empty() && advice.is_none() {
         return;
     }
     let mut stderr = io::stderr().lock();
     for note in notes {
-        let prefix = if note.starts_with(' ') {
-            ""
-        } else {
-            "mcppin-guard: "
-        };
-        let _ = writeln!(stderr, "{prefix}{note}");
+        let _ = writeln!(stderr, "mcppin-guard: {note}");
+    }
+    if let Some(advice) = advice {
+        let _ = writeln!(stderr, "mcppin-guard: {advice}");
     }
 }
 
@@ -219,7 +216,7 @@ pub(crate) fn client_to_server(
             state.write(&mut action.events);
             action
         };
-        print_notes(&action.notes);
+        print_notes(&action.notes, None);
         for answer in &action.to_client {
             if emit(out, answer, true).is_err() {
                 break;
@@ -302,7 +299,7 @@ pub(crate) fn server_to_client(
             }
         }
         let read = Line::read(&line);
-        let mut action = {
+        let (mut action, advice) = {
             let mut state = lock(shared);
             if state.session.is_stopped() {
                 return Outcome::Drift;
@@ -310,14 +307,13 @@ pub(crate) fn server_to_client(
             let now = state.now();
             let mut action = state.session.server(&read, now);
             state.write(&mut action.events);
-            if let Some(hint) = &action.capabilities {
-                action
-                    .notes
-                    .extend(capture_advice(state.log.server(), &hint.declared));
-            }
-            action
+            let advice = action
+                .capabilities
+                .as_ref()
+                .map(|hint| capture_advice(state.log.server(), &hint.declared));
+            (action, advice)
         };
-        print_notes(&action.notes);
+        print_notes(&action.notes, advice.as_deref());
         let flush = action.stop.is_some() || !reader.has_line();
         let sent = match action.to_client.bytes(&line) {
             Some(message) => emit(out, message, flush),
@@ -334,7 +330,7 @@ pub(crate) fn server_to_client(
         match stop {
             None => {}
             Some(Stop::Drift) => return Outcome::Drift,
-            Some(Stop::Fatal(message)) => return Outcome::Fatal(message),
+            Some(fatal) => return Outcome::Fatal(fatal.to_string()),
         }
     }
 }

@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use mcppin_core::engine::{Config, Event, Forward, Mode, Session};
+use mcppin_core::admission::Reason;
+use mcppin_core::engine::{Config, Event, Forward, Mode, Note, Session, Stop};
 use mcppin_core::lockfile::{LockedItem, LockedServer};
+use mcppin_core::report::Policy;
 use mcppin_core::{Value, parse};
 
 const SUMMARIZE: &str = r#"{"name":"summarize","description":"Summarize a text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
@@ -33,6 +35,25 @@ fn shown(forward: &Forward) -> String {
     }
 }
 
+/// The lines of the notes as stderr shows them: a refused tool's changes under its heading.
+fn note_lines(notes: &[Note]) -> Vec<String> {
+    notes
+        .iter()
+        .flat_map(|note| {
+            let text = note.to_string();
+            text.lines().map(str::to_owned).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A stop as the transcript shows it: the violation's message, quoted.
+fn stop_text(stop: &Stop) -> String {
+    match stop {
+        Stop::Fatal(violation) => format!("Fatal({:?})", violation.to_string()),
+        other => format!("{other:?}"),
+    }
+}
+
 fn events(out: &mut String, events: &[Event]) {
     for event in events {
         writeln!(out, "  event: {}", serde_json::to_string(event).unwrap()).unwrap();
@@ -55,19 +76,19 @@ fn run(mode: Mode, lines: &[&str]) -> String {
             for answer in &action.to_client {
                 writeln!(out, "  to client: {}", String::from_utf8_lossy(answer)).unwrap();
             }
-            for note in &action.notes {
+            for note in note_lines(&action.notes) {
                 writeln!(out, "  note: {note}").unwrap();
             }
             events(&mut out, &action.events);
         } else {
             let action = session.server_line(bytes.as_bytes(), now);
             writeln!(out, "  to client: {}", shown(&action.to_client)).unwrap();
-            for note in &action.notes {
+            for note in note_lines(&action.notes) {
                 writeln!(out, "  note: {note}").unwrap();
             }
             events(&mut out, &action.events);
             if let Some(stop) = &action.stop {
-                writeln!(out, "  stop: {stop:?}").unwrap();
+                writeln!(out, "  stop: {}", stop_text(stop)).unwrap();
             }
         }
     }
@@ -270,9 +291,9 @@ fn notes_of(request: &str, answer: &str) -> Vec<String> {
     let mut session = Session::new(server, Config::default());
     session.client_line(request.as_bytes(), Duration::ZERO);
     let action = session.server_line(answer.as_bytes(), Duration::ZERO);
-    let mut notes = action.notes;
-    if let Some(mcppin_core::engine::Stop::Fatal(message)) = action.stop {
-        notes.push(message);
+    let mut notes = note_lines(&action.notes);
+    if let Some(Stop::Fatal(violation)) = action.stop {
+        notes.push(violation.to_string());
     }
     notes
 }
@@ -378,7 +399,7 @@ fn capabilities_hint(
     let [request, answer] = list(1, tools);
     session.client_line(&request.as_bytes()[2..], now);
     let action = session.server_line(&answer.as_bytes()[2..], now);
-    (action.capabilities, action.notes)
+    (action.capabilities, note_lines(&action.notes))
 }
 
 #[test]
@@ -585,6 +606,13 @@ fn an_approved_prompt_missing_from_a_complete_reading_is_reported_not_refused() 
     let action = session.server_line(answer.as_bytes(), Duration::ZERO);
     assert_eq!(
         action.notes,
+        [Note::NotServed {
+            policy: Policy::PromptRemoved,
+            key: "draft".into()
+        }]
+    );
+    assert_eq!(
+        note_lines(&action.notes),
         ["prompt-removed: draft is approved but was not served (reported, not refused)"]
     );
     assert!(
@@ -763,6 +791,15 @@ fn a_malformed_locked_answer_is_noted_and_logged() {
     let action = session.server_line(answer.as_bytes(), Duration::ZERO);
     assert_eq!(
         action.notes,
+        [Note::Malformed {
+            method: "prompts/list".into(),
+            reason: Reason::Malformed {
+                pointer: "/prompts/1/name".into()
+            }
+        }]
+    );
+    assert_eq!(
+        note_lines(&action.notes),
         ["refused prompts/list: malformed-answer at /prompts/1/name"]
     );
     let logged: Vec<String> = action

@@ -254,7 +254,10 @@ fn exchange(mode: Mode, request: &str, answer: &str) -> String {
     let action = session.server_line(answer.as_bytes(), now);
     writeln!(out, "s {answer}\n  to client: {}", shown(&action.to_client)).unwrap();
     for note in &action.notes {
-        writeln!(out, "  note: {note}").unwrap();
+        // A refused tool's changes are lines under its heading.
+        for line in note.to_string().lines() {
+            writeln!(out, "  note: {line}").unwrap();
+        }
     }
     for event in &action.events {
         writeln!(out, "  event: {}", serde_json::to_string(event).unwrap()).unwrap();

@@ -262,8 +262,8 @@ async fn server_to_client<R: AsyncRead + Unpin>(
                 eprintln!("rmcp-gateway: drift refused, session stopped");
                 break;
             }
-            Some(Stop::Fatal(message)) => {
-                eprintln!("rmcp-gateway: {message}");
+            Some(fatal) => {
+                eprintln!("rmcp-gateway: {fatal}");
                 break;
             }
         }

@@ -553,8 +553,8 @@ async fn relay(
         Some(Stop::Drift) => {
             end_session(&state, &guarded, &end, "drift was refused");
         }
-        Some(Stop::Fatal(message)) => {
-            state.say(&guarded, &escape_non_ascii(message));
+        Some(fatal) => {
+            state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(&state, &guarded, &end, "the server broke the protocol");
             return fail(
                 StatusCode::BAD_GATEWAY,
@@ -813,8 +813,8 @@ fn judge_event(
                 None => Judged::End,
             }
         }
-        Some(Stop::Fatal(why)) => {
-            state.say(guarded, &escape_non_ascii(why));
+        Some(fatal) => {
+            state.say(guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(state, guarded, end, "the server broke the protocol");
             Judged::End
         }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcppin_core::admission::Withheld;
-use mcppin_core::engine::{self, Event, Session};
+use mcppin_core::engine::{self, Event, Note, Session};
 use mcppin_core::lockfile::LockedServer;
 use tokio::sync::watch;
 
@@ -329,19 +329,18 @@ impl State {
     }
 
     /// Writes the engine's notes (escaped by the engine) to stderr, each headed by the
-    /// session's number; continuation lines (a diff under its heading) are indented.
-    pub(crate) fn notes(&self, guarded: &Guarded, notes: &[String]) {
+    /// session's number; the indented lines of a note (a diff under its heading) follow it as
+    /// they are.
+    pub(crate) fn notes(&self, guarded: &Guarded, notes: &[Note]) {
         if notes.is_empty() {
             return;
         }
         let mut text = String::new();
         for note in notes {
-            if note.starts_with(' ') {
-                text.push_str(note);
-            } else {
-                text.push_str(&format!("mcppin-guard: session {}: {note}", guarded.number));
-            }
-            text.push('\n');
+            text.push_str(&format!(
+                "mcppin-guard: session {}: {note}\n",
+                guarded.number
+            ));
         }
         use std::io::Write;
         let _ = std::io::stderr().lock().write_all(text.as_bytes());

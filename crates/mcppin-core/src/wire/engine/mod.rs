@@ -55,7 +55,7 @@
 //! assert_eq!(action.stop, Some(Stop::Drift));
 //! let Forward::Replace(refusal) = &action.to_client else { panic!("a refusal") };
 //! assert!(refusal.starts_with(br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32001"#));
-//! assert!(action.notes.iter().any(|n| n.starts_with("tool-changed: summarize")));
+//! assert!(action.notes.iter().any(|n| n.to_string().starts_with("tool-changed: summarize")));
 //! assert!(session.is_stopped());
 //! # Ok::<(), mcppin_core::Error>(())
 //! ```
@@ -65,8 +65,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use crate::admission::{
-    Decision, Gate, INPUT_REQUIRED_MEMBERS, LockCheck, PageReport, Reason, is_input_request,
-    session_policy, shown,
+    Decision, Gate, LockCheck, PageReport, Reason, is_input_request, session_policy,
 };
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
@@ -75,12 +74,14 @@ use crate::{Strictness, Value, escape, fold, parse, parse_with};
 
 mod event;
 mod id;
+mod note;
 
 pub use event::{
     AnswerAdmission, Completion, Event, RequestId, ServerRenamed, ToolAdmission, ToolCompletion,
     ToolRemoved, Verdict,
 };
 use id::{IdBytes, id_key, is_canonical_integer, number_alias};
+pub use note::{Ambiguity, CapabilitiesHint, Note, Quarantined, Unroutable, Violation};
 
 /// The JSON-RPC error code of a refusal (docs/guard.md, "What the client sees").
 pub const REFUSED: i64 = -32001;
@@ -149,12 +150,23 @@ impl Forward {
 
 /// Why the session stops after a server line. Nothing more is forwarded either way.
 #[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum Stop {
     /// Drift was refused (refuse mode): the client got the refusal in [`ServerAction::to_client`].
     Drift,
-    /// The server broke the protocol or strict reading; nothing of the line was forwarded. The
-    /// message is escaped and ends with "nothing of it was forwarded".
-    Fatal(String),
+    /// The server broke the protocol or strict reading; nothing of the line was forwarded.
+    /// The violation's `Display` is the message for stderr.
+    Fatal(Violation),
+}
+
+impl std::fmt::Display for Stop {
+    /// Why the session stopped, for stderr: the violation's message for [`Stop::Fatal`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Drift => f.write_str("drift was refused"),
+            Self::Fatal(violation) => write!(f, "{violation}"),
+        }
+    }
 }
 
 /// What to do with one line from the client.
@@ -164,8 +176,8 @@ pub struct ClientAction {
     pub to_server: Forward,
     /// Answers to write to the client in the server's place, in order (one line each).
     pub to_client: Vec<Vec<u8>>,
-    /// Lines for stderr, escaped.
-    pub notes: Vec<String>,
+    /// Notes for stderr (see [`Note`]).
+    pub notes: Vec<Note>,
     /// Events for the admission log (only when [`Config::events`] is on).
     pub events: Vec<Event>,
 }
@@ -179,9 +191,8 @@ pub struct ClientAction {
 pub struct ServerAction {
     /// What goes on to the client.
     pub to_client: Forward,
-    /// Lines for stderr, escaped. A line starting with a space continues the one above it (a
-    /// diff under its heading).
-    pub notes: Vec<String>,
+    /// Notes for stderr (see [`Note`]).
+    pub notes: Vec<Note>,
     /// Events for the admission log (only when [`Config::events`] is on).
     pub events: Vec<Event>,
     /// Set when the session stops after `to_client` is written.
@@ -194,16 +205,6 @@ pub struct ServerAction {
     pub capabilities: Option<CapabilitiesHint>,
     /// Strict readings of the judged answers, freed with the action.
     spent: Vec<Value>,
-}
-
-/// The capabilities behind a departure: what the live client declared in `initialize`, and
-/// what the client of the approved capture declared (the lockfile's `client_capabilities`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CapabilitiesHint {
-    /// The live client's `capabilities` (`{}` when it sent none).
-    pub declared: Value,
-    /// The capabilities the approved surface was captured under.
-    pub approved: Value,
 }
 
 /// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
@@ -407,7 +408,7 @@ enum Request {
     Answer(Vec<u8>),
     /// Neither forwarded nor answered (a notification the guard refuses: there is no id to
     /// answer), with a note for stderr.
-    Drop(String),
+    Drop(Note),
 }
 
 /// What became of one message (or batch element) from the server.
@@ -416,7 +417,7 @@ enum Element {
     Forward,
     Replace(Vec<u8>),
     Refuse(Vec<u8>),
-    Fatal(String),
+    Fatal(Violation),
 }
 
 impl Session {
@@ -544,29 +545,29 @@ impl Session {
         line: &[u8],
         reading: &Reading<'_>,
         now: Duration,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
         events: &mut Vec<Event>,
     ) -> (Forward, Vec<Vec<u8>>) {
-        let invalid = |code: i64, note: String, message: &str| {
+        let invalid = |code: i64, note: Unroutable, message: &str| {
             let answer = error_answer(b"null", code, message);
-            (Forward::Nothing, vec![answer], note)
+            (Forward::Nothing, vec![answer], Note::Unroutable(note))
         };
         let refused = match reading {
             // What this reader cannot read, a lenient server might: it never reaches the server.
             // The client gets the answer a server owes such a line (JSON-RPC 2.0 section 5.1).
             Reading::Invalid(err) => Some(invalid(
                 PARSE_ERROR,
-                format!("refused a line from the client that is not JSON ({err})"),
+                Unroutable::NotJson(err.clone()),
                 "mcppin-guard refused a line that is not JSON",
             )),
             Reading::InnerReturn => Some(invalid(
                 REFUSED,
-                "refused a line from the client with a carriage return inside it".to_owned(),
+                Unroutable::InnerReturn,
                 "mcppin-guard refused a line with a carriage return inside it",
             )),
             Reading::Single(outline) if outline.root().shape() != Shape::Object => Some(invalid(
                 INVALID_REQUEST,
-                "refused a line from the client that is not a JSON object".to_owned(),
+                Unroutable::NotObject,
                 "mcppin-guard refused a line that is not a JSON object",
             )),
             Reading::Batch(outline)
@@ -578,8 +579,7 @@ impl Session {
             {
                 Some(invalid(
                     INVALID_REQUEST,
-                    "refused a batch from the client that is empty or holds a non-object"
-                        .to_owned(),
+                    Unroutable::BadBatch,
                     "mcppin-guard refused a batch that is empty or holds something other than \
                      objects",
                 ))
@@ -660,8 +660,8 @@ impl Session {
         let repeated = method_count > 1 || id.count > 1 || params.count > 1 || name.count > 1;
         if repeated || envelope.is_some() || in_params.is_some() {
             let why = match envelope.as_ref().or(in_params.as_ref()) {
-                Some(conflict) => conflict.to_string(),
-                None => "a member name repeats".to_owned(),
+                Some(conflict) => Ambiguity::Conflict(conflict.clone()),
+                None => Ambiguity::Repeated,
             };
             // When the id itself is ambiguous, the answer cannot name it (JSON-RPC 2.0
             // section 5: null when the id could not be read).
@@ -670,9 +670,7 @@ impl Session {
             return match id.first {
                 _ if id_unclear => Request::Answer(refusal(b"null", &refused)),
                 Some(id) => Request::Answer(refusal(id.bytes(), &refused)),
-                None => Request::Drop(format!(
-                    "dropped an ambiguous notification from the client: {why}"
-                )),
+                None => Request::Drop(Note::AmbiguousNotification(why)),
             };
         }
         let Some(method) = method else {
@@ -697,10 +695,10 @@ impl Session {
                 let decision = self.gate.call(&tool);
                 self.call_admission(b"null", &tool, &decision, events);
                 if let Decision::Deny(reason) = decision {
-                    return Request::Drop(format!(
-                        "dropped a tools/call notification from the client: {reason}: {}",
-                        shown(&tool)
-                    ));
+                    return Request::Drop(Note::CallNotification {
+                        tool: tool.into_owned(),
+                        reason,
+                    });
                 }
             }
             return Request::Forward;
@@ -842,25 +840,15 @@ impl Session {
         let mut action = ServerAction::default();
         // Nothing of the line is forwarded and its notes are dropped; its events stay (the
         // tools it listed were not shown).
-        let fatal = |mut action: ServerAction, message: String| {
+        let fatal = |mut action: ServerAction, violation: Violation| {
             action.notes.clear();
             action.to_client = Forward::Nothing;
-            action.stop = Some(Stop::Fatal(format!(
-                "{message}; nothing of it was forwarded"
-            )));
+            action.stop = Some(Stop::Fatal(violation));
             action
         };
         match reading {
-            Reading::Invalid(err) => fatal(
-                action,
-                format!("the server sent a line that is not JSON ({err})"),
-            ),
-            Reading::InnerReturn => fatal(
-                action,
-                "the server sent a line with a carriage return inside it (a client that ends \
-                 lines there would read other messages)"
-                    .to_owned(),
-            ),
+            Reading::Invalid(err) => fatal(action, Violation::NotJson(err.clone())),
+            Reading::InnerReturn => fatal(action, Violation::InnerReturn),
             Reading::Single(outline) if outline.root().shape() == Shape::Object => {
                 let message = outline.root();
                 match self.server_message(message.bytes(), message, now, &mut action) {
@@ -870,7 +858,7 @@ impl Session {
                         action.to_client = Forward::Replace(reply);
                         action.stop = Some(Stop::Drift);
                     }
-                    Element::Fatal(message) => return fatal(action, message),
+                    Element::Fatal(violation) => return fatal(action, violation),
                 }
                 action
             }
@@ -889,7 +877,7 @@ impl Session {
                             action.stop = Some(Stop::Drift);
                             return action;
                         }
-                        Element::Fatal(message) => return fatal(action, message),
+                        Element::Fatal(violation) => return fatal(action, violation),
                     }
                 }
                 action.to_client = if changed {
@@ -899,10 +887,7 @@ impl Session {
                 };
                 action
             }
-            _ => fatal(
-                action,
-                "the server sent a line that is not a JSON object".to_owned(),
-            ),
+            _ => fatal(action, Violation::NotObject),
         }
     }
 
@@ -915,33 +900,27 @@ impl Session {
         action: &mut ServerAction,
     ) -> Element {
         if message.shape() != Shape::Object {
-            return Element::Fatal("the server sent a batch element that is not an object".into());
+            return Element::Fatal(Violation::BatchElementNotObject);
         }
         let picked = message.pick(ROUTING);
         // The relaxed reading keeps repeated member names. A repeated routing member would let
         // the guard and the client read two different messages (the guard matching id 6, a
         // tools/call, while the client takes id 5, a tools/list answer): refused.
         if let Some((name, _)) = ROUTING.iter().zip(&picked).find(|(_, p)| p.count > 1) {
-            return Element::Fatal(format!(
-                "the server sent a message that repeats the member {name}"
-            ));
+            return Element::Fatal(Violation::RepeatedMember(name));
         }
         // One reading for every reader (docs/threat-model.md, "Parser differentials"): a Go
         // client (encoding/json) takes `Result` or `reſult` for `result`, the last one winning.
         if let Some(conflict) = message.name_conflict(&fold::ENVELOPE) {
-            return Element::Fatal(format!("the server sent an ambiguous message: {conflict}"));
+            return Element::Fatal(Violation::Ambiguous(conflict));
         }
         let [id, method, result, error] = picked.map(|p| p.first);
         if let Some(error) = error {
             if error.shape() != Shape::Object {
-                return Element::Fatal(
-                    "the server sent an error answer whose error is not an object".into(),
-                );
+                return Element::Fatal(Violation::ErrorNotObject);
             }
             if let Some(conflict) = error.name_conflict(&fold::ERROR) {
-                return Element::Fatal(format!(
-                    "the server sent an ambiguous error answer: {conflict}"
-                ));
+                return Element::Fatal(Violation::AmbiguousError(conflict));
             }
         }
         // JSON-RPC 2.0: a request carries `method` and never `result` or `error`; a response
@@ -949,9 +928,7 @@ impl Session {
         // one way here and read another way by the client (an unjudged `result`): refused.
         let (method, result, error) = (method.is_some(), result, error.is_some());
         if (method && (result.is_some() || error)) || (result.is_some() && error) {
-            return Element::Fatal(
-                "the server sent a message mixing method, result and error members".into(),
-            );
+            return Element::Fatal(Violation::MixedMembers);
         }
         if method {
             // A server request (sampling, elicitation, roots, ping) or a notification
@@ -969,17 +946,10 @@ impl Session {
             {
                 return Element::Forward;
             }
-            return Element::Fatal(
-                "the server sent an error answer with id null that carries members other than \
-                 jsonrpc, id and error"
-                    .into(),
-            );
+            return Element::Fatal(Violation::NullIdWithMore);
         }
         let Some(id) = id else {
-            return Element::Fatal(
-                "the server sent a message that is neither request, notification nor response"
-                    .into(),
-            );
+            return Element::Fatal(Violation::NotAMessage);
         };
         let id_bytes = id_key(id);
         let pending = self.pending.remove(&id_bytes);
@@ -987,11 +957,9 @@ impl Session {
             self.aliases.remove(&alias);
         }
         let Some(pending) = pending else {
-            return Element::Fatal(format!(
-                "the server answered id {} which is not outstanding (never asked or already \
-                 answered)",
-                shown(&String::from_utf8_lossy(&id_bytes))
-            ));
+            return Element::Fatal(Violation::NotOutstanding {
+                id: String::from_utf8_lossy(&id_bytes).into_owned(),
+            });
         };
         if error {
             if pending.method == "tools/call" {
@@ -1000,18 +968,17 @@ impl Session {
             return Element::Forward;
         }
         let Some(result) = result else {
-            return Element::Fatal(format!(
-                "the server's answer to {} has neither result nor error",
-                escape(&pending.method)
-            ));
+            return Element::Fatal(Violation::NoResultNorError {
+                method: pending.method.to_string(),
+            });
         };
         if let Some(members) = fold::result_members(&pending.method)
             && let Some(conflict) = result.name_conflict(members)
         {
-            return Element::Fatal(format!(
-                "the server's answer to {} is ambiguous: {conflict}",
-                escape(&pending.method)
-            ));
+            return Element::Fatal(Violation::AmbiguousResult {
+                method: pending.method.to_string(),
+                conflict,
+            });
         }
         match &*pending.method {
             "tools/call" => {
@@ -1042,10 +1009,10 @@ impl Session {
                 action.spent.push(strict);
                 element
             }
-            Err(err) => Element::Fatal(format!(
-                "the server's answer to {} breaks strict reading: {err}",
-                escape(&pending.method)
-            )),
+            Err(error) => Element::Fatal(Violation::NotStrict {
+                method: pending.method.to_string(),
+                error,
+            }),
         }
     }
 
@@ -1058,7 +1025,7 @@ impl Session {
         action: &mut ServerAction,
     ) -> Element {
         let Some(result) = strict.get("result") else {
-            return Element::Fatal("a surface answer without result".into());
+            return Element::Fatal(Violation::NoResult);
         };
         if is_input_request(result) {
             // 2026-07-28: the server asks the client for input; nothing to compare yet.
@@ -1066,23 +1033,18 @@ impl Session {
         }
         if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
             // It says input_required but carries more: that would reach a client unjudged.
-            return Element::Fatal(format!(
-                "the server's input_required answer to {} carries members other than {}",
-                escape(&pending.method),
-                INPUT_REQUIRED_MEMBERS.join(", ")
-            ));
+            return Element::Fatal(Violation::InputRequiredWithMore {
+                method: pending.method.to_string(),
+            });
         }
         let method = &*pending.method;
         if (method == "initialize" || method == "server/discover")
             && let Some(renamed) = self.gate.identity(result)
         {
-            let show =
-                |name: &Option<String>| name.as_deref().map_or_else(|| "(none)".to_owned(), shown);
-            action.notes.push(format!(
-                "server-renamed: approved as {}, calls itself {} (reported, not refused)",
-                show(&renamed.approved),
-                show(&renamed.observed)
-            ));
+            action.notes.push(Note::ServerRenamed {
+                approved: renamed.approved.clone(),
+                observed: renamed.observed.clone(),
+            });
             if self.config.events {
                 action.events.push(Event::ServerRenamed(ServerRenamed {
                     request_id: RequestId::new(&pending.id),
@@ -1104,10 +1066,10 @@ impl Session {
                 return self.malformed(pending, reason, action);
             }
             for (policy, key) in &check.removed {
-                action.notes.push(format!(
-                    "{policy}: {} is approved but was not served (reported, not refused)",
-                    shown(key)
-                ));
+                action.notes.push(Note::NotServed {
+                    policy: *policy,
+                    key: key.clone(),
+                });
             }
             if !check.departed.is_empty() {
                 let added = [Policy::PromptAdded, Policy::ResourceTemplateAdded];
@@ -1139,21 +1101,12 @@ impl Session {
             return Element::Forward;
         };
         self.changed = true;
-        let what = match &name {
-            Some(n) => format!("{} {}", escape(method), escape(n)),
-            None => escape(method).into_owned(),
-        };
         let policy = session_policy(method);
-        action.notes.push(match &reason {
-            Reason::Undecidable(literals) => format!(
-                "{policy}: the answer to {what} holds number literals no float64 reader can \
-                 tell from their neighbours ({}), so it cannot be pinned",
-                crate::error::Literals(literals)
-            ),
-            _ => format!(
-                "{policy}: the answer to {what} differs from the first answer to the same \
-                 request in this session"
-            ),
+        action.notes.push(Note::SessionPin {
+            policy,
+            method: method.to_owned(),
+            name,
+            reason,
         });
         // The method and the policy, not the name: the client already knows what it asked
         // for, and the message holds no string from the wire (docs/guard.md).
@@ -1183,7 +1136,10 @@ impl Session {
                 reason: Some(reason.policy().name()),
             }));
         }
-        action.notes.push(format!("refused {method}: {reason}"));
+        action.notes.push(Note::Malformed {
+            method: pending.method.to_string(),
+            reason: reason.clone(),
+        });
         // The policy only: the pointer may hold a member name the server chose.
         let reply = refusal(
             &pending.id,
@@ -1225,13 +1181,11 @@ impl Session {
             }
         }
         for (policy, key) in &check.departed {
-            let what = key
-                .as_deref()
-                .map_or_else(|| "the instructions".to_owned(), shown);
-            action.notes.push(format!(
-                "{policy}: {what} departs from the lock ({})",
-                escape(&pending.method)
-            ));
+            action.notes.push(Note::Departed {
+                policy: *policy,
+                key: key.clone(),
+                method: pending.method.to_string(),
+            });
             if !policies.contains(&policy.name()) {
                 policies.push(policy.name());
             }
@@ -1250,17 +1204,13 @@ impl Session {
             Mode::Refuse => Element::Refuse(reply),
             Mode::Quarantine => match check.rebuild(bytes) {
                 Some(filtered) => {
-                    action.notes.push(
-                        "quarantined: the client sees only the approved, unchanged items".into(),
-                    );
+                    action.notes.push(Note::Quarantined(Quarantined::Items));
                     Element::Replace(filtered)
                 }
                 // The prompt is withheld (the gate refuses getting it again); the session goes
                 // on without it.
                 None if pending.method == "prompts/get" => {
-                    action
-                        .notes
-                        .push("quarantined: the prompt is withheld for the session".into());
+                    action.notes.push(Note::Quarantined(Quarantined::Prompt));
                     Element::Replace(reply)
                 }
                 None => Element::Refuse(reply),
@@ -1296,10 +1246,10 @@ impl Session {
             }
         }
         for name in &report.removed {
-            action.notes.push(format!(
-                "tool-removed: {} is approved but was not served (reported, not refused)",
-                shown(name)
-            ));
+            action.notes.push(Note::NotServed {
+                policy: Policy::ToolRemoved,
+                key: name.clone(),
+            });
             if self.config.events {
                 action.events.push(Event::ToolRemoved(ToolRemoved {
                     request_id: RequestId::new(&pending.id),
@@ -1324,38 +1274,19 @@ impl Session {
             return Element::Forward;
         }
         if let Some(reason) = &report.malformed {
-            action.notes.push(format!("refused tools/list: {reason}"));
+            action.notes.push(Note::Malformed {
+                method: "tools/list".to_owned(),
+                reason: reason.clone(),
+            });
         }
-        for tool in report.tools.iter().filter(|t| !t.decision.is_allow()) {
-            let reason = tool
-                .decision
-                .reason()
-                .map_or_else(String::new, ToString::to_string);
-            action
-                .notes
-                .push(format!("{reason}: {}", shown(&tool.name)));
-            // Short renderings of the values, each with its whole length.
-            for change in tool.changes() {
-                let classes: Vec<&str> = change.classes.iter().map(|c| c.name()).collect();
-                action.notes.push(format!(
-                    "  {} ({})",
-                    shown(&change.pointer),
-                    classes.join(", ")
-                ));
-                let absent = "(absent)";
-                action.notes.push(format!(
-                    "    approved: {}",
-                    change.old.as_deref().unwrap_or(absent)
-                ));
-                action.notes.push(format!(
-                    "    served:   {}",
-                    change.new.as_deref().unwrap_or(absent)
-                ));
-            }
-            if tool.unlisted_changes() > 0 {
-                action
-                    .notes
-                    .push(format!("  and {} more changes", tool.unlisted_changes()));
+        for tool in report.tools.iter() {
+            if let Decision::Deny(reason) = &tool.decision {
+                action.notes.push(Note::Tool {
+                    name: tool.name.clone(),
+                    reason: reason.clone(),
+                    changes: tool.changes().to_vec(),
+                    unlisted: tool.unlisted_changes(),
+                });
             }
         }
         capabilities_note(action);
@@ -1368,9 +1299,7 @@ impl Session {
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
             Mode::Quarantine => {
-                action
-                    .notes
-                    .push("quarantined: the client sees only the approved, unchanged tools".into());
+                action.notes.push(Note::Quarantined(Quarantined::Tools));
                 match report.rebuild(bytes) {
                     Some(filtered) => Element::Replace(filtered),
                     None => Element::Replace(reply),
@@ -1469,12 +1398,7 @@ impl Session {
 /// [`ServerAction::capabilities`] is set.
 fn capabilities_note(action: &mut ServerAction) {
     if let Some(hint) = &action.capabilities {
-        action.notes.push(format!(
-            "the client declared the capabilities {}, but the lock was captured under {}: a \
-             server may serve another surface to a client declaring other capabilities",
-            crate::report::value_text(&hint.declared),
-            crate::report::value_text(&hint.approved)
-        ));
+        action.notes.push(Note::Capabilities(hint.clone()));
     }
 }
 
