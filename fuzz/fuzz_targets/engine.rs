@@ -108,7 +108,10 @@ fuzz_target!(|data: &[u8]| {
         .map(|(name, item)| (name.clone(), item.pin().clone()))
         .collect();
     let locked = approved.widened.then(|| approved.clone());
-    let mut session = Session::new(approved, Config { mode, events: true });
+    let mut config = Config::default();
+    config.mode = mode;
+    config.events = true;
+    let mut session = Session::new(approved, config);
     // The method and params of each request the server was sent, by id, as the client will
     // match the answer.
     let mut asked: HashMap<Vec<u8>, (String, Vec<u8>)> = HashMap::new();

@@ -125,12 +125,17 @@ enum Mode {
 }
 
 impl Mode {
-    /// The engine's mode of the same name.
-    fn engine(self) -> engine::Mode {
-        match self {
+    /// The engine's configuration in this mode: the guard's refusals name it, and events are
+    /// made when there is a log to write them to.
+    fn engine(self, events: bool) -> engine::Config {
+        let mut config = engine::Config::default();
+        config.mode = match self {
             Self::Refuse => engine::Mode::Refuse,
             Self::Quarantine => engine::Mode::Quarantine,
-        }
+        };
+        config.events = events;
+        config.refuser = "mcppin-guard";
+        config
     }
 }
 
@@ -324,7 +329,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
             upstream: upstream.clone(),
             upstream_ca: cli.upstream_ca.clone(),
             timeout: cli.upstream_timeout,
-            mode: settings.mode.engine(),
+            engine: settings.mode.engine(log.enabled()),
             max_message: cli.max_message,
             max_sessions: cli.max_sessions,
             max_connections: cli.max_connections,
@@ -339,7 +344,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         .split_first()
         .context("no server command after --")?;
     let config = proxy::Config {
-        mode: settings.mode.engine(),
+        engine: settings.mode.engine(log.enabled()),
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),

@@ -33,7 +33,8 @@ use crate::stderr::Relay;
 /// What the proxy runs and how.
 #[derive(Debug)]
 pub(crate) struct Config {
-    pub(crate) mode: engine::Mode,
+    /// The engine's configuration (mode, events, the name refusals give).
+    pub(crate) engine: engine::Config,
     pub(crate) max_message: usize,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
@@ -91,11 +92,8 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     }
     let server_in: Arc<ServerIn> = Arc::new(Mutex::new(stdin));
     let server_out = server.take_stdout().context("the server has no stdout")?;
-    let engine = engine::Config {
-        mode: config.mode,
-        events: log.enabled(),
-    };
-    let shared = Arc::new(Mutex::new(Shared::new(Session::new(approved, engine), log)));
+    let session = Session::new(approved, config.engine);
+    let shared = Arc::new(Mutex::new(Shared::new(session, log)));
     let stdout = io::stdout()
         .as_fd()
         .try_clone_to_owned()

@@ -239,9 +239,14 @@ fn shown(forward: &Forward) -> String {
     }
 }
 
-/// Feeds a client request and the server's answer to it; returns the transcript.
+/// Feeds a client request and the server's answer to it as `mcppin-guard` does (its refusals
+/// name it); returns the transcript.
 fn exchange(mode: Mode, request: &str, answer: &str) -> String {
-    let mut session = Session::new(approved(), Config { mode, events: true });
+    let mut config = Config::default();
+    config.mode = mode;
+    config.events = true;
+    config.refuser = "mcppin-guard";
+    let mut session = Session::new(approved(), config);
     let mut out = String::new();
     let now = Duration::from_millis(10);
     let action = session.client_line(request.as_bytes(), now);

@@ -35,13 +35,9 @@ fn approved() -> LockedServer {
 
 /// A session of one exchange, seeded with `withheld`.
 fn exchange(mode: Mode, withheld: &Withheld) -> Session {
-    let mut session = Session::new(
-        approved(),
-        Config {
-            mode,
-            events: false,
-        },
-    );
+    let mut config = Config::default();
+    config.mode = mode;
+    let mut session = Session::new(approved(), config);
     session.withhold(withheld);
     session
 }

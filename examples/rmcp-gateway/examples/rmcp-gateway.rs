@@ -90,7 +90,10 @@ async fn run(args: Args) -> Result<bool, String> {
         .servers
         .remove(&args.server)
         .ok_or(format!("{}: no server {}", args.lock, args.server))?;
-    let session = Arc::new(Mutex::new(Session::new(approved, Config::default())));
+    // Refuse mode, no events; the refusals the client reads name this gateway.
+    let mut config = Config::default();
+    config.refuser = "rmcp-gateway";
+    let session = Arc::new(Mutex::new(Session::new(approved, config)));
 
     let mut child = Command::new(&args.command[0])
         .args(&args.command[1..])

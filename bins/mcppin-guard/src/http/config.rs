@@ -15,7 +15,8 @@ pub(crate) struct Config {
     pub(crate) upstream: String,
     pub(crate) upstream_ca: Vec<PathBuf>,
     pub(crate) timeout: Duration,
-    pub(crate) mode: engine::Mode,
+    /// The engine's configuration (mode, events, the name refusals give).
+    pub(crate) engine: engine::Config,
     pub(crate) max_message: usize,
     pub(crate) max_sessions: usize,
     pub(crate) max_connections: usize,

@@ -1,12 +1,12 @@
 //! `mcppin-guard --listen`: the guard in front of a remote server, as a reverse proxy for the
 //! Streamable HTTP transport of MCP (docs/guard.md, "In front of a remote server").
 //!
-//! A thin adapter over the wire engine, as the stdio proxy is: one [`Session`](engine::Session)
-//! per MCP session (per `Mcp-Session-Id` the server assigned), every client message fed with
-//! [`Session::client`](engine::Session::client), every server message (a JSON body, each event
-//! of an SSE stream) fed with [`Session::server`](engine::Session::server) before anything of
-//! it is forwarded. This module owns the sockets, the tasks and the signals, `session` the
-//! session table; the bytes are judged by the engine only.
+//! A thin adapter over the wire engine, as the stdio proxy is: one
+//! [`Session`](mcppin_core::engine::Session) per MCP session (per `Mcp-Session-Id` the
+//! server assigned), every client message fed with `Session::client`, every server message (a
+//! JSON body, each event of an SSE stream) fed with `Session::server` before anything of it is
+//! forwarded. This module owns the sockets, the tasks and the signals, `session` the session
+//! table; the bytes are judged by the engine only.
 //!
 //! Requests without `Mcp-Session-Id` (the `initialize` that opens a session; every request of
 //! the stateless 2026-07-28 revision) get a fresh session of their own: when the server's
@@ -26,7 +26,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use mcppin_core::engine;
 use mcppin_core::lockfile::LockedServer;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
@@ -93,14 +92,8 @@ async fn serve(
     })?;
     let local = listener.local_addr().context("the listening address")?;
     let (stop, stopping) = watch::channel(false);
-    let engine = engine::Config {
-        mode: config.mode,
-        events: log.enabled(),
-    };
     let path = upstream.endpoint_path().to_owned();
-    let state = Arc::new(State::new(
-        &config, upstream, approved, engine, log, stopping,
-    ));
+    let state = Arc::new(State::new(&config, upstream, approved, log, stopping));
     eprintln_guard(&format!("listening on http://{local}{path}"));
     if let Some(replica) = &config.replica {
         eprintln_guard(&format!(

@@ -129,7 +129,6 @@ impl State {
         config: &Config,
         upstream: Upstream,
         approved: LockedServer,
-        engine: engine::Config,
         log: Log,
         stopping: watch::Receiver<bool>,
     ) -> Self {
@@ -141,7 +140,7 @@ impl State {
             session_idle: config.session_idle,
             started: Instant::now(),
             approved: Arc::new(approved),
-            engine,
+            engine: config.engine,
             sessions: Mutex::new(HashMap::new()),
             withheld: Mutex::new(Withheld::default()),
             next: AtomicU64::new(0),

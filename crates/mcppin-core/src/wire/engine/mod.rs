@@ -114,14 +114,40 @@ pub enum Mode {
     Quarantine,
 }
 
-/// How a [`Session`] behaves.
+/// How a [`Session`] behaves: [`Config::default`], with the fields the embedder sets.
+///
+/// ```
+/// use mcppin_core::engine::{Config, Mode};
+///
+/// let mut config = Config::default();
+/// config.mode = Mode::Quarantine;
+/// config.refuser = "my-gateway";
+/// ```
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// What to do with drift.
     pub mode: Mode,
     /// Whether to produce [`Event`]s for the admission log (building them costs allocations
     /// on every call; a caller without a log leaves this off).
     pub events: bool,
+    /// Who refuses, as the client (and so the model) reads it: the first word of every
+    /// refusal the engine answers in the server's place (`mcppin-guard` gives `mcppin-guard
+    /// refused tools/list: 1 tool changed (tool-changed)`). Empty by default: a refusal then
+    /// begins with `refused`. The engine writes it into JSON strings as they are, so any
+    /// text is safe on the wire; keep it short, printable and of your own.
+    pub refuser: &'static str,
+}
+
+impl Config {
+    /// The message of a refusal of `what`: `{refuser} refused {what}`.
+    fn refused(&self, what: std::fmt::Arguments<'_>) -> String {
+        if self.refuser.is_empty() {
+            format!("refused {what}")
+        } else {
+            format!("{} refused {what}", self.refuser)
+        }
+    }
 }
 
 /// What to write on for one line fed to the engine.
@@ -548,8 +574,9 @@ impl Session {
         notes: &mut Vec<Note>,
         events: &mut Vec<Event>,
     ) -> (Forward, Vec<Vec<u8>>) {
-        let invalid = |code: i64, note: Unroutable, message: &str| {
-            let answer = error_answer(b"null", code, message);
+        let config = self.config;
+        let invalid = |code: i64, note: Unroutable, what: &str| {
+            let answer = error_answer(b"null", code, &config.refused(format_args!("{what}")));
             (Forward::Nothing, vec![answer], Note::Unroutable(note))
         };
         let refused = match reading {
@@ -558,17 +585,17 @@ impl Session {
             Reading::Invalid(err) => Some(invalid(
                 PARSE_ERROR,
                 Unroutable::NotJson(err.clone()),
-                "mcppin-guard refused a line that is not JSON",
+                "a line that is not JSON",
             )),
             Reading::InnerReturn => Some(invalid(
                 REFUSED,
                 Unroutable::InnerReturn,
-                "mcppin-guard refused a line with a carriage return inside it",
+                "a line with a carriage return inside it",
             )),
             Reading::Single(outline) if outline.root().shape() != Shape::Object => Some(invalid(
                 INVALID_REQUEST,
                 Unroutable::NotObject,
-                "mcppin-guard refused a line that is not a JSON object",
+                "a line that is not a JSON object",
             )),
             Reading::Batch(outline)
                 if outline.root().children().next().is_none()
@@ -580,8 +607,7 @@ impl Session {
                 Some(invalid(
                     INVALID_REQUEST,
                     Unroutable::BadBatch,
-                    "mcppin-guard refused a batch that is empty or holds something other than \
-                     objects",
+                    "a batch that is empty or holds something other than objects",
                 ))
             }
             _ => None,
@@ -666,7 +692,9 @@ impl Session {
             // When the id itself is ambiguous, the answer cannot name it (JSON-RPC 2.0
             // section 5: null when the id could not be read).
             let id_unclear = id.count > 1 || envelope.as_ref().is_some_and(|c| c.touches("id"));
-            let refused = format!("mcppin-guard refused an ambiguous request: {why}");
+            let refused = self
+                .config
+                .refused(format_args!("an ambiguous request: {why}"));
             return match id.first {
                 _ if id_unclear => Request::Answer(refusal(b"null", &refused)),
                 Some(id) => Request::Answer(refusal(id.bytes(), &refused)),
@@ -683,7 +711,9 @@ impl Session {
             return Request::Answer(error_answer(
                 id.first.map_or(&b"null"[..], Node::bytes),
                 INVALID_REQUEST,
-                "mcppin-guard refused a request whose method is not a string",
+                &self
+                    .config
+                    .refused(format_args!("a request whose method is not a string")),
             ));
         };
         let tool = || name.first.and_then(Node::as_str).unwrap_or_default();
@@ -711,7 +741,9 @@ impl Session {
             // would be routed (and judged, or not) as this one's.
             return Request::Answer(refusal(
                 raw_id,
-                "mcppin-guard refused a request whose id is already outstanding",
+                &self
+                    .config
+                    .refused(format_args!("a request whose id is already outstanding")),
             ));
         }
         let alias = match self.alias_of(id, key_is_plain_integer) {
@@ -723,8 +755,9 @@ impl Session {
                 // the answer the guard matched to one request would reach the other's handler.
                 return Request::Answer(refusal(
                     raw_id,
-                    "mcppin-guard refused a request whose id reads as the same number as an \
-                     outstanding one's",
+                    &self.config.refused(format_args!(
+                        "a request whose id reads as the same number as an outstanding one's"
+                    )),
                 ));
             }
         };
@@ -743,7 +776,9 @@ impl Session {
             if let Decision::Deny(reason) = decision {
                 return Request::Answer(refusal(
                     raw_id,
-                    &format!("mcppin-guard refused tools/call: {}", reason.policy()),
+                    &self
+                        .config
+                        .refused(format_args!("tools/call: {}", reason.policy())),
                 ));
             }
             if self.config.events {
@@ -754,7 +789,9 @@ impl Session {
         {
             return Request::Answer(refusal(
                 raw_id,
-                &format!("mcppin-guard refused prompts/get: {}", reason.policy()),
+                &self
+                    .config
+                    .refused(format_args!("prompts/get: {}", reason.policy())),
             ));
         }
         if pending.method == "initialize" {
@@ -1112,7 +1149,9 @@ impl Session {
         // for, and the message holds no string from the wire (docs/guard.md).
         let reply = refusal(
             &pending.id,
-            &format!("mcppin-guard refused {}: {policy}", escape(method)),
+            &self
+                .config
+                .refused(format_args!("{}: {policy}", escape(method))),
         );
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
@@ -1143,10 +1182,10 @@ impl Session {
         // The policy only: the pointer may hold a member name the server chose.
         let reply = refusal(
             &pending.id,
-            &format!(
-                "mcppin-guard refused {method}: the answer is malformed ({})",
+            &self.config.refused(format_args!(
+                "{method}: the answer is malformed ({})",
                 reason.policy()
-            ),
+            )),
         );
         match (self.config.mode, &*pending.method) {
             (Mode::Quarantine, method) if method != "initialize" && method != "server/discover" => {
@@ -1193,12 +1232,12 @@ impl Session {
         // Counts and policies only, as for tools (docs/guard.md).
         let reply = refusal(
             &pending.id,
-            &format!(
-                "mcppin-guard refused {}: {} departed ({})",
+            &self.config.refused(format_args!(
+                "{}: {} departed ({})",
                 escape(&pending.method),
                 check.departed.len(),
                 policies.join(", ")
-            ),
+            )),
         );
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
@@ -1294,7 +1333,7 @@ impl Session {
         let summary = report.summary().unwrap_or_default();
         let reply = refusal(
             &pending.id,
-            &format!("mcppin-guard refused tools/list: {summary}"),
+            &self.config.refused(format_args!("tools/list: {summary}")),
         );
         match self.config.mode {
             Mode::Refuse => Element::Refuse(reply),
@@ -1461,6 +1500,7 @@ mod tests {
         let config = Config {
             mode: Mode::Quarantine,
             events: true,
+            ..Config::default()
         };
         let mut session = Session::new(approved, config);
         for reading in 0..5 {
