@@ -17,6 +17,10 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use mcppin_core::jsonrpc::{
+    HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+};
 use mcppin_core::{Kind, Object, Strictness, Value, parse, parse_with};
 
 use crate::Error;
@@ -36,12 +40,8 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// The most pages one list may have (docs/export.md).
 pub const MAX_PAGES: usize = 10_000;
 
-/// The JSON-RPC error code of `UnsupportedProtocolVersionError` (2026-07-28).
-const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-/// JSON-RPC 2.0's "Method not found": a server that does not implement a list.
-const METHOD_NOT_FOUND: i64 = -32601;
 /// Other JSON-RPC error codes that only a modern server sends (2026-07-28, "Error Codes").
-const MODERN_ERROR_CODES: [i64; 2] = [-32020, -32021];
+const MODERN_ERROR_CODES: [i64; 2] = [HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY];
 
 /// Which revision to speak.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -533,7 +533,7 @@ impl<T: Transport> Session<T> {
             reply.insert("result", result);
         } else {
             let mut error = Object::new();
-            error.insert("code", -32601_i64);
+            error.insert("code", METHOD_NOT_FOUND);
             error.insert("message", "method not found");
             reply.insert("error", error);
         }

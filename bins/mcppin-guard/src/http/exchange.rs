@@ -15,6 +15,7 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::MediaType;
+use mcppin_core::jsonrpc::{HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, REFUSED};
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
@@ -25,14 +26,6 @@ use super::upstream::Failure;
 /// The body of an answer to the client.
 pub(crate) type Out = BoxBody<Bytes, Infallible>;
 
-/// JSON-RPC 2.0 section 5.1: invalid JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC 2.0 section 5.1: not a valid request.
-const INVALID_REQUEST: i64 = -32600;
-/// 2026-07-28: the headers do not match the body (`HeaderMismatch`).
-const HEADER_MISMATCH: i64 = -32020;
-/// The code of the guard's own refusals (docs/guard.md).
-const REFUSED: i64 = mcppin_core::engine::REFUSED;
 /// The media type of a JSON body, as the guard writes it.
 const JSON: &str = "application/json";
 /// The media type of an SSE stream, as the guard writes it.

@@ -83,14 +83,8 @@ pub use event::{
 use id::{IdBytes, id_key, is_canonical_integer, number_alias};
 pub use note::{Ambiguity, CapabilitiesHint, Note, Quarantined, Unroutable, Violation};
 
-/// The JSON-RPC error code of a refusal (docs/guard.md, "What the client sees").
-pub const REFUSED: i64 = -32001;
-
-/// JSON-RPC 2.0 section 5.1: invalid JSON.
-pub const PARSE_ERROR: i64 = -32700;
-
-/// JSON-RPC 2.0 section 5.1: not a valid request object.
-pub const INVALID_REQUEST: i64 = -32600;
+/// The error codes of the engine's answers, named in [`crate::jsonrpc`].
+pub use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, REFUSED};
 
 /// The members a message is routed by.
 const ROUTING: [&str; 4] = ["id", "method", "result", "error"];
