@@ -22,8 +22,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcppin_core::admission::is_input_request;
-use mcppin_core::engine::{Config, Mode, Note, Session};
+use mcppin_core::engine::{Config, Mode, Note, Session, is_input_request};
 use mcppin_core::lockfile::{LockedItem, LockedServer, Pin};
 use mcppin_core::value::Object;
 use mcppin_core::{Strictness, Value, canonicalize, parse, parse_with};

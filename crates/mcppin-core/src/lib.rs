@@ -91,10 +91,11 @@ pub mod wire;
 pub use json::{fold, number, outline, sse, value};
 pub use judge::{diff, policy, remedy, report, scan};
 pub use surface::{artifact, launch, lockfile, manifest};
-pub use wire::{admission, engine, http, jsonrpc};
+pub use wire::{engine, http, jsonrpc};
 // The modules without a public path, named from the root as the crate's files name them.
 use json::{canon, digest, error, escape, parse};
 use surface::document;
+use wire::admission;
 
 pub use json::canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
 pub use json::digest::{Digest, DigestSyntaxError, digest};

@@ -5,8 +5,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use mcppin_core::admission::Reason;
-use mcppin_core::engine::{Config, Event, Forward, Mode, Note, Session, Stop};
+use mcppin_core::engine::{Config, Event, Forward, Mode, Note, Reason, Session, Stop};
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::report::Policy;
 use mcppin_core::{Value, parse};

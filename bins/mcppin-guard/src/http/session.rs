@@ -6,8 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use mcppin_core::admission::Withheld;
-use mcppin_core::engine::{self, Event, Note, Session};
+use mcppin_core::engine::{self, Event, Note, Session, Withheld};
 use mcppin_core::lockfile::LockedServer;
 use tokio::sync::watch;
 
@@ -191,7 +190,7 @@ impl State {
         let Some(before) = shared.as_mut() else {
             return;
         };
-        let now = guarded.session().gate().withheld();
+        let now = guarded.session().withheld();
         if now == *before {
             return;
         }

@@ -1,12 +1,12 @@
 //! The wire layer (docs/design.md, "The wire engine"): every decision a guard makes about the
 //! bytes of a session, without I/O. [`engine::Session`] is fed the messages of a session in
 //! both directions and says what to forward, what to answer in the server's place and when
-//! to stop; [`admission`] holds the gate it consults; [`http`] reads the heads of Streamable
+//! to stop; `admission` (private to the crate) holds the gate it consults; [`http`] reads the heads of Streamable
 //! HTTP as a proxy that judges bodies must; [`jsonrpc`] names the error codes.
 //!
 //! Each module is also named from the crate root (`mcppin_core::engine::Session`).
 
-pub mod admission;
+pub(crate) mod admission;
 pub mod engine;
 pub mod http;
 pub mod jsonrpc;

@@ -19,9 +19,9 @@
 //! Ordinary traffic is routed by the relaxed reader ([`Outline`], one pass over the line, no
 //! value tree, no allocation for a request with a short id). Answers that carry text for the
 //! model (`tools/list`, `initialize`, `prompts/get`, ...) are read again, strictly, and judged
-//! against the lock by an [`admission::Gate`](crate::admission::Gate). What the engine decides is described in
-//! docs/guard.md; why a message that two readers could read differently is refused, in
-//! docs/threat-model.md ("Parser differentials").
+//! against the lock by the engine's gate (private to the crate: the engine is the only way to
+//! it). What the engine decides is described in docs/guard.md; why a message that two readers
+//! could read differently is refused, in docs/threat-model.md ("Parser differentials").
 //!
 //! The engine reads no clock: each call takes `now`, a duration from any fixed origin of the
 //! caller's (used only for the `duration_ms` of completed calls in the log).
@@ -64,9 +64,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crate::admission::{
-    Decision, Gate, LockCheck, PageReport, Reason, is_input_request, session_policy,
-};
+use crate::admission::{Decision, Gate, LockCheck, PageReport, session_policy};
 use crate::lockfile::{LockedServer, Pin};
 use crate::outline::{Node, Outline, Picked, Shape};
 use crate::report::Policy;
@@ -82,6 +80,13 @@ pub use event::{
 };
 use id::{IdBytes, id_key, is_canonical_integer, number_alias};
 pub use note::{Ambiguity, CapabilitiesHint, Note, Quarantined, Unroutable, Violation};
+
+/// What the engine's notes carry of its gate, what a transport carries between sessions, and
+/// how a value or a text from the wire is shown (escaped, cut short).
+pub use crate::admission::{
+    INPUT_REQUIRED_MEMBERS, LISTED_CHANGES, Reason, SHOWN_CHARS, ToolChange, Withheld,
+    is_input_request, shown, shown_value,
+};
 
 /// The error codes of the engine's answers, named in [`crate::jsonrpc`].
 pub use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, REFUSED};
@@ -458,18 +463,19 @@ impl Session {
         }
     }
 
-    /// The gate: the approved surface and the session's admission state.
-    #[must_use]
-    pub fn gate(&self) -> &Gate {
-        &self.gate
+    /// Withholds the approved tools and prompts of `withheld` in this session, as if one of
+    /// its readings had; what the session withholds later is [`Session::withheld`]. A
+    /// transport whose sessions are one exchange each (stateless HTTP) carries the set from
+    /// session to session with these two.
+    pub fn withhold(&mut self, withheld: &Withheld) {
+        self.gate.withhold(withheld);
     }
 
-    /// Withholds the approved tools and prompts of `withheld` in this session, as if one of
-    /// its readings had ([`Gate::withhold`]); what the session withholds later is
-    /// [`Gate::withheld`] of [`Session::gate`]. A transport whose sessions are one exchange
-    /// each (stateless HTTP) carries the set from session to session with these two.
-    pub fn withhold(&mut self, withheld: &crate::admission::Withheld) {
-        self.gate.withhold(withheld);
+    /// The approved tools whose latest served form was refused (quarantine) and the approved
+    /// prompts whose latest listed form departed, in this session: names the lock holds only.
+    #[must_use]
+    pub fn withheld(&self) -> Withheld {
+        self.gate.withheld()
     }
 
     /// Whether the session stopped (drift refused, the server failed, or [`Session::stop`]):
