@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcppin_core::engine::{Config, Mode, Session};
+use mcppin_core::engine::{ApprovedServer, Config, Mode, Session};
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::{Strictness, Value, canonicalize, parse, parse_with};
 
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
         .insert("search".into(), LockedItem::approve(approved.clone()));
     let mut config = Config::default();
     config.mode = Mode::Quarantine;
-    let mut session = Session::new(server, config);
+    let mut session = Session::new(ApprovedServer::unsigned(server), config);
     session.client_line(LIST, Duration::ZERO);
     let action = session.server_line(data, Duration::ZERO);
     let Some(shown) = action.to_client.bytes(data) else {

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcppin_core::engine::{Config, Mode, Note, Session, is_input_request};
+use mcppin_core::engine::{ApprovedServer, Config, Mode, Note, Session, is_input_request};
 use mcppin_core::lockfile::{LockedItem, LockedServer, Pin};
 use mcppin_core::value::Object;
 use mcppin_core::{Strictness, Value, canonicalize, parse, parse_with};
@@ -110,7 +110,7 @@ fuzz_target!(|data: &[u8]| {
     let mut config = Config::default();
     config.mode = mode;
     config.events = true;
-    let mut session = Session::new(approved, config);
+    let mut session = Session::new(ApprovedServer::unsigned(approved), config);
     // The method and params of each request the server was sent, by id, as the client will
     // match the answer.
     let mut asked: HashMap<Vec<u8>, (String, Vec<u8>)> = HashMap::new();

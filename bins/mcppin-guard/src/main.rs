@@ -15,7 +15,7 @@ use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use mcppin_client::DEFAULT_MAX_LINE;
 use mcppin_core::engine;
-use mcppin_core::lockfile::LockedServer;
+use mcppin_core::engine::ApprovedServer;
 
 mod exit;
 mod feed;
@@ -364,7 +364,7 @@ struct Approval<'a> {
 /// Reads the lockfile, the signature beside it and the keys, checks them as an approval
 /// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
 /// says on stderr what the signature check found, and finds the server's entry.
-fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
+fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<ApprovedServer> {
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let bytes = std::fs::read(lock).map_err(|e| {
         unreadable(format!(
@@ -436,10 +436,7 @@ fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<Lo
         );
     }
     approved
-        .lockfile
-        .servers
-        .get(server)
-        .cloned()
+        .server(server)
         .ok_or_else(|| unreadable(hint::no_entry(lock, server, &approved.lockfile.servers)).into())
 }
 

@@ -17,9 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use mcppin_cli::signal::SignalStop;
 use mcppin_client::{DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, inherited_environment};
-use mcppin_core::engine::{self, Session};
+use mcppin_core::engine::{self, ApprovedServer, Session};
 use mcppin_core::escape_non_ascii;
-use mcppin_core::lockfile::LockedServer;
 
 use crate::exit::{Exit, Fail};
 use crate::feed::ServerIn;
@@ -48,7 +47,7 @@ const WATCH: Duration = Duration::from_millis(100);
 pub(crate) use mcppin_cli::signal::{signalled, wait_for_exit as wait_for_signal_exit};
 
 /// Runs the session to its end and says how it ended.
-pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow::Result<Exit> {
     let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         // The guard's own settings are not the server's.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use mcppin_core::Error;
-use mcppin_core::engine::{Config, Forward, Mode, Session};
+use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session};
 use mcppin_core::lockfile::{LockedServer, Lockfile};
 use mcppin_core::manifest::Manifest;
 use mcppin_core::policy::{Options, Policy, Status, verify};
@@ -246,7 +246,7 @@ fn exchange(mode: Mode, request: &str, answer: &str) -> String {
     config.mode = mode;
     config.events = true;
     config.refuser = "mcppin-guard";
-    let mut session = Session::new(approved(), config);
+    let mut session = Session::new(ApprovedServer::unsigned(approved()), config);
     let mut out = String::new();
     let now = Duration::from_millis(10);
     let action = session.client_line(request.as_bytes(), now);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use mcppin_core::engine::{Config, Forward, Mode, Session, Withheld};
+use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::{Value, parse};
 
@@ -36,7 +36,7 @@ fn approved() -> LockedServer {
 fn exchange(mode: Mode, withheld: &Withheld) -> Session {
     let mut config = Config::default();
     config.mode = mode;
-    let mut session = Session::new(approved(), config);
+    let mut session = Session::new(ApprovedServer::unsigned(approved()), config);
     session.withhold(withheld);
     session
 }

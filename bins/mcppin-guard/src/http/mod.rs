@@ -26,7 +26,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use mcppin_core::lockfile::LockedServer;
+use mcppin_core::engine::ApprovedServer;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Semaphore, watch};
@@ -51,7 +51,7 @@ const GRACE: Duration = Duration::from_secs(2);
 
 /// Serves until SIGINT, SIGTERM or SIGHUP, then ends every exchange within [`GRACE`] and
 /// returns: exit 0.
-pub(crate) fn run(config: Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+pub(crate) fn run(config: Config, approved: ApprovedServer, log: Log) -> anyhow::Result<Exit> {
     // The URL's query and userinfo may hold a token: no message shows them.
     let upstream: Uri = config.upstream.parse().map_err(|e| {
         Fail::new(
@@ -76,7 +76,7 @@ pub(crate) fn run(config: Config, approved: LockedServer, log: Log) -> anyhow::R
 async fn serve(
     config: Config,
     upstream: Uri,
-    approved: LockedServer,
+    approved: ApprovedServer,
     log: Log,
 ) -> anyhow::Result<Exit> {
     let upstream = upstream::Upstream::new(upstream, &config.upstream_ca, config.timeout)

@@ -6,8 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use mcppin_core::engine::{self, Event, Note, Session, Withheld};
-use mcppin_core::lockfile::LockedServer;
+use mcppin_core::engine::{self, ApprovedServer, Event, Note, Session, Withheld};
 use tokio::sync::watch;
 
 use super::config::Config;
@@ -96,7 +95,7 @@ pub(crate) struct State {
     max_sessions: usize,
     session_idle: Duration,
     started: Instant,
-    approved: Arc<LockedServer>,
+    approved: ApprovedServer,
     engine: engine::Config,
     sessions: Mutex<HashMap<String, Arc<Guarded>>>,
     /// What stateless exchanges withhold, carried from one to the next: approved names only
@@ -127,7 +126,7 @@ impl State {
     pub(super) fn new(
         config: &Config,
         upstream: Upstream,
-        approved: LockedServer,
+        approved: ApprovedServer,
         log: Log,
         stopping: watch::Receiver<bool>,
     ) -> Self {
@@ -138,7 +137,7 @@ impl State {
             max_sessions: config.max_sessions,
             session_idle: config.session_idle,
             started: Instant::now(),
-            approved: Arc::new(approved),
+            approved,
             engine: config.engine,
             sessions: Mutex::new(HashMap::new()),
             withheld: Mutex::new(Withheld::default()),
@@ -169,7 +168,7 @@ impl State {
     pub(crate) fn fresh(&self) -> Arc<Guarded> {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let withheld = self.withheld().clone();
-        let mut session = Session::new(Arc::clone(&self.approved), self.engine);
+        let mut session = Session::new(self.approved.clone(), self.engine);
         session.withhold(&withheld);
         Arc::new(Guarded {
             number,

@@ -28,14 +28,15 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use mcppin_core::engine::{Config, Forward, Session, Stop};
+//! use mcppin_core::engine::{ApprovedServer, Config, Forward, Session, Stop};
 //! use mcppin_core::lockfile::{LockedItem, LockedServer};
 //! use mcppin_core::parse;
 //!
 //! let mut approved = LockedServer::default();
 //! let tool = parse(br#"{"name":"summarize","description":"Summarize a text"}"#)?;
 //! approved.tools.insert("summarize".into(), LockedItem::approve(tool));
-//! let mut session = Session::new(approved, Config::default());
+//! // The lockfile's entry, trusted as it is: no signature checked (see `ApprovedServer`).
+//! let mut session = Session::new(ApprovedServer::unsigned(approved), Config::default());
 //! let now = Duration::ZERO;
 //!
 //! // The client asks for the tools; the request goes on as it came.
@@ -65,15 +66,17 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use crate::admission::{Decision, Gate, LockCheck, PageReport, session_policy};
-use crate::lockfile::{LockedServer, Pin};
+use crate::lockfile::Pin;
 use crate::outline::{Node, Outline, Picked, Shape};
 use crate::report::Policy;
 use crate::{Strictness, Value, escape, fold, parse, parse_with};
 
+mod approved;
 mod event;
 mod id;
 mod note;
 
+pub use approved::ApprovedServer;
 pub use event::{
     AnswerAdmission, Completion, Event, RequestId, ServerRenamed, ToolAdmission, ToolCompletion,
     ToolRemoved, Verdict,
@@ -446,13 +449,13 @@ enum Element {
 }
 
 impl Session {
-    /// A session admitting against `approved` (the server's entry of an approved lockfile),
-    /// owned or shared: a transport running many sessions of one approval passes an
-    /// `Arc<LockedServer>`, and no session copies it.
+    /// A session admitting against `approved` (see [`ApprovedServer`] for the two ways to
+    /// make one). A transport running many sessions of one approval clones it for each; no
+    /// session copies the surface.
     #[must_use]
-    pub fn new(approved: impl Into<std::sync::Arc<LockedServer>>, config: Config) -> Self {
+    pub fn new(approved: ApprovedServer, config: Config) -> Self {
         Self {
-            gate: Gate::new(approved),
+            gate: Gate::new(approved.shared()),
             config,
             pending: HashMap::new(),
             aliases: HashSet::new(),
@@ -1486,6 +1489,7 @@ fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lockfile::LockedServer;
 
     /// With events on, the latest digest of every name ever served was kept, so a
     /// server serving fresh unknown names reading after reading grew the session.
@@ -1502,7 +1506,7 @@ mod tests {
             events: true,
             ..Config::default()
         };
-        let mut session = Session::new(approved, config);
+        let mut session = Session::new(ApprovedServer::unsigned(approved), config);
         for reading in 0..5 {
             let ask = format!(r#"{{"jsonrpc":"2.0","id":{reading},"method":"tools/list"}}"#);
             session.client_line(ask.as_bytes(), Duration::ZERO);
