@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
+use mcppin_cli::approval;
 use mcppin_client::DEFAULT_MAX_LINE;
 use mcppin_core::engine;
 use mcppin_core::engine::ApprovedServer;
@@ -298,13 +299,21 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         }
         None => log::Clock::system(),
     };
-    let approval = Approval {
+    let max_age = match cli.max_signature_age {
+        None => None,
+        Some(max_age) => Some((
+            max_age,
+            mcppin_sign::Timestamp::try_from(clock.now())
+                .map_err(|e| Fail::new(Exit::Unreadable, format!("the clock: {e}")))?,
+        )),
+    };
+    let files = approval::Files {
+        lock: &settings.lock,
         pubkeys: &cli.pubkey,
         min_serial: cli.min_serial,
-        max_signature_age: cli.max_signature_age,
-        now: clock.now(),
+        max_age,
     };
-    let approved = load(&settings.lock, &settings.server, &approval)?;
+    let approved = load(&files, &settings.server)?;
     let log = match &cli.log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -353,91 +362,26 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
     proxy::run(&config, approved, log)
 }
 
-/// What makes a lockfile an approval, besides reading: its signature, serial and age.
-struct Approval<'a> {
-    pubkeys: &'a [PathBuf],
-    min_serial: Option<u64>,
-    max_signature_age: Option<Duration>,
-    now: SystemTime,
-}
-
-/// Reads the lockfile, the signature beside it and the keys, checks them as an approval
-/// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
+/// Reads the lockfile, the signature beside it and the keys and checks them as an approval
+/// ([`mcppin_cli::approval::read`], the reading `mcppin verify` makes, with its messages),
 /// says on stderr what the signature check found, and finds the server's entry.
-fn load(lock: &Path, server: &str, approval: &Approval<'_>) -> anyhow::Result<ApprovedServer> {
-    let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let bytes = std::fs::read(lock).map_err(|e| {
-        unreadable(format!(
-            "cannot read {}: {e}{}",
-            lock.display(),
-            relative_hint("--lock", lock)
-        ))
-    })?;
-    let sig_path = mcppin_cli::sig_path(lock);
-    let signature = match mcppin_cli::read_at_most(&sig_path, mcppin_cli::MAX_SMALL_FILE) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(unreadable(format!(
-                "cannot read {}: {e}{}",
-                sig_path.display(),
-                relative_hint("--lock", &sig_path)
-            ))
-            .into());
-        }
-    };
-    let mut keys = Vec::new();
-    for path in approval.pubkeys {
-        let pem = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
-            .and_then(|bytes| {
-                String::from_utf8(bytes).map_err(|_| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")
-                })
-            })
-            .map_err(|e| {
-                unreadable(format!(
-                    "cannot read public key {}: {e}{}",
-                    path.display(),
-                    relative_hint("--pubkey", path)
-                ))
-            })?;
-        keys.push(
-            mcppin_sign::PublicKey::from_pem(&pem)
-                .map_err(|e| unreadable(format!("public key {}: {e}", path.display())))?,
-        );
+fn load(files: &approval::Files<'_>, server: &str) -> anyhow::Result<ApprovedServer> {
+    let read = approval::read(files, relative_hint)?;
+    let mut stderr = std::io::stderr().lock();
+    if let Some(unread) = &read.unread_signature {
+        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(unread));
     }
-    let freshness = match approval.max_signature_age {
-        None => None,
-        Some(max_age) => Some(mcppin_sign::Freshness {
-            max_age,
-            now: mcppin_sign::Timestamp::try_from(approval.now)
-                .map_err(|e| unreadable(format!("the clock: {e}")))?,
-        }),
-    };
-    let check = mcppin_sign::Approval {
-        lockfile: &bytes,
-        signature: signature.as_deref(),
-        keys: &keys,
-        min_serial: approval.min_serial,
-        freshness,
-    };
-    let approved = check.check().map_err(|refused| {
-        let file = match refused.subject() {
-            mcppin_sign::Subject::Signature => &sig_path,
-            _ => lock,
-        };
-        unreadable(format!("{}: {refused}", file.display()))
-    })?;
-    if !matches!(approved.signature, mcppin_sign::Signature::Unsigned) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "mcppin-guard: {}",
-            mcppin_core::escape(&format!("{}: {}", sig_path.display(), approved.signature))
-        );
+    if let Some(note) = read.note() {
+        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(&note));
     }
-    approved
-        .server(server)
-        .ok_or_else(|| unreadable(hint::no_entry(lock, server, &approved.lockfile.servers)).into())
+    let lock = files.lock;
+    read.approved.server(server).ok_or_else(|| {
+        Fail::new(
+            Exit::Unreadable,
+            hint::no_entry(lock, server, &read.approved.lockfile.servers),
+        )
+        .into()
+    })
 }
 
 /// What to add to the refusal of a file the guard cannot read when its path is relative: it
