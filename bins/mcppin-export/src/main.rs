@@ -281,6 +281,14 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                     .map_err(|e| unreadable(e.to_string()))?;
                 servers.push((id.as_str(), Resolved::Http(server), launch));
             }
+            // A kind of entry a later mcppin-client reads and this build cannot start.
+            _ => {
+                return Err(unreadable(format!(
+                    "server {}: this build cannot capture this kind of server",
+                    quoted(id)
+                ))
+                .into());
+            }
         }
     }
 

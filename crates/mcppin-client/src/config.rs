@@ -31,6 +31,7 @@ pub struct ClientConfig {
 
 /// One configured server.
 #[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum ServerEntry {
     /// A server started as a process and spoken to over stdio.
     Stdio(StdioServer),
@@ -40,6 +41,7 @@ pub enum ServerEntry {
 
 /// How a remote server is spoken to: the configuration's `type`.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum HttpKind {
     /// `http`, `streamable-http` or `streamableHttp`: Streamable HTTP (2025-03-26 on).
     Streamable,

@@ -7,6 +7,7 @@ use crate::Error;
 
 /// A protocol revision this build was written against.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Revision {
     /// 2024-11-05 (initialize handshake).
     V2024_11_05,

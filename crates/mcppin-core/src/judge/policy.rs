@@ -43,6 +43,7 @@ pub use crate::report::{
 
 /// Which policies gate (`--fail-on`).
 #[derive(Clone, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum FailOn {
     /// The departures: tool-changed, tool-added, tool-removed, server-renamed (and their
     /// prompt and resource-template counterparts).

@@ -69,6 +69,7 @@ pub struct Collision {
 
 /// How two colliding names match, from the strongest to the weakest.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum CollisionKind {
     /// The names are equal (tools of different servers).
     Exact,

@@ -29,6 +29,7 @@ use crate::value::{Object, Value};
 
 /// What a server's launch ran.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Artifact {
     /// A program started from the local file system (`node server.js`, `./server.sh`).
     Local {

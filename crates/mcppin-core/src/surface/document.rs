@@ -273,6 +273,7 @@ impl fmt::Display for Pin {
 /// What `mcppin lock --approve` takes from the manifest: a whole server, one item of it, or
 /// its `instructions`.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Selection {
     /// `SERVER`: the server's whole surface, its name and protocol revision; naming a server
     /// that a complete capture covering it no longer serves approves its withdrawal.

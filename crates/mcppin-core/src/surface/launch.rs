@@ -37,6 +37,7 @@ use crate::value::{Object, Value};
 
 /// How a server is started.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Launch {
     /// A process spoken to over stdio.
     Stdio {

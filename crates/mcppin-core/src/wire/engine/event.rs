@@ -125,6 +125,7 @@ pub enum Verdict {
 /// How an allowed call ended.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Completion {
     /// `result`: an answer with a result.
     Result,

@@ -107,6 +107,7 @@ const SESSION_PINNED: [&str; 4] = [
 
 /// What to do with drift.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum Mode {
     /// Answer the drifted request with a refusal and stop the session.
     #[default]
