@@ -15,7 +15,11 @@ const summary = { scenario, steps: [] };
 const step = (entry) => summary.steps.push(entry);
 const failure = (e) => ({ error: { code: e?.code ?? null, message: String(e?.message ?? e) } });
 
+// The SDK's automatic re-read after notifications/tools/list_changed: what it read, and a
+// promise settled once it has.
 let refreshed = null;
+let reread;
+const rereadDone = new Promise((resolve) => (reread = resolve));
 const capabilities = JSON.parse(process.env.MCPPIN_CLIENT_CAPABILITIES ?? "{}");
 const client = new Client(
   { name: "mcppin-sdk-client", version: "1.0.0" },
@@ -25,6 +29,7 @@ const client = new Client(
       tools: {
         onChanged: (err, tools) => {
           refreshed = err ? failure(err) : { tools: tools.map((t) => t.name).sort() };
+          reread();
         },
       },
     },
@@ -44,6 +49,13 @@ const calls = {
 
 try {
   await client.connect(transport);
+  // Whether the server announced a changed list: seen on the wire, before the SDK's handler.
+  let announced = false;
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (message?.method === "notifications/tools/list_changed") announced = true;
+    deliver(message, extra);
+  };
   step({ connected: client.getServerVersion()?.name ?? null });
   if (scenario === "prompts") {
     // The widened surface: the prompts listed, then one of them asked for.
@@ -59,9 +71,12 @@ try {
     const result = await client.callTool({ name, arguments: input });
     step({ call: name, isError: result.isError ?? false, content: result.content });
   }
-  // Give list_changed notifications (server-everything registers tools once the session is
-  // initialised) time to arrive and the SDK's automatic re-read time to finish.
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // server-everything registers tools once the session is initialised and announces them
+  // with list_changed. A ping's answer comes after every message the server sent before it
+  // (one stdio stream, in order), so once it is in, any announcement is too; then the SDK's
+  // re-read it started is awaited.
+  await client.ping();
+  if (announced) await rereadDone;
   step({ list_changed_reread: refreshed });
 } catch (e) {
   if (e !== "done") step(failure(e));

@@ -19,9 +19,10 @@ enum Found {
     Servers(Vec<Listed>),
 }
 
-/// Lists the configurations under the home directory (`HOME`) and the project directory
-/// (`project`, else the current one) on stdout.
-pub(crate) fn run(project: Option<&Path>) -> anyhow::Result<Exit> {
+/// Lists the configurations under the home directory (`HOME`), the project directory
+/// (`project`, else the current one) and the system directories under `system` (`/`) on
+/// stdout.
+pub(crate) fn run(project: Option<&Path>, system: &Path) -> anyhow::Result<Exit> {
     let home = std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
         .map(PathBuf::from)
@@ -44,6 +45,7 @@ pub(crate) fn run(project: Option<&Path>) -> anyhow::Result<Exit> {
         home,
         project,
         config_home: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        system: system.to_path_buf(),
     };
     let mut out = String::new();
     let (mut files, mut servers) = (0, 0);

@@ -14,12 +14,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Parser;
+use mcppin_client::artifact;
 use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, ClientProfile, Connection, DEFAULT_MAX_LINE,
     HttpOptions, HttpServer, HttpTransport, Inherit, Protocol, Received, Revision, Secrets,
     ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
     StdioServer, Transport, Variables, capture, inherited_environment, withheld_variables,
 };
+use mcppin_core::artifact::Artifact;
+use mcppin_core::launch::Launch;
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::ItemKind;
 use mcppin_core::{Kind, Object, Value, escape, escape_non_ascii};
@@ -50,7 +53,10 @@ const STDERR_LIMIT: usize = 64 * 1024;
 ///
 /// Every selected server is started (a remote one, with a `url`, reached over HTTP), read to
 /// the last page of each list as many times as `--passes` says, and stopped. The manifest says
-/// `complete: true` only when at least two readings of every server agree.
+/// `complete: true` only when at least two readings of every server agree. Beside each server's
+/// launch it records what the launch ran (its artifact): the digests of a local program and
+/// its files, the packages npx installed, the distributions uvx installed, the image id the
+/// engine ran, or the URL; or `unknown` with the reason.
 #[derive(Debug, Parser)]
 #[command(name = NAME, version, about, after_help = EXIT_CODES)]
 struct Cli {
@@ -151,6 +157,11 @@ struct Cli {
     /// The wait for a server to exit once its stdin is closed, for tests.
     #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
     grace: Duration,
+
+    /// The root --discover finds system-wide files under (Claude Code's managed-mcp.json),
+    /// for tests.
+    #[arg(long, hide = true, value_name = "DIR", default_value = "/")]
+    system_root: PathBuf,
 }
 
 /// `ID=VALUE`; the value may hold `=`, the id may not be empty.
@@ -214,7 +225,7 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
-        return discover::run(cli.project.as_deref());
+        return discover::run(cli.project.as_deref(), &cli.system_root);
     };
     let project = cli
         .project
@@ -244,23 +255,14 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             |e: String| Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()));
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                let launch = server.launch();
-                for (setting, path) in server.relative_guard_files(id, &variables) {
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
-                         path: a client starts mcppin-guard in a working directory of its own \
-                         choosing (often / or the client's install directory), where it may not \
-                         be found; give {setting} an absolute path",
-                        quoted(id),
-                        quoted(&path)
-                    );
-                }
+                let mut launch = server.launch();
                 let mut server = server
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
                 if let Some(file) = server.env_file.take() {
-                    let text = file::read_named(&file)
+                    // Opened as a file found is: a FIFO or a device named there neither hangs
+                    // the export nor grows its memory.
+                    let text = file::read_found(&file)
                         .map_err(|e| e.to_string())
                         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
                         .map_err(|e| {
@@ -271,6 +273,21 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                             ))
                         })?;
                     server.add_env_file(&text);
+                    // The guard's settings the file gives are part of the launch.
+                    if let Launch::Stdio { guard, .. } = &mut launch {
+                        guard.clone_from(&server.guard);
+                    }
+                }
+                for (setting, path) in server.relative_guard_files(id, &variables) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{NAME}: warning: server {}: the guard's {setting} {} is a relative \
+                         path: a client starts mcppin-guard in a working directory of its own \
+                         choosing (often / or the client's install directory), where it may not \
+                         be found; give {setting} an absolute path",
+                        quoted(id),
+                        quoted(&path)
+                    );
                 }
                 servers.push((id.as_str(), Resolved::Stdio(server), launch));
             }
@@ -322,11 +339,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             client: client.clone(),
             capabilities: capabilities.clone(),
         };
-        let captured = match server {
+        let (captured, artifact) = match server {
             Resolved::Stdio(server) => {
                 capture_server(cli, &options, id, server, &running, started)?
             }
-            Resolved::Http(server) => capture_remote(cli, &options, id, server, started)?,
+            Resolved::Http(server) => capture_remote(cli, &options, id, server, launch, started)?,
         };
         let took = started.elapsed();
         let reading = Reading {
@@ -340,11 +357,13 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),
-                "{NAME}: server {}: {}",
+                "{NAME}: server {}: {}; artifact: {}",
                 quoted(id),
-                summary(&surface, &reading, took)
+                summary(&surface, &reading, took),
+                escape(&artifact.summary())
             );
         }
+        surface.artifact = Some(artifact);
         if !(reading.agreed && reading.passes >= 2) {
             manifest.complete = false;
             let why = if reading.agreed {
@@ -516,14 +535,17 @@ fn explain(err: &mcppin_client::Error, option: &str) -> String {
 
 /// Captures a remote server over HTTP (docs/export.md, "Remote servers"), then ends its
 /// session; fails with exit 3. Secrets of its configuration never reach a message: the
-/// client leaves them out, and every message is redacted once more here.
+/// client leaves them out, and every message is redacted once more here. Its artifact is the
+/// launch's URL (as written: a variable in it stays a placeholder) with the key of the
+/// certificate the server presented.
 fn capture_remote(
     cli: &Cli,
     options: &SessionOptions,
     id: &str,
     server: &HttpServer,
+    launch: &Launch,
     started: Instant,
-) -> anyhow::Result<ServerCapture> {
+) -> anyhow::Result<(ServerCapture, Artifact)> {
     let secrets = Secrets::of(server);
     let failed = |cause: String| -> anyhow::Error {
         Fail::new(
@@ -543,11 +565,17 @@ fn capture_remote(
     let result = read_surface(cli, options, id, &mut transport, started, "--timeout");
     // Ending the session is a courtesy to the server: the capture stands without it.
     let _ = transport.close();
-    result.map_err(|f| failed(f.message))
+    let captured = result.map_err(|f| failed(f.message))?;
+    let artifact = match launch {
+        Launch::Remote { url } => artifact::remote(url, transport.server_key()),
+        _ => artifact::remote(&server.url, transport.server_key()),
+    };
+    Ok((captured, artifact))
 }
 
-/// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
-/// exit 3.
+/// Starts one server, captures it and, while it still runs, reads what its launch ran (its
+/// artifact: what `npx` or `uvx` installed exists only once the server is up), then stops it;
+/// on failure, shows its stderr and fails with exit 3.
 fn capture_server(
     cli: &Cli,
     options: &SessionOptions,
@@ -555,7 +583,7 @@ fn capture_server(
     server: &StdioServer,
     running: &Running,
     started: Instant,
-) -> anyhow::Result<ServerCapture> {
+) -> anyhow::Result<(ServerCapture, Artifact)> {
     let inherit = if cli.inherit_env {
         Inherit::All
     } else {
@@ -599,6 +627,9 @@ fn capture_server(
         started,
         "--start-timeout (a first start may still be installing the server's package)",
     );
+    let artifact = result
+        .is_ok()
+        .then(|| artifact::once_up(&command, connection.id()));
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -626,7 +657,10 @@ fn capture_server(
         }
     };
     stopped.map_err(|e| failed(format!("it could not be stopped: {e}")))?;
-    Ok(captured)
+    let artifact = artifact.unwrap_or_else(|| Artifact::Unknown {
+        reason: "the server was not captured".to_owned(),
+    });
+    Ok((captured, artifact))
 }
 
 /// Says, when a server did not start, which variables of the export's environment it was not

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use util::{Dir, Run};
 
-/// Runs `mcppin-export --discover` with HOME at `home/` and the project directory `project/`
-/// of `dir`, and nothing else in the environment; a run that hangs fails the test.
+/// Runs `mcppin-export --discover` with HOME at `home/`, the project directory `project/` and
+/// the system root `system/` of `dir` (so the machine's own /etc is never read), and nothing
+/// else in the environment; a run that hangs fails the test.
 fn discover(dir: &Dir, extra: &[(&str, &str)]) -> Run {
     let home = dir.path().join("home");
     let project = dir.path().join("project");
@@ -17,6 +18,8 @@ fn discover(dir: &Dir, extra: &[(&str, &str)]) -> Run {
     mcppin_testkit::run(
         std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
             .arg("--discover")
+            .arg("--system-root")
+            .arg(dir.path().join("system"))
             .current_dir(&project)
             .env_clear()
             .env("HOME", &home)
@@ -65,6 +68,10 @@ fn lists_every_client_location_found_with_its_servers() {
         r#"{"numStartups": 3, "mcpServers": {"code-user": {"command": "x"}}, "projects": {}}"#,
     );
     dir.write("project/.mcp.json", servers(&["code-project"]));
+    dir.write(
+        "system/etc/claude-code/managed-mcp.json",
+        servers(&["code-managed"]),
+    );
     dir.write("home/.cursor/mcp.json", servers(&["cursor-user"]));
     dir.write("project/.cursor/mcp.json", servers(&["cursor-project"]));
     dir.write(
@@ -89,6 +96,8 @@ fn lists_every_client_location_found_with_its_servers() {
     assert_eq!(run.stderr, "");
     let h = home.display();
     let p = project.display();
+    let s = dir.path().join("system");
+    let s = s.display();
     // Each command opens the sessions as the client whose file it is and writes a
     // manifest of its own.
     for (client, path, ids, flags) in [
@@ -97,6 +106,12 @@ fn lists_every_client_location_found_with_its_servers() {
             format!("{h}/.config/Claude/claude_desktop_config.json"),
             "2 servers: \"desktop-a\", \"desktop-b\"",
             "--client claude-desktop -o manifest-claude-desktop-user.json",
+        ),
+        (
+            "Claude Code (managed)",
+            format!("{s}/etc/claude-code/managed-mcp.json"),
+            "1 server: \"code-managed\"",
+            "--client claude-code -o manifest-claude-code-managed.json",
         ),
         (
             "Claude Code (user)",
@@ -156,10 +171,42 @@ fn lists_every_client_location_found_with_its_servers() {
     run.stdout_has(&format!(
         "Claude Code (local, {p}): {h}/.claude.json\n  no servers\n"
     ));
-    run.stdout_has("10 configurations found, 10 servers\n");
+    run.stdout_has("11 configurations found, 11 servers\n");
     assert!(!run.stdout.contains("not found"), "{}", run.stdout);
     // Read only: nothing was written, changed or removed.
     assert_eq!(snapshot_of_tree(dir.path()), before);
+}
+
+#[test]
+fn claude_code_managed_scope_is_read_from_its_system_directory() {
+    // Administrators deploy managed-mcp.json to /etc/claude-code (not the user's home); when
+    // present it is the only source of servers Claude Code loads.
+    let dir = Dir::new();
+    let run = discover(&dir, &[]);
+    let managed = dir.path().join("system/etc/claude-code/managed-mcp.json");
+    run.code(0).stdout_has(&format!(
+        "not found:\n  Claude Desktop (user): {}/home/.config/Claude/claude_desktop_config.json\n  \
+         Claude Code (managed): {}\n",
+        dir.path().display(),
+        managed.display()
+    ));
+    dir.write(
+        "system/etc/claude-code/managed-mcp.json",
+        r#"{"mcpServers": {"approved": {"command": "a"}, "docs": {"type": "http", "url": "https://docs.example/mcp"}}}"#,
+    );
+    let m = managed.display();
+    discover(&dir, &[]).code(0).stdout_has(&format!(
+        "Claude Code (managed): {m}\n  2 servers: \"approved\", \"docs\" (remote)\n  capture: \
+         mcppin-export --config {m} --client claude-code -o manifest-claude-code-managed.json\n"
+    ));
+    // An empty server table, the file that turns MCP off, names no server.
+    dir.write(
+        "system/etc/claude-code/managed-mcp.json",
+        r#"{"mcpServers": {}}"#,
+    );
+    discover(&dir, &[])
+        .code(0)
+        .stdout_has(&format!("Claude Code (managed): {m}\n  no servers\n"));
 }
 
 #[test]
@@ -398,15 +445,16 @@ fn project_picks_the_project_of_the_local_scope() {
     claude_json(&dir);
     let o = dir.path().join("other");
     let home = dir.path().join("home");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
-        .args(["--discover", "--project", "../other"])
-        .current_dir(dir.path().join("project"))
-        .env_clear()
-        .env("HOME", &home)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let run = Run::from_output(&out);
+    let run = mcppin_testkit::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+            .args(["--discover", "--project", "../other", "--system-root"])
+            .arg(dir.path().join("system"))
+            .current_dir(dir.path().join("project"))
+            .env_clear()
+            .env("HOME", &home),
+        Vec::new(),
+        mcppin_testkit::StdinEnd::Closes,
+    );
     run.code(0)
         .stdout_has("1 server: \"other-only\"")
         .stdout_has(&format!(

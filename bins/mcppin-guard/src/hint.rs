@@ -20,10 +20,12 @@ pub(crate) const NO_COMMAND: &str = "no server command: it goes after --: mcppin
 /// How many server ids the refusal of an unknown `--server` lists.
 const LISTED_IDS: usize = 8;
 
-/// The refusal of a `--server` the lockfile has no entry for, naming the ids it has.
+/// The refusal of a `--server` the lockfile has no entry for, naming the ids it has and the
+/// setting the id came from (`--server`, or `MCPPIN_SERVER` in the entry's `env`).
 pub(crate) fn no_entry(
     lock: &Path,
     server: &str,
+    server_from: &str,
     servers: &BTreeMap<String, LockedServer>,
 ) -> String {
     let head = format!(
@@ -43,8 +45,13 @@ pub(crate) fn no_entry(
         0 => String::new(),
         n => format!(" and {n} more"),
     };
+    let name = if server_from.starts_with("--") {
+        format!("with {server_from}")
+    } else {
+        format!("in {server_from}")
+    };
     format!(
-        "{head}; name one of its servers with --server: {}{more}",
+        "{head}; name one of its servers {name}: {}{more}",
         listed.join(", ")
     )
 }

@@ -32,7 +32,9 @@ use exit::{Exit, Fail};
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
   0  the session ended cleanly (the client closed its input)
-  1  drift was refused (refuse mode): the server was stopped
+  1  drift was refused (refuse mode): the server was stopped; or the server's artifact is not
+     the one the lock pins (either mode): the server was never started, or was stopped
+     before anything it wrote was forwarded
   2  the command line is wrong (including a --log file that cannot be opened)
   3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
      message over --max-message, an answer that breaks strict reading)
@@ -192,7 +194,13 @@ fn with_separator(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
 /// "Settings from the environment").
 struct Settings {
     lock: PathBuf,
+    /// Where the lock's path came from, `--lock` or `MCPPIN_LOCK`, for the messages about it.
+    lock_from: &'static str,
+    /// Where the public keys' paths came from, `--pubkey` or `MCPPIN_PUBKEY`.
+    pubkey_from: &'static str,
     server: String,
+    /// Where the server id came from, `--server` or `MCPPIN_SERVER`.
+    server_from: &'static str,
     mode: Mode,
 }
 
@@ -208,10 +216,10 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
              environment"
         ))
     };
-    let lock = match (cli.lock.take(), env("MCPPIN_LOCK")) {
+    let (lock, lock_from) = match (cli.lock.take(), env("MCPPIN_LOCK")) {
         (Some(_), Some(_)) => return Err(both("--lock", "MCPPIN_LOCK").into()),
-        (Some(lock), None) => lock,
-        (None, Some(lock)) => PathBuf::from(lock),
+        (Some(lock), None) => (lock, "--lock"),
+        (None, Some(lock)) => (PathBuf::from(lock), "MCPPIN_LOCK"),
         (None, None) => {
             return Err(usage(
                 "the following required argument was not provided: --lock <FILE> (or \
@@ -221,15 +229,18 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             .into());
         }
     };
-    let server = match (cli.server.take(), env("MCPPIN_SERVER")) {
+    let (server, server_from) = match (cli.server.take(), env("MCPPIN_SERVER")) {
         (Some(_), Some(_)) => return Err(both("--server", "MCPPIN_SERVER").into()),
-        (Some(server), None) => server,
-        (None, Some(server)) => server.into_string().map_err(|v| {
-            usage(format!(
-                "MCPPIN_SERVER {} is not UTF-8",
-                mcppin_core::escape(&v.to_string_lossy())
-            ))
-        })?,
+        (Some(server), None) => (server, "--server"),
+        (None, Some(server)) => (
+            server.into_string().map_err(|v| {
+                usage(format!(
+                    "MCPPIN_SERVER {} is not UTF-8",
+                    mcppin_core::escape(&v.to_string_lossy())
+                ))
+            })?,
+            "MCPPIN_SERVER",
+        ),
         (None, None) => {
             return Err(usage(
                 "the following required argument was not provided: --server <ID> (or \
@@ -253,11 +264,13 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
         }
         (None, None) => Mode::Refuse,
     };
+    let mut pubkey_from = "--pubkey";
     if let Some(keys) = env("MCPPIN_PUBKEY") {
         if !cli.pubkey.is_empty() {
             return Err(both("--pubkey", "MCPPIN_PUBKEY").into());
         }
         cli.pubkey = std::env::split_paths(&keys).collect();
+        pubkey_from = "MCPPIN_PUBKEY";
     }
     if cli.command.is_empty() && cli.listen.is_none() {
         return Err(usage(hint::NO_COMMAND.to_owned()).into());
@@ -267,7 +280,17 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             usage("--max-signature-age needs --pubkey (or MCPPIN_PUBKEY)".to_owned()).into(),
         );
     }
-    Ok((cli, Settings { lock, server, mode }))
+    Ok((
+        cli,
+        Settings {
+            lock,
+            lock_from,
+            pubkey_from,
+            server,
+            server_from,
+            mode,
+        },
+    ))
 }
 
 fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
@@ -313,7 +336,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         min_serial: cli.min_serial,
         max_age,
     };
-    let approved = load(&files, &settings.server)?;
+    let approved = load(&files, &settings)?;
     let log = match &cli.log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -364,9 +387,18 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
 
 /// Reads the lockfile, the signature beside it and the keys and checks them as an approval
 /// ([`mcppin_cli::approval::read`], the reading `mcppin verify` makes, with its messages),
-/// says on stderr what the signature check found, and finds the server's entry.
-fn load(files: &approval::Files<'_>, server: &str) -> anyhow::Result<ApprovedServer> {
-    let read = approval::read(files, relative_hint)?;
+/// says on stderr what the signature check found, and finds the server's entry. Messages name
+/// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
+fn load(files: &approval::Files<'_>, settings: &Settings) -> anyhow::Result<ApprovedServer> {
+    let hint = |flag: &str, path: &Path| {
+        let setting = match flag {
+            "--lock" => settings.lock_from,
+            "--pubkey" => settings.pubkey_from,
+            other => other,
+        };
+        relative_hint(setting, path)
+    };
+    let read = approval::read(files, hint)?;
     let mut stderr = std::io::stderr().lock();
     if let Some(unread) = &read.unread_signature {
         let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(unread));
@@ -375,10 +407,15 @@ fn load(files: &approval::Files<'_>, server: &str) -> anyhow::Result<ApprovedSer
         let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(&note));
     }
     let lock = files.lock;
-    read.approved.server(server).ok_or_else(|| {
+    read.approved.server(&settings.server).ok_or_else(|| {
         Fail::new(
             Exit::Unreadable,
-            hint::no_entry(lock, server, &read.approved.lockfile.servers),
+            hint::no_entry(
+                lock,
+                &settings.server,
+                settings.server_from,
+                &read.approved.lockfile.servers,
+            ),
         )
         .into()
     })
@@ -387,8 +424,10 @@ fn load(files: &approval::Files<'_>, server: &str) -> anyhow::Result<ApprovedSer
 /// What to add to the refusal of a file the guard cannot read when its path is relative: it
 /// was resolved against the working directory the client started the guard in, which the
 /// client chooses (often `/` or its own install directory, rarely the configuration's
-/// directory), so the message names that directory and the fix. Empty for an absolute path.
-fn relative_hint(flag: &str, path: &Path) -> String {
+/// directory), so the message names that directory and the fix, in the terms of `setting`,
+/// where the path came from: a flag (`--lock`) or an environment variable (`MCPPIN_LOCK`, set
+/// in the entry's `env`). Empty for an absolute path.
+fn relative_hint(setting: &str, path: &Path) -> String {
     if path.is_absolute() {
         return String::new();
     }
@@ -396,9 +435,22 @@ fn relative_hint(flag: &str, path: &Path) -> String {
         |e| format!("the working directory (unreadable: {e})"),
         |dir| dir.display().to_string(),
     );
+    let (what, fix) = if setting.starts_with("--") {
+        (
+            format!("{setting} is a relative path"),
+            format!("give {setting} an absolute path in the client configuration"),
+        )
+    } else {
+        (
+            format!("{setting} holds a relative path"),
+            format!(
+                "set {setting} to an absolute path in the entry's env in the client configuration"
+            ),
+        )
+    };
     format!(
-        "; {flag} is a relative path, resolved against {dir}, the working directory the client \
-         started mcppin-guard in: give {flag} an absolute path in the client configuration"
+        "; {what}, resolved against {dir}, the working directory the client started \
+         mcppin-guard in: {fix}"
     )
 }
 

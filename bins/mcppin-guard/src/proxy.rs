@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use mcppin_cli::signal::SignalStop;
-use mcppin_client::{DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, inherited_environment};
+use mcppin_client::{
+    DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, artifact, inherited_environment,
+};
 use mcppin_core::engine::{self, ApprovedServer, Session};
 use mcppin_core::escape_non_ascii;
 
@@ -24,8 +26,8 @@ use crate::exit::{Exit, Fail};
 use crate::feed::ServerIn;
 use crate::log::Log;
 use crate::pump::{
-    BUFFER, End, Out, Outcome, Shared, client_to_server, lock, lock_out, no_answers,
-    server_to_client,
+    BUFFER, End, Out, Outcome, Probe, Shared, artifact_advice, client_to_server, lock, lock_out,
+    no_answers, print_notes, server_to_client,
 };
 use crate::stderr::Relay;
 
@@ -47,7 +49,7 @@ const WATCH: Duration = Duration::from_millis(100);
 pub(crate) use mcppin_cli::signal::{signalled, wait_for_exit as wait_for_signal_exit};
 
 /// Runs the session to its end and says how it ended.
-pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow::Result<Exit> {
+pub(crate) fn run(config: &Config, approved: ApprovedServer, mut log: Log) -> anyhow::Result<Exit> {
     let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         // The guard's own settings are not the server's.
@@ -67,6 +69,35 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
     // becomes the server. Without a path to itself the guard starts the server directly.
     if let Ok(exe) = std::env::current_exe() {
         command = command.die_with_parent(exe);
+    }
+    // What the server runs, where the lock pins it (docs/guard.md, "Artifact identity"): a
+    // local program or an image the engine holds is checked before the server starts, and a
+    // server whose artifact differs never starts; what `npx` or `uvx` installs exists only
+    // once the launcher resolved it, and is checked before anything the server wrote is
+    // forwarded.
+    let mut check_once_up = false;
+    if engine::pins_artifact(approved.surface()) {
+        match artifact::before_start(&command) {
+            Some(observed) => {
+                let check = engine::check_artifact(
+                    approved.surface(),
+                    &observed,
+                    engine::Moment::BeforeStart,
+                    log.enabled(),
+                );
+                for event in &check.events {
+                    if let Err(err) = log.event(event) {
+                        let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err}");
+                    }
+                }
+                if check.refused.is_some() {
+                    print_notes(&check.notes, Some(&artifact_advice(&config.server)));
+                    let _ = writeln!(io::stderr(), "mcppin-guard: the server was not started");
+                    return Ok(Exit::Drift);
+                }
+            }
+            None => check_once_up = true,
+        }
     }
     // Registered before the server starts, so a signal arriving in between is not lost.
     let signals = SignalStop::register().context("cannot install the signal handler")?;
@@ -116,8 +147,13 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
     {
         let (shared, out) = (Arc::clone(&shared), Arc::clone(&out));
         let limit = config.max_message;
+        let probe: Option<Probe> = check_once_up.then(|| {
+            let command = command.clone();
+            let pid = server.id();
+            Box::new(move || artifact::once_up(&command, pid)) as Probe
+        });
         thread::spawn(move || {
-            let outcome = server_to_client(server_out, limit, &shared, &out);
+            let outcome = server_to_client(server_out, limit, &shared, &out, probe);
             let _ = tx.send(End::Server(outcome));
         });
     }
@@ -178,6 +214,13 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
             }
             End::Server(Outcome::ClientGone) => break Exit::Clean,
             End::Server(Outcome::Drift) => break Exit::Drift,
+            End::Server(Outcome::Artifact) => {
+                stderr_lines.push(
+                    "mcppin-guard: the server was stopped; nothing it wrote was forwarded"
+                        .to_owned(),
+                );
+                break Exit::Drift;
+            }
             End::Server(Outcome::Fatal(message)) => {
                 stderr_lines.push(format!("mcppin-guard: {}", escape_non_ascii(&message)));
                 break Exit::Server;

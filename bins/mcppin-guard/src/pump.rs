@@ -24,6 +24,9 @@ pub(crate) enum Outcome {
     Eof,
     /// Drift was refused.
     Drift,
+    /// The server runs another artifact than approved (or one the guard could not read),
+    /// found once it was up: nothing it wrote was forwarded.
+    Artifact,
     /// The server misbehaved or died; nothing of the offending message was forwarded.
     Fatal(String),
     /// The client stopped reading.
@@ -131,10 +134,24 @@ fn capture_advice(server: &str, declared: &mcppin_core::Value) -> String {
     advice
 }
 
+/// What to run to approve the artifact a server runs now, when the guard refused it: the
+/// first line, then indented ones.
+pub(crate) fn artifact_advice(server: &str) -> String {
+    let server = mcppin_core::shell_word(&mcppin_core::escape(server));
+    format!(
+        "to approve what the server runs now, capture it and lock it again:\
+         \n  mcppin-export --config CONFIG --server {server} -o manifest.json\
+         \n  mcppin lock --approve {server} -o LOCK manifest.json"
+    )
+}
+
+/// Reads the artifact of the running server (what its launcher installed), once it is up.
+pub(crate) type Probe = Box<dyn FnOnce() -> mcppin_core::artifact::Artifact + Send>;
+
 /// Writes the engine's notes (escaped by the engine), then the guard's advice, to stderr,
 /// each after the guard's name: the indented lines of a note (a diff under its heading)
 /// follow it as they are.
-fn print_notes(notes: &[Note], advice: Option<&str>) {
+pub(crate) fn print_notes(notes: &[Note], advice: Option<&str>) {
     if notes.is_empty() && advice.is_none() {
         return;
     }
@@ -257,17 +274,48 @@ fn lock_in(server_in: &ServerIn) -> MutexGuard<'_, Option<std::process::ChildStd
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The server-to-client direction; returns how it ended.
+/// The server-to-client direction; returns how it ended. With `probe`, the artifact of the
+/// server is read once its first line came (it is up: its launcher has installed what it
+/// runs) and judged before that line is: on a refusal, the requests waiting get refusals and
+/// nothing the server wrote is forwarded.
 pub(crate) fn server_to_client(
     pipe: impl io::Read,
     limit: usize,
     shared: &Mutex<Shared>,
     out: &Out,
+    mut probe: Option<Probe>,
 ) -> Outcome {
     let mut reader = LineReader::new(pipe, limit);
     let mut line = Vec::new();
     loop {
-        match reader.read_line_into(&mut line) {
+        let read = reader.read_line_into(&mut line);
+        if matches!(read, Ok(true))
+            && let Some(probe) = probe.take()
+        {
+            // Read outside the lock: the client's direction goes on meanwhile.
+            let observed = probe();
+            let (check, advice) = {
+                let mut state = lock(shared);
+                let mut check = state.session.artifact(&observed);
+                state.write(&mut check.events);
+                let advice = check
+                    .refused
+                    .is_some()
+                    .then(|| artifact_advice(state.log.server()));
+                (check, advice)
+            };
+            print_notes(&check.notes, advice.as_deref());
+            if check.refused.is_some() {
+                for answer in &check.to_client {
+                    if emit(out, answer, false).is_err() {
+                        break;
+                    }
+                }
+                let _ = lock_out(out).flush();
+                return Outcome::Artifact;
+            }
+        }
+        match read {
             Ok(true) => {}
             Ok(false) => {
                 let _ = lock_out(out).flush();

@@ -322,22 +322,33 @@ fn settings_from_the_environment_need_no_flag_and_no_separator() {
     ];
     split.extend(alone.iter().cloned());
     dir.run_guard_env(&split, &env, stdin.as_bytes()).code(0);
-    // The lock the environment names is the one read, and its server entry.
-    dir.run_guard_env(
+    // The lock the environment names is the one read, and its server entry; each refusal
+    // names the variable the value came from, the one the user has to change, not a flag.
+    let run = dir.run_guard_env(
         &alone,
         &[("MCPPIN_LOCK", LOCK), ("MCPPIN_SERVER", "other")],
         b"",
-    )
-    .code(4)
-    .stderr_has("has no entry for server \"other\"");
-    dir.run_guard_env(
+    );
+    run.code(4).stderr_has(
+        "has no entry for server \"other\"; the server was not started; name one of its \
+         servers in MCPPIN_SERVER: \"fixture\"\n",
+    );
+    assert!(!run.stderr.contains("--server"), "{}", run.stderr);
+    let cwd = dir.path().canonicalize().unwrap();
+    let run = dir.run_guard_env(
         &alone,
         &[("MCPPIN_LOCK", "gone.json"), ("MCPPIN_SERVER", "fixture")],
         b"",
-    )
-    .code(4)
-    .stderr_has("cannot read gone.json");
-    dir.run_guard_env(
+    );
+    run.code(4).stderr_has(&format!(
+        "mcppin-guard: cannot read gone.json: No such file or directory (os error 2); \
+         MCPPIN_LOCK holds a relative path, resolved against {}, the working directory the \
+         client started mcppin-guard in: set MCPPIN_LOCK to an absolute path in the entry's \
+         env in the client configuration\n",
+        cwd.display()
+    ));
+    assert!(!run.stderr.contains("--lock"), "{}", run.stderr);
+    let run = dir.run_guard_env(
         &alone,
         &[
             ("MCPPIN_PUBKEY", "k.pem"),
@@ -345,9 +356,12 @@ fn settings_from_the_environment_need_no_flag_and_no_separator() {
             ("MCPPIN_SERVER", "fixture"),
         ],
         b"",
-    )
-    .code(4)
-    .stderr_has("cannot read public key k.pem");
+    );
+    run.code(4).stderr_has(
+        "cannot read public key k.pem: No such file or directory (os error 2); MCPPIN_PUBKEY \
+         holds a relative path",
+    );
+    assert!(!run.stderr.contains("--pubkey"), "{}", run.stderr);
 }
 
 #[test]

@@ -312,32 +312,60 @@ fn a_refusal_ends_the_sessions_other_streams_too() {
     let server = fixture(&dir, &["--mode", "rug-pull"]);
     let guard = guard(&lock, &server.url, &[]);
     let session = open(&guard.url);
-    // The stream of server messages: open and quiet until the session ends (bounded by the
-    // 30 s of `send`).
-    let stream = {
-        let (url, session) = (guard.url.clone(), session.clone());
-        std::thread::spawn(move || {
-            send(
-                &url,
-                "GET",
-                &[
-                    ("accept", "text/event-stream"),
-                    ("mcp-session-id", &session),
-                ],
-                "",
-            )
-        })
+    // The stream of server messages, read until the fixture's first comment has come through, so the
+    // refusal below ends a stream the guard relays (the fixture records the GET before it
+    // answers it); then open and quiet until the session ends.
+    let authority = guard
+        .url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut stream,
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+             Accept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0; 4096];
+    // The head, then the comment as the guard writes it (an empty comment line, `:`).
+    let relayed = |seen: &[u8]| {
+        String::from_utf8_lossy(seen)
+            .split_once("\r\n\r\n")
+            .is_some_and(|(_, body)| body.contains(":\n"))
     };
-    assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
+    while !relayed(&seen) {
+        let n = stream
+            .read(&mut buf)
+            .expect("the stream's first comment within 30 s");
+        assert!(
+            n > 0,
+            "the stream ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
     let listed = post(
         &guard.url,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
     assert_eq!(listed.messages()[0]["error"]["code"], json!(-32001));
-    let stream = stream.join().expect("the GET stream ended");
-    assert_eq!(stream.status, 200, "{stream:?}");
-    assert!(stream.body.starts_with(':'), "{stream:?}");
+    // The refusal ends the stream: it is read to its end.
+    stream
+        .read_to_end(&mut seen)
+        .expect("the GET stream ended within 30 s");
+    let text = String::from_utf8_lossy(&seen);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod util;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use mcppin_testkit::StdinEnd;
@@ -142,15 +142,13 @@ fn the_inspector_config_mode_runs_a_guard_configured_from_env() {
     );
     run.code(0);
     assert_eq!(tools(&run).len(), counter_surface().len());
-    // A lock that approves another surface: the guard refuses, and says so on stderr.
-    let other = Path::new(&lock).with_file_name("other.lock.json");
-    std::fs::write(&other, "{\"schema_version\": 4, \"approval_serial\": 1, \"servers\": [{\"id\": \"fixture\", \"tools\": []}]}\n").unwrap();
-    let config = serde_json::json!({"mcpServers": {"demo": {
-        "command": guard(),
-        "args": [fixture(), "--mode", "counter", "--era", "legacy"],
-        "env": {"MCPPIN_LOCK": other.display().to_string(), "MCPPIN_SERVER": "fixture"}
-    }}});
-    dir.write("mcp.json", config.to_string());
+    // A lock that approves the surface without read_text_file: the guard refuses the list,
+    // and the user sees its reason, not only that the connection ended.
+    let without: Vec<_> = counter_surface()
+        .into_iter()
+        .filter(|t| t["name"] != "read_text_file")
+        .collect();
+    dir.lock(&without);
     let run = inspector(
         &dir,
         &[
@@ -163,6 +161,10 @@ fn the_inspector_config_mode_runs_a_guard_configured_from_env() {
             "tools/list",
         ],
     );
-    run.stderr_has("mcppin-guard: ");
-    assert!(!run.stdout.contains("read_text_file"), "{}", run.stdout);
+    // The Inspector fails the call (exit 1) with the guard's JSON-RPC error as its message, and
+    // shows the guard's stderr, which names the departure.
+    run.code(1)
+        .stderr_has("mcppin-guard: tool-added: read_text_file")
+        .stderr_has("mcppin-guard refused tools/list: 1 tool added (tool-added)")
+        .stdout_lacks("read_text_file");
 }

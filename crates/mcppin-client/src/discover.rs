@@ -1,8 +1,8 @@
 //! Where MCP clients keep their configurations, and which servers a configuration names.
 //!
 //! [`locations`] lists the usual files of Claude Desktop, Claude Code, Cursor, VS Code and
-//! Windsurf for a home directory and a project directory the caller passes (this crate reads
-//! no environment); [`inspect`] reads the text of one of them. Nothing here reads, writes or
+//! Windsurf for a home directory, a project directory and a system root the caller passes
+//! (this crate reads no environment); [`inspect`] reads the text of one of them. Nothing here reads, writes or
 //! edits a file: the caller reads each location and reports what it found.
 
 use std::fmt;
@@ -77,6 +77,10 @@ pub enum Scope {
     /// One project's, kept in the user's file (Claude Code's default scope: the servers of
     /// `projects.<project path>.mcpServers` in `~/.claude.json`).
     Local,
+    /// The organisation's, deployed by an administrator to a system directory (Claude Code's
+    /// `managed-mcp.json`, which, when present, is the only source of servers Claude Code
+    /// loads).
+    Managed,
 }
 
 impl fmt::Display for Scope {
@@ -85,6 +89,7 @@ impl fmt::Display for Scope {
             Self::User => "user",
             Self::Project => "project",
             Self::Local => "local",
+            Self::Managed => "managed",
         })
     }
 }
@@ -121,6 +126,9 @@ pub struct Places {
     /// The user's configuration directory on Linux (`XDG_CONFIG_HOME`), when set; else
     /// `~/.config`.
     pub config_home: Option<PathBuf>,
+    /// The root system-wide files are found under: `/` (a test passes a directory of its
+    /// own).
+    pub system: PathBuf,
 }
 
 /// One place a client keeps a configuration.
@@ -140,8 +148,8 @@ pub struct Location {
     pub project: Option<PathBuf>,
 }
 
-/// The usual configuration files of every known client on `platform`, user files first, in
-/// a fixed order.
+/// The usual configuration files of every known client on `platform`, in a fixed order: per
+/// client, an administrator's file first, then the user's, then the project's.
 ///
 /// # Examples
 ///
@@ -153,11 +161,14 @@ pub struct Location {
 ///     home: PathBuf::from("/home/me"),
 ///     project: PathBuf::from("/home/me/app"),
 ///     config_home: None,
+///     system: PathBuf::from("/"),
 /// };
 /// let found = locations(&places, Platform::Linux);
 /// let cursor: Vec<_> = found.iter().filter(|l| l.client == Client::Cursor).collect();
 /// assert_eq!(cursor[0].path, PathBuf::from("/home/me/.cursor/mcp.json"));
 /// assert_eq!(cursor[1].path, PathBuf::from("/home/me/app/.cursor/mcp.json"));
+/// let code = found.iter().find(|l| l.client == Client::ClaudeCode).unwrap();
+/// assert_eq!(code.path, PathBuf::from("/etc/claude-code/managed-mcp.json"));
 /// ```
 #[must_use]
 pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
@@ -171,6 +182,14 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
             .clone()
             .filter(|dir| dir.is_absolute())
             .unwrap_or_else(|| home.join(".config")),
+    };
+    // Where Claude Code's administrators deploy `managed-mcp.json` (its "MCP" page, managed
+    // configuration: system-wide directories, not the user's home).
+    let managed = match platform {
+        Platform::MacOs => places
+            .system
+            .join("Library/Application Support/ClaudeCode/managed-mcp.json"),
+        Platform::Linux => places.system.join("etc/claude-code/managed-mcp.json"),
     };
     let at = |client, scope, path: PathBuf| Location {
         client,
@@ -192,6 +211,7 @@ pub fn locations(places: &Places, platform: Platform) -> Vec<Location> {
             Scope::User,
             app_data.join("Claude/claude_desktop_config.json"),
         ),
+        at(Client::ClaudeCode, Scope::Managed, managed),
         shared(Client::ClaudeCode, Scope::User, home.join(".claude.json")),
         Location {
             project: Some(project.to_path_buf()),
@@ -338,6 +358,7 @@ mod tests {
             home: PathBuf::from("/h"),
             project: PathBuf::from("/p"),
             config_home: None,
+            system: PathBuf::from("/s"),
         }
     }
 
@@ -351,6 +372,7 @@ mod tests {
             paths(&locations(&places(), Platform::Linux)),
             [
                 "/h/.config/Claude/claude_desktop_config.json",
+                "/s/etc/claude-code/managed-mcp.json",
                 "/h/.claude.json",
                 "/h/.claude.json",
                 "/p/.mcp.json",
@@ -370,7 +392,7 @@ mod tests {
         places.config_home = Some(PathBuf::from("/xdg"));
         let found = paths(&locations(&places, Platform::Linux));
         assert_eq!(found[0], "/xdg/Claude/claude_desktop_config.json");
-        assert_eq!(found[6], "/xdg/Code/User/mcp.json");
+        assert_eq!(found[7], "/xdg/Code/User/mcp.json");
         places.config_home = Some(PathBuf::from("relative"));
         let found = paths(&locations(&places, Platform::Linux));
         assert_eq!(found[0], "/h/.config/Claude/claude_desktop_config.json");
@@ -384,10 +406,37 @@ mod tests {
             "/h/Library/Application Support/Claude/claude_desktop_config.json"
         );
         assert_eq!(
-            found[6],
+            found[7],
             "/h/Library/Application Support/Code/User/mcp.json"
         );
-        assert_eq!(found[1], "/h/.claude.json");
+        // Claude Code's managed file is system-wide, not under the user's Library.
+        assert_eq!(
+            found[1],
+            "/s/Library/Application Support/ClaudeCode/managed-mcp.json"
+        );
+        assert_eq!(found[2], "/h/.claude.json");
+    }
+
+    #[test]
+    fn claude_code_has_a_managed_scope_read_as_a_project_file() {
+        let found = locations(&places(), Platform::Linux);
+        let managed: Vec<_> = found.iter().filter(|l| l.scope == Scope::Managed).collect();
+        assert_eq!(managed.len(), 1);
+        let managed = managed[0];
+        assert_eq!(managed.client, Client::ClaudeCode);
+        assert!(!managed.shared && managed.project.is_none());
+        // The same shape as `.mcp.json`; an empty table (MCP turned off) names no server.
+        let text = r#"{"mcpServers": {"approved": {"command": "a"}}}"#;
+        assert_eq!(
+            ids(&inspect_location(text, managed).unwrap()),
+            [("approved", false)]
+        );
+        assert!(
+            inspect_location(r#"{"mcpServers": {}}"#, managed)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(inspect_location(r#"{"theme": "dark"}"#, managed).is_err());
     }
 
     #[test]

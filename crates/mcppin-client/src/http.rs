@@ -35,6 +35,7 @@ use std::thread;
 use std::time::Duration;
 
 use base64::Engine as _;
+use mcppin_core::http::{Refusal, check_decoding};
 use mcppin_core::sse::{Event, Reader};
 use mcppin_core::{Kind, Object, Strictness, Value, parse_with};
 use reqwest::blocking::{Client, Response};
@@ -226,6 +227,8 @@ struct Shared {
     /// Set when the transport is dropped: reader threads stop at their next read, even on a
     /// stream that only ever sends keep-alive comments.
     dropped: AtomicBool,
+    /// The SHA-256 of the public key of the certificate the server last presented (HTTPS).
+    server_key: Mutex<Option<String>>,
     sender: SyncSender<Result<Vec<u8>, Error>>,
 }
 
@@ -309,6 +312,7 @@ impl HttpTransport {
             revision: Mutex::new(None),
             legacy: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
+            server_key: Mutex::new(None),
             sender,
         });
         let mode = match server.kind {
@@ -331,6 +335,18 @@ impl HttpTransport {
             jobs,
             incoming,
         })
+    }
+
+    /// The SHA-256 (lowercase hex) of the public key (`SubjectPublicKeyInfo`) of the
+    /// certificate the server presented on the latest HTTPS answer, once there was one
+    /// ([`crate::artifact::spki_sha256`]); `None` over plain HTTP.
+    #[must_use]
+    pub fn server_key(&self) -> Option<String> {
+        self.shared
+            .server_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Whether the link speaks HTTP+SSE (configured, or detected on the first POST).
@@ -438,6 +454,7 @@ impl Poster {
             .body(body.to_vec())
             .send()
             .map_err(|e| send_error(&out.what(), e, self.shared.options.timeout))?;
+        self.shared.note_certificate(&response);
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(&out.what(), &response));
@@ -477,8 +494,7 @@ impl Poster {
             let Ok(response) = request.send() else {
                 return;
             };
-            if response.status() != StatusCode::OK || content_type(&response) != "text/event-stream"
-            {
+            if response.status() != StatusCode::OK || !is_event_stream(&response) {
                 return;
             }
             // Messages on this stream are requests and notifications only; a broken stream
@@ -533,6 +549,7 @@ fn post_streamable(
         .body(body.to_vec())
         .send()
         .map_err(|e| send_error(&out.what(), e, shared.options.timeout))?;
+    shared.note_certificate(&response);
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(&out.what(), &response));
@@ -586,7 +603,11 @@ fn post_streamable(
             problem: "HTTP 202 without an answer to a request",
         });
     }
-    match content_type(&response).as_str() {
+    let media = media(&response).map_err(|refusal| Error::Decoding {
+        method: out.what(),
+        refusal,
+    })?;
+    match media.as_str() {
         "application/json" => {
             let answer = read_bounded(response, shared.options.max_message, &out.what())?;
             shared.deliver(Ok(answer), &out.what());
@@ -655,6 +676,21 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// Keeps the key of the certificate `response` came over, when it came over TLS.
+    fn note_certificate(&self, response: &Response) {
+        let key = response
+            .extensions()
+            .get::<reqwest::tls::TlsInfo>()
+            .and_then(reqwest::tls::TlsInfo::peer_certificate)
+            .and_then(crate::artifact::spki_sha256);
+        if key.is_some() {
+            *self
+                .server_key
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = key;
+        }
+    }
+
     fn session(&self) -> Option<HeaderValue> {
         self.session_id
             .lock()
@@ -787,8 +823,7 @@ impl StreamReader {
             }
             outcome = match request.send() {
                 Ok(response)
-                    if response.status() == StatusCode::OK
-                        && content_type(&response) == "text/event-stream" =>
+                    if response.status() == StatusCode::OK && is_event_stream(&response) =>
                 {
                     // A fresh decoder: the new stream starts at a line boundary; the last id
                     // carries over for a further resumption.
@@ -799,9 +834,15 @@ impl StreamReader {
                     }
                     pumped
                 }
-                Ok(response) => Pumped::Failed(Error::HttpStatus {
-                    method: format!("{} (resuming its event stream)", self.method),
-                    status: response.status().as_u16(),
+                Ok(response) => Pumped::Failed(match media(&response) {
+                    Err(refusal) if response.status() == StatusCode::OK => Error::Decoding {
+                        method: format!("{} (resuming its event stream)", self.method),
+                        refusal,
+                    },
+                    _ => Error::HttpStatus {
+                        method: format!("{} (resuming its event stream)", self.method),
+                        status: response.status().as_u16(),
+                    },
                 }),
                 Err(source) => Pumped::Ended(Some(source)),
             };
@@ -974,6 +1015,7 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
         .header(header::ACCEPT, "text/event-stream")
         .send()
         .map_err(|e| send_error("the GET of the event stream", e, shared.options.timeout))?;
+    shared.note_certificate(&response);
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(doing, &response));
@@ -984,7 +1026,11 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
             status: status.as_u16(),
         });
     }
-    if content_type(&response) != "text/event-stream" {
+    let media = media(&response).map_err(|refusal| Error::Decoding {
+        method: doing.to_owned(),
+        refusal,
+    })?;
+    if media != "text/event-stream" {
         return Err(Error::Protocol {
             method: doing.to_owned(),
             problem: "an answer to GET that is not text/event-stream",
@@ -1126,6 +1172,8 @@ fn client(options: HttpOptions) -> Result<Client, Error> {
         .connect_timeout(options.timeout)
         .timeout(options.timeout)
         .tls_backend_preconfigured(tls)
+        // The server's certificate, for the key recorded beside a remote server's URL.
+        .tls_info(true)
         .build()
         .map_err(|e| http_error("setting up the HTTP client", e))
 }
@@ -1167,15 +1215,26 @@ fn redirect(method: &str, response: &Response) -> Error {
     }
 }
 
-/// The media type of an answer, lowercase, without parameters.
-fn content_type(response: &Response) -> String {
-    response
+/// The media type of an answer, lowercase, without parameters (empty when it names none).
+///
+/// # Errors
+///
+/// The [`Refusal`] of a head telling a client to read the body otherwise than as the UTF-8
+/// bytes the capture reads ([`mcppin_core::http::check_decoding`]): a client decoding by a
+/// `charset=utf-7` reads text the capture never held, so such an answer is no surface.
+fn media(response: &Response) -> Result<String, Refusal> {
+    let head = response
         .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default()
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()));
+    Ok(check_decoding(head)?
+        .map(|m| m.essence().to_owned())
+        .unwrap_or_default())
+}
+
+/// Whether an answer is an event stream the capture reads as sent.
+fn is_event_stream(response: &Response) -> bool {
+    media(response).is_ok_and(|m| m == "text/event-stream")
 }
 
 /// Reads a whole body of at most `max` bytes.
@@ -1205,7 +1264,7 @@ fn read_bounded(response: Response, max: usize, method: &str) -> Result<Vec<u8>,
 
 /// The `error` member of a JSON-RPC error in an HTTP error answer, if the body is one.
 fn json_rpc_error(response: Response, max: usize) -> Option<Value> {
-    if content_type(&response) != "application/json" {
+    if media(&response).ok()? != "application/json" {
         return None;
     }
     let body = read_bounded(response, max, "").ok()?;

@@ -37,6 +37,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod artifact;
 pub mod capture;
 pub mod config;
 pub mod discover;

@@ -18,6 +18,8 @@
 //! | `deep` | adds a tool `deep` nesting 253 levels, the most a `tools/list` answer can carry |
 //! | `no-optional-lists` | declares `prompts` and `resources` but answers `prompts/list`, `resources/list` and `resources/templates/list` with `-32601 Method not found` (as servers on the Python SDK below 2 do) |
 //! | `templates` | declares `resources` and serves the resource template `notes://{name}` |
+//! | `late` | registers `list_directory` late: the first reading misses it, and its answer is followed by `notifications/tools/list_changed` (as servers that register tools once the session is initialised do) |
+//! | `restless` | never settles: each reading adds a tool named after it (`reading-1`, ...) and its answer is followed by `notifications/tools/list_changed` |
 //!
 //! `--http ADDR` serves the same behaviours over Streamable HTTP at `/mcp` instead of stdio
 //! (HTTPS with `--tls-cert FILE --tls-key FILE`; SSE answers with `--sse`; see the `http`
@@ -99,6 +101,10 @@ pub enum Mode {
     NoOptionalLists,
     /// `resources` declared, one resource template served.
     Templates,
+    /// `list_directory` missing from the first reading, announced by `list_changed` after it.
+    Late,
+    /// Each reading adds a tool of its own and announces it by `list_changed`.
+    Restless,
 }
 
 impl Mode {
@@ -118,6 +124,8 @@ impl Mode {
             "deep" => Self::Deep,
             "no-optional-lists" => Self::NoOptionalLists,
             "templates" => Self::Templates,
+            "late" => Self::Late,
+            "restless" => Self::Restless,
             _ => return None,
         })
     }
@@ -459,6 +467,13 @@ impl<'a> Server<'a> {
             // served, so this reading never sees it.
             tools.retain(|t| t["name"] != "list_directory");
         }
+        if self.script.has(Mode::Late) && self.readings == 1 {
+            tools.retain(|t| t["name"] != "list_directory");
+        }
+        if self.script.has(Mode::Restless) {
+            tools.push(json!({"name": format!("reading-{}", self.readings),
+                              "inputSchema": {"type": "object"}}));
+        }
         if self.script.has(Mode::Duplicate) {
             let mut again = tools[0].clone();
             again["description"] = json!("The same name, served a second time.");
@@ -500,7 +515,15 @@ impl<'a> Server<'a> {
             };
             result["nextCursor"] = json!(next);
         }
-        respond(id, result, modern)
+        let announce =
+            (self.script.has(Mode::Late) && self.readings == 1) || self.script.has(Mode::Restless);
+        match respond(id, result, modern) {
+            Reply::Send(answer) if announce && cursor.is_none() => Reply::Many(vec![
+                answer,
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            ]),
+            reply => reply,
+        }
     }
 }
 
@@ -699,5 +722,54 @@ mod tests {
         assert_eq!(script.tls_cert, Some(PathBuf::from("c.pem")));
         assert_eq!(script.tls_key, Some(PathBuf::from("k.pem")));
         assert!(Script::from_args(["--http".to_owned()]).is_err());
+    }
+
+    /// The lines `serve` answers an `initialize` and three readings of `tools/list` with.
+    fn three_readings(mode: &str) -> Vec<Value> {
+        let script = Script::from_args(["--mode".to_owned(), mode.to_owned()]).unwrap();
+        let mut input = String::from(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        );
+        for id in 1..=3 {
+            input.push_str(&format!(
+                "\n{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}"
+            ));
+        }
+        input.push('\n');
+        let mut out = Vec::new();
+        serve(&script, input.as_bytes(), &mut out, std::io::sink());
+        let text = String::from_utf8(out).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn names(answer: &Value) -> Vec<&str> {
+        let tools = answer["result"]["tools"].as_array().unwrap();
+        tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+    }
+
+    const LIST_CHANGED: &str = "notifications/tools/list_changed";
+
+    #[test]
+    fn late_misses_a_tool_in_the_first_reading_and_announces_it_once() {
+        let lines = three_readings("late");
+        // initialize, reading 1, its list_changed, readings 2 and 3.
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert!(!names(&lines[1]).contains(&"list_directory"));
+        assert_eq!(lines[2]["method"], LIST_CHANGED);
+        assert!(names(&lines[3]).contains(&"list_directory"));
+        assert_eq!(names(&lines[3]), names(&lines[4]));
+    }
+
+    #[test]
+    fn restless_serves_another_list_at_every_reading_and_announces_each() {
+        let lines = three_readings("restless");
+        assert_eq!(lines.len(), 7, "{lines:?}");
+        for (reading, at) in [(1, 1), (2, 3), (3, 5)] {
+            assert!(names(&lines[at]).contains(&format!("reading-{reading}").as_str()));
+            assert_eq!(lines[at + 1]["method"], LIST_CHANGED);
+        }
+        assert_ne!(names(&lines[3]), names(&lines[5]));
     }
 }

@@ -74,8 +74,9 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
 
 /// The session a request belongs to.
 enum Belongs {
-    /// An open session, by its `Mcp-Session-Id`.
-    Open(Arc<Guarded>),
+    /// An open session, by its `Mcp-Session-Id` (the server's id, which the session is kept
+    /// under).
+    Open(Arc<Guarded>, String),
     /// No `Mcp-Session-Id`: a session of its own, kept if the server assigns one.
     Fresh(Arc<Guarded>),
 }
@@ -83,7 +84,7 @@ enum Belongs {
 impl Belongs {
     fn guarded(&self) -> &Arc<Guarded> {
         match self {
-            Self::Open(g) | Self::Fresh(g) => g,
+            Self::Open(g, _) | Self::Fresh(g) => g,
         }
     }
 }
@@ -117,11 +118,9 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
              nothing was forwarded",
         ));
     }
-    match id
-        .and_then(|id| state.inward(id))
-        .and_then(|key| state.find(key))
-    {
-        Some(guarded) => Ok(Belongs::Open(guarded)),
+    let key = id.and_then(|id| state.inward(id));
+    match key.and_then(|key| state.find(key).map(|g| (g, key))) {
+        Some((guarded, key)) => Ok(Belongs::Open(guarded, key.to_owned())),
         None => Err(fail(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
@@ -425,6 +424,23 @@ async fn relay(
             "mcppin-guard refused the server's answer (a redirect)",
         );
     }
+    if names_another_session(&belongs, &head.headers) {
+        // A client reads a repeated header as its values joined by ", ", and the TypeScript
+        // SDK client adopts the id of any answer: passed on, it would move the client into a
+        // session other than the one the guard keeps this exchange under (another client's,
+        // perhaps), merging what the guard keeps apart.
+        state.say(
+            &guarded,
+            "the server's answer names another session (Mcp-Session-Id repeated, or not this \
+             session's); refused, nothing of it was forwarded",
+        );
+        end_session(&state, &guarded, &end, "the server broke the protocol");
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer; the session was ended",
+        );
+    }
     if let Belongs::Fresh(_) = &belongs
         && let Some(key) = headers::text(&head.headers, SESSION_ID)
     {
@@ -467,7 +483,7 @@ async fn relay(
         }),
         _ => None,
     };
-    if let Belongs::Open(_) = &belongs
+    if let Belongs::Open(..) = &belongs
         && head.status == StatusCode::NOT_FOUND
     {
         // The server no longer knows the session: neither does the guard.
@@ -574,6 +590,23 @@ async fn relay(
     with_head(&state, &head, media.as_ref(), forwarded)
 }
 
+/// Whether an answer names a session other than the one its request belongs to: more than one
+/// `Mcp-Session-Id`, or, in an open session, one that is not the id the request named (the
+/// session may have ended since: a DELETE answer still names it).
+fn names_another_session(belongs: &Belongs, headers: &HeaderMap) -> bool {
+    let mut named = headers.get_all(SESSION_ID).iter();
+    let (Some(first), second) = (named.next(), named.next()) else {
+        return false;
+    };
+    if second.is_some() {
+        return true;
+    }
+    match belongs {
+        Belongs::Fresh(_) => false,
+        Belongs::Open(_, key) => key.as_bytes() != first.as_bytes(),
+    }
+}
+
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers
 /// (parts of a batch) go first. When the guard ends the stream (a refusal, a message over
 /// `--max-message`, the session ended by another exchange), each request of `asked` no event
@@ -594,7 +627,10 @@ fn stream(
 ) -> Response<Out> {
     let mut headers = toward_client(&state, &head.headers);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
-    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    // One event waits for the client beside the one being written: a client that reads
+    // slowly holds the server's stream back, never a queue of events of up to
+    // `--max-message` each in the guard's memory.
+    let (tx, rx) = mpsc::channel::<Bytes>(1);
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
     tokio::spawn(async move {

@@ -30,6 +30,7 @@ use std::str::FromStr;
 use crate::Digest;
 use crate::artifact::Artifact;
 use crate::diff::{Change, diff};
+use crate::launch::{GUARD_SINCE, Launch};
 use crate::lockfile::{LockedItem, LockedServer, Lockfile, Pin};
 use crate::manifest::{Manifest, ServerSurface};
 use crate::report::ServerChanges;
@@ -247,6 +248,15 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
                     served: is.clone(),
                 });
             }
+            if lock.schema_version() < GUARD_SINCE
+                && approved.launch.is_some()
+                && served.launch.as_ref().is_some_and(Launch::is_guarded)
+            {
+                notes.push(Note::GuardNotCompared {
+                    server: (*id).to_owned(),
+                    lock_version: lock.schema_version(),
+                });
+            }
         }
         for kind in ItemKind::ALL {
             // Prompts and templates are compared where the approval covers them and the
@@ -276,6 +286,11 @@ pub fn verify(lock: &Lockfile, manifest: &Manifest, options: &Options) -> Report
         if let Some(Artifact::Unknown { reason }) = &surface.artifact {
             let evidence = Evidence::ArtifactUnknown {
                 reason: reason.clone(),
+                approved: lock
+                    .servers
+                    .get(id)
+                    .and_then(|s| s.artifact.clone())
+                    .filter(|a| !a.is_unknown()),
             };
             findings.push(Finding::new(
                 evidence,
@@ -973,17 +988,23 @@ mod tests {
                 r#"{{"kind":"npm","packages":[{{"name":"docs-mcp","version":"{version}","integrity":"{integrity}"}}]}}"#
             )
         };
-        let lock =
-            Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", "sha512-AA==")), &[]).unwrap();
+        // The SHA-512 digests of two tarballs, in the base64 of npm's `integrity`.
+        let (aa, bb) = (
+            format!("sha512-{}==", "A".repeat(86)),
+            format!("sha512-{}==", "B".repeat(86)),
+        );
+        let lock = Lockfile::approve(None, &with_artifact(4, &npm("1.2.0", &aa)), &[]).unwrap();
         let r = verify(
             &lock,
-            &with_artifact(4, &npm("1.2.1", "sha512-BB==")),
+            &with_artifact(4, &npm("1.2.1", &bb)),
             &Options::default(),
         );
         assert_eq!(policies(&r), [(Policy::ArtifactChanged, None)]);
         let text = crate::report::to_text(&r);
         assert!(
-            text.contains("  approved: npm docs-mcp@1.2.0 sha512-AA==\n  served:   npm docs-mcp@1.2.1 sha512-BB==\n"),
+            text.contains(&format!(
+                "  approved: npm docs-mcp@1.2.0 {aa}\n  served:   npm docs-mcp@1.2.1 {bb}\n"
+            )),
             "{text}"
         );
         let json = crate::report::to_json(&r).to_string();
@@ -1002,7 +1023,20 @@ mod tests {
         assert_eq!(policies(&r), [(Policy::ArtifactUnknown, None)]);
         assert!(!r.findings[0].gated);
         assert_eq!(r.exit_code(), 0);
-        assert!(crate::report::to_text(&r).contains("  reason: no npm lockfile\n"));
+        let b = "b".repeat(64);
+        assert!(
+            crate::report::to_text(&r).contains(&format!(
+                "  reason: no npm lockfile\n  not checked: program /usr/bin/node sha256:{}\n  \
+                 not checked: file server.js sha256:{b}\n",
+                "a".repeat(64)
+            )),
+            "{}",
+            crate::report::to_text(&r)
+        );
+        // The JSON report carries the approved artifact it could not check, and reads back.
+        let json = crate::report::to_json(&r);
+        let back = crate::report::from_json(&json).unwrap();
+        assert_eq!(back.findings, r.findings);
         // Gated when asked.
         let options = Options {
             fail_on: "artifact-unknown".parse().unwrap(),
@@ -1010,6 +1044,52 @@ mod tests {
         };
         let r = verify(&lock, &unknown, &options);
         assert!(r.findings[0].gated);
+    }
+
+    #[test]
+    fn a_capture_that_cannot_pin_its_artifact_keeps_the_approved_one() {
+        let lock = Lockfile::approve(None, &with_artifact(4, &script('b')), &[]).unwrap();
+        let unknown = with_artifact(4, r#"{"kind":"unknown","reason":"no npm lockfile"}"#);
+        for selection in [
+            vec![],
+            vec![crate::lockfile::Selection::Server("docs".into())],
+        ] {
+            let next = Lockfile::approve(Some(&lock), &unknown, &selection).unwrap();
+            assert_eq!(next.servers["docs"].artifact, lock.servers["docs"].artifact);
+            assert_eq!(next.approval_serial, lock.approval_serial);
+            // The next capture that pins another script is still a change.
+            assert_eq!(
+                policies(&verify(
+                    &next,
+                    &with_artifact(4, &script('c')),
+                    &Options::default()
+                )),
+                [(Policy::ArtifactChanged, None)]
+            );
+        }
+        // A capture without the member (an older export) keeps it too.
+        let mut none = with_artifact(4, &script('c'));
+        none.servers.get_mut("docs").unwrap().artifact = None;
+        let next = Lockfile::approve(Some(&lock), &none, &[]).unwrap();
+        assert_eq!(next.servers["docs"].artifact, lock.servers["docs"].artifact);
+        // Of another launch, the old pin goes: the unknown one is approved, and the diff the
+        // approval shows says which pin it could not check.
+        let mut moved = unknown.clone();
+        if let Some(Launch::Stdio { args, .. }) = &mut moved.servers.get_mut("docs").unwrap().launch
+        {
+            args[0] = "other.js".into();
+        }
+        let next = Lockfile::approve(Some(&lock), &moved, &[]).unwrap();
+        assert!(next.servers["docs"].artifact.as_ref().unwrap().is_unknown());
+        let shown = verify(&lock, &moved, &Options::default());
+        assert!(
+            shown.findings.iter().any(|f| matches!(
+                &f.evidence,
+                Evidence::ArtifactUnknown { approved: Some(a), .. } if Some(a) == lock.servers["docs"].artifact.as_ref()
+            )),
+            "{:?}",
+            shown.findings
+        );
     }
 
     #[test]
@@ -1099,6 +1179,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(policies(&verify(&v3, &approved, &Options::default())), []);
+        // It says so: the guard in front of the served launch was not compared.
+        let r = verify(&v3, &approved, &Options::default());
+        assert_eq!(
+            r.notes,
+            [Note::GuardNotCompared {
+                server: "docs".to_owned(),
+                lock_version: 3
+            }]
+        );
+        assert_eq!(r.exit_code(), 0);
+        // Where it holds: no guard served, or a lockfile that records the guard.
+        assert!(
+            verify(&v3, &guarded(None), &Options::default())
+                .notes
+                .is_empty()
+        );
+        assert!(
+            verify(&lock, &approved, &Options::default())
+                .notes
+                .is_empty()
+        );
         let bumped = guarded(Some(r#"{"command":"mcppin-guard","args":[]}"#));
         let bumped = Manifest::parse(
             &String::from_utf8(bumped.to_bytes())
@@ -1285,7 +1386,10 @@ mod tests {
             server,
             approved,
             served,
-        } = &r.notes[0];
+        } = &r.notes[0]
+        else {
+            panic!("{:?}", r.notes[0])
+        };
         assert_eq!(server, "docs");
         assert_eq!(crate::canonicalize(approved).unwrap(), b"{}");
         assert_eq!(

@@ -131,7 +131,9 @@ fn guard_env(value: &Value, pointer: &str) -> Result<BTreeMap<String, String>, E
 pub struct Package {
     /// The runner: `npx`, `uvx`, `pipx`, `docker`.
     pub runner: &'static str,
-    /// The package name, or the image without tag and digest.
+    /// The package name, or the image without tag and digest; for packages the launch names
+    /// only through a file (`--with-requirements FILE`), that option as written, without a
+    /// version.
     pub name: String,
     /// The version (or image tag) asked for, when one is.
     pub version: Option<String>,
@@ -185,9 +187,11 @@ impl Launch {
     }
 
     /// Every package or image a runner fetches, in the order the launch names them, when the
-    /// command is `npx` (every `-p`/`--package`, or the command's package), `uvx` or `uv tool
-    /// run` (the command's package or `--from`, and every `--with`), `uv run` (every
-    /// `--with`), `pipx run` (`--spec`, or the app) or `docker run` (`podman run` too).
+    /// command is `npx` or `npm exec` (every `-p`/`--package`, or the command's package), `uvx`
+    /// or `uv tool run` (the command's package or `--from`, every `--with`, and each
+    /// `--with-requirements FILE` as one package without a version: the launch does not say
+    /// which versions the file holds), `uv run` (every `--with` and `--with-requirements`),
+    /// `pipx run` (`--spec`, or the app) or `docker run` (`podman run` too).
     #[must_use]
     pub fn packages(&self) -> Vec<Package> {
         let Self::Stdio { command, args, .. } = self else {
@@ -197,6 +201,10 @@ impl Launch {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match program {
             "npx" | "npx.cmd" => npx(&args),
+            "npm" | "npm.cmd" => match args.split_first() {
+                Some((&("exec" | "x"), rest)) => npx(rest),
+                _ => Vec::new(),
+            },
             "uvx" | "uvx.exe" => uvx(&args, true),
             "uv" | "uv.exe" => match args.split_first() {
                 Some((&"tool", rest)) => match rest.split_first() {
@@ -220,6 +228,12 @@ impl Launch {
             },
             _ => Vec::new(),
         }
+    }
+
+    /// Whether the server is run behind `mcppin-guard` ([`Guard`]).
+    #[must_use]
+    pub fn is_guarded(&self) -> bool {
+        matches!(self, Self::Stdio { guard: Some(_), .. })
     }
 
     /// The launch without its guard's part: what a document before [`GUARD_SINCE`] recorded.
@@ -518,7 +532,6 @@ fn uvx(args: &[&str], command_is_package: bool) -> Vec<Package> {
         "--index-url",
         "--extra-index-url",
         "--with-editable",
-        "--with-requirements",
         "--directory",
         "--project",
         "--env-file",
@@ -544,6 +557,10 @@ fn uvx(args: &[&str], command_is_package: bool) -> Vec<Package> {
     while let Some(arg) = args.get(i) {
         let (name, inline) = match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+            // A short flag with its value attached: `-wpkg`, `-w=pkg`.
+            _ if arg.starts_with("-w") && arg.len() > 2 => {
+                ("-w", Some(arg[2..].strip_prefix('=').unwrap_or(&arg[2..])))
+            }
             _ => (*arg, None),
         };
         let value = |i: &mut usize| {
@@ -561,6 +578,17 @@ fn uvx(args: &[&str], command_is_package: bool) -> Vec<Package> {
                 for spec in value(&mut i).map(with_list).unwrap_or_default() {
                     found.extend(python_package("uvx", &spec));
                 }
+            }
+            "--with-requirements" => {
+                // The packages are in a file, which can change without the launch changing:
+                // no version of them is pinned by the launch.
+                let file = value(&mut i).unwrap_or_default();
+                found.push(Package {
+                    runner: "uvx",
+                    name: format!("--with-requirements {file}"),
+                    version: None,
+                    digest: None,
+                });
             }
             _ if WITH_VALUE.contains(&name) => {
                 let _ = value(&mut i);
@@ -849,6 +877,42 @@ mod tests {
             packages("/usr/bin/uvx", &["--with-editable", "./lib", "x==1.0"]),
             [p("x@1.0", false)]
         );
+    }
+
+    #[test]
+    fn packages_the_launch_does_not_name_float() {
+        // `--with-requirements FILE` was skipped: the file's packages, whatever their
+        // versions, were never reported; so were `-wPKG` and `npm exec PKG`.
+        let p = |s: &str, floating: bool| (s.to_owned(), floating);
+        assert_eq!(
+            packages("uvx", &["--with-requirements", "reqs.txt", "mcp-x==1.2.0"]),
+            [
+                p("--with-requirements reqs.txt", true),
+                p("mcp-x@1.2.0", false)
+            ]
+        );
+        assert_eq!(
+            packages("uv", &["run", "--with-requirements=r.txt", "server.py"]),
+            [p("--with-requirements r.txt", true)]
+        );
+        assert_eq!(
+            packages("uvx", &["-wb", "-w=c==1.0", "x==1.0"]),
+            [p("b", true), p("c@1.0", false), p("x@1.0", false)]
+        );
+        assert_eq!(
+            packages("npm", &["exec", "-y", "--", "server-x"]),
+            [p("server-x", true)]
+        );
+        assert_eq!(
+            packages("npm", &["x", "--package=server-x@1.0.0", "server-x"]),
+            [p("server-x@1.0.0", false)]
+        );
+        // Where it holds: every package pinned, and npm doing something else.
+        assert_eq!(
+            packages("uvx", &["--with", "b==1.0", "x==1.0"]),
+            [p("b@1.0", false), p("x@1.0", false)]
+        );
+        assert_eq!(packages("npm", &["start"]), []);
     }
 
     #[test]

@@ -75,6 +75,9 @@ fn note_json(note: &Note) -> Value {
             o.insert("approved", approved.clone());
             o.insert("served", served.clone());
         }
+        Note::GuardNotCompared { lock_version, .. } => {
+            o.insert("lock_version", *lock_version);
+        }
     }
     Value::from(o)
 }
@@ -213,8 +216,11 @@ fn finding_json(f: &Finding) -> Value {
             o.insert("approved", approved.to_value());
             o.insert("served", served.to_value());
         }
-        Evidence::ArtifactUnknown { reason } => {
+        Evidence::ArtifactUnknown { reason, approved } => {
             o.insert("reason", reason.as_str());
+            if let Some(approved) = approved {
+                o.insert("approved", approved.to_value());
+            }
         }
         Evidence::FloatingVersion { launch, package } => {
             o.insert("launch", launch.to_value());

@@ -186,6 +186,9 @@ pub enum Evidence {
     ArtifactUnknown {
         /// Why.
         reason: String,
+        /// The artifact the lockfile approved, which this capture could not check (`None`
+        /// when it approved none, or an unknown one).
+        approved: Option<Artifact>,
     },
     /// The launch fetches a package or image without a pinned version.
     FloatingVersion {
@@ -421,6 +424,16 @@ pub enum Note {
         /// The capabilities of this capture (the manifest's).
         served: Value,
     },
+    /// The lockfile is of a version before launches recorded the guard
+    /// ([`crate::launch::GUARD_SINCE`]) and the manifest runs the server behind
+    /// `mcppin-guard`: the guard was not compared, so removing it or editing its settings
+    /// would pass. Locking again records it (the serial does not move).
+    GuardNotCompared {
+        /// The server id.
+        server: String,
+        /// The lockfile's `schema_version`.
+        lock_version: u64,
+    },
 }
 
 impl Note {
@@ -429,6 +442,7 @@ impl Note {
     pub fn name(&self) -> &'static str {
         match self {
             Self::ClientCapabilitiesDiffer { .. } => "client-capabilities-differ",
+            Self::GuardNotCompared { .. } => "guard-not-compared",
         }
     }
 
@@ -436,7 +450,8 @@ impl Note {
     #[must_use]
     pub fn server(&self) -> &str {
         match self {
-            Self::ClientCapabilitiesDiffer { server, .. } => server,
+            Self::ClientCapabilitiesDiffer { server, .. }
+            | Self::GuardNotCompared { server, .. } => server,
         }
     }
 }

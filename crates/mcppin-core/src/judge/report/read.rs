@@ -90,7 +90,11 @@ pub fn from_json(value: &Value) -> Result<Report, Error> {
 
 /// One note, as [`super::json`] writes it.
 fn note_from(value: &Value, pointer: &str) -> Result<Note, Error> {
-    let f = Fields::new(value, pointer, &["note", "server", "approved", "served"])?;
+    let f = Fields::new(
+        value,
+        pointer,
+        &["note", "server", "approved", "served", "lock_version"],
+    )?;
     let server = string(f.required("server")?, &f.at("server"))?.to_owned();
     match string(f.required("note")?, &f.at("note"))? {
         "client-capabilities-differ" => {
@@ -102,6 +106,20 @@ fn note_from(value: &Value, pointer: &str) -> Result<Note, Error> {
                 server,
                 approved: approved.clone(),
                 served: served.clone(),
+            })
+        }
+        "guard-not-compared" => {
+            let at = f.at("lock_version");
+            let lock_version = count(f.required("lock_version")?, &at)?;
+            if lock_version >= crate::launch::GUARD_SINCE {
+                return Err(invalid(
+                    &at,
+                    "a lockfile version before the guard was recorded",
+                ));
+            }
+            Ok(Note::GuardNotCompared {
+                server,
+                lock_version,
             })
         }
         _ => Err(invalid(&f.at("note"), "a note name")),
@@ -243,7 +261,7 @@ fn evidence_members(policy: Policy) -> &'static [&'static str] {
         | Policy::ArtifactChanged
         | Policy::InstructionsChanged => &["approved", "served"],
         Policy::FloatingVersion => &["launch", "package"],
-        Policy::ArtifactUnknown => &["reason"],
+        Policy::ArtifactUnknown => &["reason", "approved"],
         Policy::NameCollision => &["other", "collision"],
         Policy::HiddenCharacters => &["in_name", "code_points"],
         Policy::MixedScriptName | Policy::InvalidToolName => &[],
@@ -362,6 +380,10 @@ fn finding_from(value: &Value, pointer: &str) -> Result<Finding, Error> {
         },
         Policy::ArtifactUnknown => Evidence::ArtifactUnknown {
             reason: string(f.required("reason")?, &f.at("reason"))?.to_owned(),
+            approved: f
+                .optional("approved")
+                .map(|a| Artifact::from_value(a, &f.at("approved")))
+                .transpose()?,
         },
         Policy::FloatingVersion => Evidence::FloatingVersion {
             launch: Launch::from_value(f.required("launch")?, &f.at("launch"))?,
@@ -505,6 +527,22 @@ mod tests {
         assert_eq!(from_json(&json).unwrap(), r);
         let plain = report(HOSTILE, HOSTILE);
         assert!(to_json(&plain).get("notes").is_none());
+    }
+
+    #[test]
+    fn json_round_trips_the_guard_note_and_refuses_a_version_that_records_the_guard() {
+        let mut r = report(HOSTILE, HOSTILE);
+        r.notes = vec![Note::GuardNotCompared {
+            server: "s".to_owned(),
+            lock_version: 3,
+        }];
+        let json = to_json(&r);
+        assert_eq!(from_json(&json).unwrap(), r);
+        let text = String::from_utf8(crate::to_pretty(&json))
+            .unwrap()
+            .replace("\"lock_version\": 3", "\"lock_version\": 4");
+        let err = from_json(&crate::parse(text.as_bytes()).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("/notes/0/lock_version"), "{err}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{Evidence, Finding, NOT_COMPARED, Note, Policy, Reason, Report, ServerChanges, Status};
+use crate::artifact::Artifact;
 use crate::diff::Change;
 use crate::escape::escape;
 use crate::value::{Kind, Value};
@@ -109,6 +110,22 @@ fn note_text(note: &Note, out: &mut String) {
                  of this server found added or removed may follow from the capture, not the\n  \
                  server (capture again declaring the approved ones: mcppin-export --client or\n  \
                  --client-capabilities); a changed item is not explained by it"
+            );
+        }
+        Note::GuardNotCompared {
+            server,
+            lock_version,
+        } => {
+            let _ = writeln!(
+                out,
+                "note: {}: runs behind mcppin-guard, which a version {lock_version} lockfile does not \
+                 record",
+                place(server, None)
+            );
+            let _ = writeln!(
+                out,
+                "  the guard was not compared: removing it or editing its settings would pass;\n  \
+                 lock again to record it (mcppin lock; the approval serial does not move)"
             );
         }
     }
@@ -605,17 +622,21 @@ fn finding_body(f: &Finding, out: &mut String) {
             );
         }
         Evidence::ArtifactChanged { approved, served } => {
-            // The entries that moved: the old and the new version and digest of each.
-            let (gone, new) = approved.differences(served);
-            for entry in gone {
-                let _ = writeln!(out, "  approved: {}", escape(&entry));
-            }
-            for entry in new {
-                let _ = writeln!(out, "  served:   {}", escape(&entry));
+            // The parts that moved, each with its old and its new version and digest.
+            for moved in approved.moved(served) {
+                if let Some(entry) = moved.approved_entry() {
+                    let _ = writeln!(out, "  approved: {}", escape(&entry));
+                }
+                if let Some(entry) = moved.served_entry() {
+                    let _ = writeln!(out, "  served:   {}", escape(&entry));
+                }
             }
         }
-        Evidence::ArtifactUnknown { reason } => {
+        Evidence::ArtifactUnknown { reason, approved } => {
             let _ = writeln!(out, "  reason: {}", escape(reason));
+            for entry in approved.iter().flat_map(Artifact::entries) {
+                let _ = writeln!(out, "  not checked: {}", escape(&entry));
+            }
         }
         Evidence::FloatingVersion { launch, package } => {
             let _ = writeln!(

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::{LockedItem, LockedServer, Lockfile, Pin, SCHEMA_VERSION, Selection};
+use crate::artifact::Artifact;
 use crate::document::Error;
+use crate::launch::Launch;
 use crate::manifest::{Manifest, ServerSurface};
 use crate::surface::ItemKind;
 
@@ -103,7 +105,7 @@ fn approve_server(
         reported_name: surface.reported_name.clone(),
         protocol_version: surface.protocol_version.clone(),
         launch: surface.launch.clone(),
-        artifact: surface.artifact.clone(),
+        artifact: approved_artifact(kept.as_ref(), surface),
         client_capabilities: surface.client_capabilities.clone(),
         tools: BTreeMap::new(),
         widened: surface.widened,
@@ -129,6 +131,26 @@ fn approve_server(
         }
     }
     server
+}
+
+/// The artifact a server's approval records: the capture's, except that a capture that could
+/// not pin what runs (`unknown`, or none recorded) of the launch the lockfile approved keeps
+/// the artifact the lockfile pinned for it: what could not be checked is not a new approval.
+/// Once the launch changed, the old pin is of another launch and goes; `mcppin lock` shows
+/// its loss as `artifact-unknown` with the pin it could not check.
+fn approved_artifact(kept: Option<&LockedServer>, surface: &ServerSurface) -> Option<Artifact> {
+    let pinned = |a: Option<&Artifact>| a.is_some_and(|a| !a.is_unknown());
+    match kept {
+        Some(kept)
+            if pinned(kept.artifact.as_ref())
+                && !pinned(surface.artifact.as_ref())
+                && kept.launch.as_ref().map(Launch::without_guard)
+                    == surface.launch.as_ref().map(Launch::without_guard) =>
+        {
+            kept.artifact.clone()
+        }
+        _ => surface.artifact.clone(),
+    }
 }
 
 /// The lockfile entry of `server`, created from the capture's surface (without items) when

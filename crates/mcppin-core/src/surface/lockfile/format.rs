@@ -549,7 +549,8 @@ mod tests {
         let text = |version: u64| {
             format!(
                 r#"{{"schema_version":{version},"approval_serial":1,"servers":[{{"id":"a","tools":[],
-                "artifact":{{"kind":"oci","image":"img:1","digest":"sha256:00"}}}}]}}"#
+                "artifact":{{"kind":"oci","image":"img:1","digest":"sha256:{}"}}}}]}}"#,
+                "0".repeat(64)
             )
         };
         assert!(matches!(

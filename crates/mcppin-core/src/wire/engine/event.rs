@@ -30,6 +30,8 @@ pub enum Event {
     ToolRemoved(ToolRemoved),
     /// The server calls itself by another name than the approved one.
     ServerRenamed(ServerRenamed),
+    /// The artifact the server runs, checked against the approved one.
+    ArtifactAdmission(super::artifact::ArtifactAdmission),
 }
 
 /// The members of a `tool_admission` line.

@@ -72,17 +72,21 @@ use crate::report::Policy;
 use crate::{Strictness, Value, escape, fold, parse, parse_with};
 
 mod approved;
+mod artifact;
 mod event;
 mod id;
 mod note;
 
 pub use approved::ApprovedServer;
+pub use artifact::{ArtifactAdmission, ArtifactCheck, Moment, check_artifact, pins_artifact};
 pub use event::{
     AnswerAdmission, Completion, Event, RequestId, ServerRenamed, ToolAdmission, ToolCompletion,
     ToolRemoved, Verdict,
 };
 use id::{IdBytes, id_key, is_canonical_integer, number_alias};
-pub use note::{Ambiguity, CapabilitiesHint, Note, Quarantined, Unroutable, Violation};
+pub use note::{
+    Ambiguity, ArtifactNote, CapabilitiesHint, Note, Quarantined, Unroutable, Violation,
+};
 
 /// What the engine's notes carry of its gate, what a transport carries between sessions, and
 /// how a value or a text from the wire is shown (escaped, cut short).
@@ -390,6 +394,16 @@ const KNOWN_METHODS: [&str; 8] = [
     "ping",
 ];
 
+/// A method for a refusal's message: one of [`KNOWN_METHODS`], or else "a request" (the
+/// client's own text is not repeated back at any length).
+fn method_word(method: &str) -> &str {
+    KNOWN_METHODS
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("a request")
+}
+
 fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
     match KNOWN_METHODS.iter().find(|known| **known == method) {
         Some(known) => Cow::Borrowed(known),
@@ -509,6 +523,42 @@ impl Session {
             self.completion(&call, Completion::NoAnswer, now, &mut events);
         }
         events
+    }
+
+    /// Judges the artifact a guard read of the server once it was up, before it fed the first
+    /// line from the server ([`check_artifact`] at [`Moment::OnceUp`]). On a refusal the
+    /// session stops: every request still waiting for its answer gets a refusal in
+    /// [`ArtifactCheck::to_client`] (one line each), and nothing the server wrote is forwarded.
+    pub fn artifact(&mut self, observed: &crate::artifact::Artifact) -> ArtifactCheck {
+        let mut check = check_artifact(
+            self.gate.server(),
+            observed,
+            Moment::OnceUp,
+            self.config.events,
+        );
+        if let Some(policy) = check.refused {
+            self.stopped = true;
+            let what = match policy {
+                Policy::ArtifactUnknown => "the server's artifact could not be checked",
+                _ => "the server runs another artifact than approved",
+            };
+            let mut waiting: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+            waiting.sort_by(|a, b| {
+                a.started
+                    .cmp(&b.started)
+                    .then_with(|| a.id[..].cmp(&b.id[..]))
+            });
+            self.aliases.clear();
+            for pending in waiting {
+                let message = self.config.refused(format_args!(
+                    "{}: {what} ({})",
+                    method_word(&pending.method),
+                    policy.name()
+                ));
+                check.to_client.push(refusal(&pending.id, &message));
+            }
+        }
+        check
     }
 
     /// Judges one line from the client (without its newline): what goes to the server, which

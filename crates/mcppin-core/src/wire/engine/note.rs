@@ -98,6 +98,52 @@ pub enum Note {
     ///
     /// [`ServerAction::capabilities`]: super::ServerAction::capabilities
     Capabilities(CapabilitiesHint),
+    /// The server runs another artifact than the lock approved, or one the guard could not
+    /// read where the lock pins one: the server is refused ([`super::check_artifact`]).
+    Artifact(ArtifactNote),
+}
+
+/// What a refused artifact moved: the note of [`super::check_artifact`].
+///
+/// Its `Display` is a heading, then one indented line per approved and served entry.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub struct ArtifactNote {
+    /// `artifact-changed` or `artifact-unknown`.
+    pub policy: Policy,
+    /// Why the artifact could not be read (raw), for `artifact-unknown`.
+    pub unread: Option<String>,
+    /// Each moved part as its approved and its served entry ([`crate::artifact::Artifact::entries`],
+    /// raw); for `artifact-unknown`, every approved entry with no served one.
+    pub moved: Vec<(Option<String>, Option<String>)>,
+}
+
+impl fmt::Display for ArtifactNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.unread {
+            Some(reason) => write!(
+                f,
+                "{}: the server's artifact could not be read ({}); the lock pins one, so it is \
+                 refused",
+                self.policy,
+                escape(reason)
+            )?,
+            None => write!(
+                f,
+                "{}: the server runs another artifact than the lock approved",
+                self.policy
+            )?,
+        }
+        for (approved, served) in &self.moved {
+            if let Some(entry) = approved {
+                write!(f, "\n  approved: {}", escape(entry))?;
+            }
+            if let Some(entry) = served {
+                write!(f, "\n  served:   {}", escape(entry))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A client line no session routes (see [`Line::is_routable`](super::Line::is_routable)).
@@ -215,6 +261,7 @@ impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Unroutable(unroutable) => write!(f, "{unroutable}"),
+            Self::Artifact(note) => write!(f, "{note}"),
             Self::AmbiguousNotification(why) => {
                 write!(
                     f,
