@@ -8,41 +8,12 @@
 //! could not read (`artifact-unknown`): what could not be checked is not what was approved. A
 //! lock that pins none, or an unknown one, is not checked.
 
-use serde::Serialize;
-
 use crate::artifact::Artifact;
 use crate::lockfile::LockedServer;
 use crate::report::Policy;
 
-use super::event::{Event, Verdict};
+use super::event::{ArtifactAdmission, Event, Moment, Verdict};
 use super::note::{ArtifactNote, Note};
-
-/// When the guard read the artifact.
-#[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Moment {
-    /// Before it started the server (a local program, an image the engine holds).
-    BeforeStart,
-    /// Once the server was up, before anything it wrote was forwarded (what `npx` or `uvx`
-    /// installed).
-    OnceUp,
-}
-
-/// The members of an `artifact_admission` line of the admission log.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct ArtifactAdmission {
-    /// When the artifact was read.
-    pub checked: Moment,
-    /// The approved artifact's entries ([`Artifact::entries`]).
-    pub approved: Vec<String>,
-    /// The entries of the artifact read.
-    pub observed: Vec<String>,
-    /// Allowed or denied.
-    pub decision: Verdict,
-    /// The policy that denied it (`artifact-changed`, `artifact-unknown`); `None` when allowed.
-    pub reason: Option<&'static str>,
-}
 
 /// What the guard does with the artifact it read.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -91,7 +62,11 @@ pub fn check_artifact(
                 _ => None,
             };
             let moved = if unread.is_some() {
-                pinned.entries().into_iter().map(|e| (Some(e), None)).collect()
+                pinned
+                    .entries()
+                    .into_iter()
+                    .map(|e| (Some(e), None))
+                    .collect()
             } else {
                 pinned
                     .moved(observed)

@@ -31,7 +31,7 @@ pub enum Event {
     /// The server calls itself by another name than the approved one.
     ServerRenamed(ServerRenamed),
     /// The artifact the server runs, checked against the approved one.
-    ArtifactAdmission(super::artifact::ArtifactAdmission),
+    ArtifactAdmission(ArtifactAdmission),
 }
 
 /// The members of a `tool_admission` line.
@@ -203,4 +203,31 @@ impl Serialize for Json<'_> {
             serializer.serialize_unit()
         }
     }
+}
+
+/// When the guard read the artifact.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Moment {
+    /// Before it started the server (a local program, an image the engine holds).
+    BeforeStart,
+    /// Once the server was up, before anything it wrote was forwarded (what `npx` or `uvx`
+    /// installed).
+    OnceUp,
+}
+
+/// The members of an `artifact_admission` line of the admission log.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ArtifactAdmission {
+    /// When the artifact was read.
+    pub checked: Moment,
+    /// The approved artifact's entries ([`crate::artifact::Artifact::entries`]).
+    pub approved: Vec<String>,
+    /// The entries of the artifact read.
+    pub observed: Vec<String>,
+    /// Allowed or denied.
+    pub decision: Verdict,
+    /// The policy that denied it (`artifact-changed`, `artifact-unknown`); `None` when allowed.
+    pub reason: Option<&'static str>,
 }

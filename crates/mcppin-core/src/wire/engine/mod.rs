@@ -78,10 +78,10 @@ mod id;
 mod note;
 
 pub use approved::ApprovedServer;
-pub use artifact::{ArtifactAdmission, ArtifactCheck, Moment, check_artifact, pins_artifact};
+pub use artifact::{ArtifactCheck, check_artifact, pins_artifact};
 pub use event::{
-    AnswerAdmission, Completion, Event, RequestId, ServerRenamed, ToolAdmission, ToolCompletion,
-    ToolRemoved, Verdict,
+    AnswerAdmission, ArtifactAdmission, Completion, Event, Moment, RequestId, ServerRenamed,
+    ToolAdmission, ToolCompletion, ToolRemoved, Verdict,
 };
 use id::{IdBytes, id_key, is_canonical_integer, number_alias};
 pub use note::{
