@@ -22,8 +22,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcppin_core::admission::is_input_request;
-use mcppin_core::engine::{Config, Mode, Session};
+use mcppin_core::engine::{ApprovedServer, Config, Mode, Note, Session, is_input_request};
 use mcppin_core::lockfile::{LockedItem, LockedServer, Pin};
 use mcppin_core::value::Object;
 use mcppin_core::{Strictness, Value, canonicalize, parse, parse_with};
@@ -108,7 +107,10 @@ fuzz_target!(|data: &[u8]| {
         .map(|(name, item)| (name.clone(), item.pin().clone()))
         .collect();
     let locked = approved.widened.then(|| approved.clone());
-    let mut session = Session::new(approved, Config { mode, events: true });
+    let mut config = Config::default();
+    config.mode = mode;
+    config.events = true;
+    let mut session = Session::new(ApprovedServer::unsigned(approved), config);
     // The method and params of each request the server was sent, by id, as the client will
     // match the answer.
     let mut asked: HashMap<Vec<u8>, (String, Vec<u8>)> = HashMap::new();
@@ -148,6 +150,13 @@ fuzz_target!(|data: &[u8]| {
         } else {
             let action = session.server_line(bytes, now);
             check_notes(&action.notes);
+            if let Some(stop) = &action.stop {
+                let text = stop.to_string();
+                assert!(
+                    !text.chars().any(|c| c.is_control()),
+                    "a stop holds a raw control character: {text:?}"
+                );
+            }
             let Some(shown) = action.to_client.bytes(bytes) else {
                 continue;
             };
@@ -353,11 +362,15 @@ fn check_pinned(
     );
 }
 
-fn check_notes(notes: &[String]) {
+/// Every line of every note is printable: no string from the wire reaches a terminal raw (a
+/// refused tool's note is its heading and the indented lines of its changes).
+fn check_notes(notes: &[Note]) {
     for note in notes {
-        assert!(
-            !note.chars().any(|c| c.is_control()),
-            "a note holds a raw control character: {note:?}"
-        );
+        for line in note.to_string().lines() {
+            assert!(
+                !line.chars().any(|c| c.is_control()),
+                "a note holds a raw control character: {line:?}"
+            );
+        }
     }
 }

@@ -227,7 +227,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
         return discover::run(cli.project.as_deref(), &cli.system_root);
     };
-    let project = cli.project.as_deref().map(project_key).transpose()?;
+    let project = cli
+        .project
+        .as_deref()
+        .map(discover::project_key)
+        .transpose()?;
     let config = read_config(config_path, project.as_deref())?;
     let ids = select(cli, config_path, &config)?;
     let environment: BTreeMap<String, String> = std::env::vars_os()
@@ -293,6 +297,14 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
                 servers.push((id.as_str(), Resolved::Http(server), launch));
+            }
+            // A kind of entry a later mcppin-client reads and this build cannot start.
+            _ => {
+                return Err(unreadable(format!(
+                    "server {}: this build cannot capture this kind of server",
+                    quoted(id)
+                ))
+                .into());
             }
         }
     }
@@ -437,23 +449,6 @@ fn read_config(path: &Path, project: Option<&str>) -> anyhow::Result<ClientConfi
     .map_err(|e| unreadable(format!("{}: {e}", path.display())).into())
 }
 
-/// The key Claude Code files a project under: its absolute path as the system resolves it
-/// (Claude Code takes the working directory it runs in), without a trailing `/`; a path that
-/// does not exist is only made absolute, from the current directory.
-pub(crate) fn project_key(path: &Path) -> anyhow::Result<String> {
-    let absolute = std::fs::canonicalize(path)
-        .or_else(|_| std::path::absolute(path))
-        .map_err(|e| {
-            Fail::new(
-                Exit::Usage,
-                format!("--project {}: {e}", escape(&path.display().to_string())),
-            )
-        })?;
-    let text = absolute.to_string_lossy();
-    let trimmed = text.trim_end_matches('/');
-    Ok(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
-}
-
 /// The ids to capture: every configured server, or the `--server` ones, each checked.
 fn select(cli: &Cli, path: &Path, config: &ClientConfig) -> anyhow::Result<Vec<String>> {
     if cli.servers.is_empty() {
@@ -573,7 +568,7 @@ fn capture_remote(
     let captured = result.map_err(|f| failed(f.message))?;
     let artifact = match launch {
         Launch::Remote { url } => artifact::remote(url, transport.server_key()),
-        Launch::Stdio { .. } => artifact::remote(&server.url, transport.server_key()),
+        _ => artifact::remote(&server.url, transport.server_key()),
     };
     Ok((captured, artifact))
 }

@@ -13,9 +13,12 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
+use mcppin_cli::approval;
 use mcppin_client::DEFAULT_MAX_LINE;
-use mcppin_core::lockfile::LockedServer;
+use mcppin_core::engine;
+use mcppin_core::engine::ApprovedServer;
 
+mod exit;
 mod feed;
 mod hint;
 mod hook;
@@ -25,6 +28,8 @@ mod proxy;
 mod pump;
 mod state;
 mod stderr;
+
+use exit::{Exit, Fail};
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
@@ -129,47 +134,27 @@ struct Cli {
 
 /// What happens when an answer drifts.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, ValueEnum)]
-pub(crate) enum Mode {
+enum Mode {
     /// Answer the drifted request with an error, stop the server, exit 1.
     Refuse,
     /// Filter drifted items out, refuse calls to them, keep the session going.
     Quarantine,
 }
 
-/// How a run ended; the numbers are a public contract.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub(crate) enum Exit {
-    /// 0: the session ended cleanly.
-    Clean = 0,
-    /// 1: drift was refused.
-    Drift = 1,
-    /// 2: the command line is wrong.
-    Usage = 2,
-    /// 3: the server died or misbehaved.
-    Server = 3,
-    /// 4: the lockfile or its signature could not be read, or no entry.
-    Unreadable = 4,
-}
-
-impl mcppin_cli::exit::Code for Exit {
-    const UNREADABLE: Self = Self::Unreadable;
-
-    fn code(self) -> u8 {
-        self as u8
-    }
-
-    fn of_category(category: mcppin_core::Category) -> Self {
-        match category {
-            mcppin_core::Category::Usage => Self::Usage,
-            // The guard's 3 means the server died or misbehaved, never a
-            // document that cannot be compared.
-            _ => Self::Unreadable,
-        }
+impl Mode {
+    /// The engine's configuration in this mode: the guard's refusals name it, and events are
+    /// made when there is a log to write them to.
+    fn engine(self, events: bool) -> engine::Config {
+        let mut config = engine::Config::default();
+        config.mode = match self {
+            Self::Refuse => engine::Mode::Refuse,
+            Self::Quarantine => engine::Mode::Quarantine,
+        };
+        config.events = events;
+        config.refuser = "mcppin-guard";
+        config
     }
 }
-
-/// An error that ends the run with a given exit code.
-pub(crate) type Fail = mcppin_cli::exit::Fail<Exit>;
 
 fn main() -> ExitCode {
     if let Some(err) = mcppin_client::trampoline(std::env::args_os()) {
@@ -355,14 +340,21 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         }
         None => log::Clock::system(),
     };
-    let approval = Approval {
-        pubkeys: &cli.pubkey,
-        pubkey_from: settings.pubkey_from,
-        min_serial: cli.min_serial,
-        max_signature_age: cli.max_signature_age,
-        now: clock.now(),
+    let max_age = match cli.max_signature_age {
+        None => None,
+        Some(max_age) => Some((
+            max_age,
+            mcppin_sign::Timestamp::try_from(clock.now())
+                .map_err(|e| Fail::new(Exit::Unreadable, format!("the clock: {e}")))?,
+        )),
     };
-    let loaded = load(&settings, &approval)?;
+    let files = approval::Files {
+        lock: &settings.lock,
+        pubkeys: &cli.pubkey,
+        min_serial: cli.min_serial,
+        max_age,
+    };
+    let loaded = load(&files, &settings)?;
     let log_key = cli.log_key.as_deref().map(read_log_key).transpose()?;
     let started = clock.now();
     let session_id = session_id(started);
@@ -467,7 +459,7 @@ fn serve(
     settings: &Settings,
     replica: Option<http::Replica>,
     session_id: String,
-    approved: LockedServer,
+    approved: ApprovedServer,
     log: log::Log,
 ) -> anyhow::Result<Exit> {
     if let (Some(listen), Some(upstream)) = (cli.listen, &cli.upstream) {
@@ -476,7 +468,7 @@ fn serve(
             upstream: upstream.clone(),
             upstream_ca: cli.upstream_ca.clone(),
             timeout: cli.upstream_timeout,
-            mode: settings.mode,
+            engine: settings.mode.engine(log.enabled()),
             max_message: cli.max_message,
             max_sessions: cli.max_sessions,
             max_connections: cli.max_connections,
@@ -491,7 +483,7 @@ fn serve(
         .split_first()
         .context("no server command after --")?;
     let config = proxy::Config {
-        mode: settings.mode,
+        engine: settings.mode.engine(log.enabled()),
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),
@@ -528,115 +520,53 @@ fn read_log_key(path: &Path) -> anyhow::Result<mcppin_sign::SigningKey> {
     Ok(mcppin_sign::SigningKey::from_pem(&pem).map_err(|e| unreadable(e.to_string()))?)
 }
 
-/// What makes a lockfile an approval, besides reading: its signature, serial and age.
-struct Approval<'a> {
-    pubkeys: &'a [PathBuf],
-    /// `--pubkey` or `MCPPIN_PUBKEY`, whichever named them.
-    pubkey_from: &'static str,
-    min_serial: Option<u64>,
-    max_signature_age: Option<Duration>,
-    now: SystemTime,
-}
-
 /// The approval the guard runs under: the server's entry, and what the log's start names.
 struct Loaded {
-    server: LockedServer,
+    server: ApprovedServer,
     lock_digest: mcppin_core::Digest,
     approval_serial: u64,
     /// The key whose signature of the lockfile was verified, if one was.
     lock_key: Option<mcppin_core::Digest>,
 }
 
-/// Reads the lockfile, the signature beside it and the keys, checks them as an approval
-/// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
+/// Reads the lockfile, the signature beside it and the keys and checks them as an approval
+/// ([`mcppin_cli::approval::read`], the reading `mcppin verify` makes, with its messages),
 /// says on stderr what the signature check found, and finds the server's entry. Messages name
 /// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
-fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<Loaded> {
-    let (lock, lock_from, server) = (&settings.lock, settings.lock_from, &settings.server);
-    let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let bytes = std::fs::read(lock).map_err(|e| {
-        unreadable(format!(
-            "cannot read {}: {e}{}",
-            lock.display(),
-            relative_hint(lock_from, lock)
-        ))
-    })?;
-    let sig_path = mcppin_cli::sig_path(lock);
-    let signature = match mcppin_cli::read_at_most(&sig_path, mcppin_cli::MAX_SMALL_FILE) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(unreadable(format!(
-                "cannot read {}: {e}{}",
-                sig_path.display(),
-                relative_hint(lock_from, &sig_path)
-            ))
-            .into());
-        }
-    };
-    let mut keys = Vec::new();
-    for path in approval.pubkeys {
-        let pem = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
-            .and_then(|bytes| {
-                String::from_utf8(bytes).map_err(|_| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")
-                })
-            })
-            .map_err(|e| {
-                unreadable(format!(
-                    "cannot read public key {}: {e}{}",
-                    path.display(),
-                    relative_hint(approval.pubkey_from, path)
-                ))
-            })?;
-        keys.push(
-            mcppin_sign::PublicKey::from_pem(&pem)
-                .map_err(|e| unreadable(format!("public key {}: {e}", path.display())))?,
-        );
-    }
-    let freshness = match approval.max_signature_age {
-        None => None,
-        Some(max_age) => Some(mcppin_sign::Freshness {
-            max_age,
-            now: mcppin_sign::Timestamp::try_from(approval.now)
-                .map_err(|e| unreadable(format!("the clock: {e}")))?,
-        }),
-    };
-    let check = mcppin_sign::Approval {
-        lockfile: &bytes,
-        signature: signature.as_deref(),
-        keys: &keys,
-        min_serial: approval.min_serial,
-        freshness,
-    };
-    let approved = check.check().map_err(|refused| {
-        let file = match refused.subject() {
-            mcppin_sign::Subject::Signature => &sig_path,
-            _ => lock,
+fn load(files: &approval::Files<'_>, settings: &Settings) -> anyhow::Result<Loaded> {
+    let hint = |flag: &str, path: &Path| {
+        let setting = match flag {
+            "--lock" => settings.lock_from,
+            "--pubkey" => settings.pubkey_from,
+            other => other,
         };
-        unreadable(format!("{}: {refused}", file.display()))
-    })?;
-    if !matches!(approved.signature, mcppin_sign::Signature::Unsigned) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "mcppin-guard: {}",
-            mcppin_core::escape(&format!("{}: {}", sig_path.display(), approved.signature))
-        );
+        relative_hint(setting, path)
+    };
+    let read = approval::read(files, hint)?;
+    let mut stderr = std::io::stderr().lock();
+    if let Some(unread) = &read.unread_signature {
+        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(unread));
     }
-    let entry = approved
-        .lockfile
-        .servers
-        .get(server)
-        .cloned()
-        .ok_or_else(|| {
-            let servers = &approved.lockfile.servers;
-            unreadable(hint::no_entry(lock, server, settings.server_from, servers))
-        })?;
+    if let Some(note) = read.note() {
+        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(&note));
+    }
+    let lock = files.lock;
+    let server = read.approved.server(&settings.server).ok_or_else(|| {
+        Fail::new(
+            Exit::Unreadable,
+            hint::no_entry(
+                lock,
+                &settings.server,
+                settings.server_from,
+                &read.approved.lockfile.servers,
+            ),
+        )
+    })?;
     Ok(Loaded {
-        server: entry,
-        lock_digest: approved.lock_digest,
-        approval_serial: approved.lockfile.approval_serial,
-        lock_key: match approved.signature {
+        server,
+        lock_digest: read.approved.lock_digest,
+        approval_serial: read.approved.lockfile.approval_serial,
+        lock_key: match read.approved.signature {
             mcppin_sign::Signature::Verified { key, .. } => Some(key),
             _ => None,
         },

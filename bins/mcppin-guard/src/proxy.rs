@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -19,23 +19,23 @@ use mcppin_cli::signal::SignalStop;
 use mcppin_client::{
     DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, artifact, inherited_environment,
 };
-use mcppin_core::engine::{self, Session};
+use mcppin_core::engine::{self, ApprovedServer, Session};
 use mcppin_core::escape_non_ascii;
-use mcppin_core::lockfile::LockedServer;
 
+use crate::exit::{Exit, Fail};
 use crate::feed::ServerIn;
 use crate::log::Log;
-use crate::pump::{Probe, Shared, artifact_advice, client_to_server, no_answers, server_to_client};
+use crate::pump::{
+    BUFFER, End, Out, Outcome, Probe, Shared, artifact_advice, client_to_server, lock, lock_out,
+    no_answers, print_notes, server_to_client,
+};
 use crate::stderr::Relay;
-use crate::{Exit, Fail, Mode};
-
-/// The write buffer of each direction.
-pub(crate) const BUFFER: usize = 64 * 1024;
 
 /// What the proxy runs and how.
 #[derive(Debug)]
 pub(crate) struct Config {
-    pub(crate) mode: Mode,
+    /// The engine's configuration (mode, events, the name refusals give).
+    pub(crate) engine: engine::Config,
     pub(crate) max_message: usize,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
@@ -43,42 +43,13 @@ pub(crate) struct Config {
     pub(crate) server: String,
 }
 
-/// How the server side ended.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    /// The server closed its output.
-    Eof,
-    /// Drift was refused.
-    Drift,
-    /// The server runs another artifact than approved (or one the guard could not read),
-    /// found once it was up: nothing it wrote was forwarded.
-    Artifact,
-    /// The server misbehaved or died; nothing of the offending message was forwarded.
-    Fatal(String),
-    /// The client stopped reading.
-    ClientGone,
-}
-
-/// What the main thread hears.
-#[derive(Debug)]
-pub(crate) enum End {
-    ClientEof,
-    ClientFailed(String),
-    Server(Outcome),
-}
-
-/// The client's side of the guard's stdout. Buffered: a thread flushes when it is about to wait
-/// for input (see [`mcppin_client::LineReader::has_line`]), so a burst of messages costs one write, and no
-/// message waits in the buffer while the guard waits.
-pub(crate) type Out = Arc<Mutex<BufWriter<File>>>;
-
 /// How often the main thread looks whether the server exited while its output stays open.
 const WATCH: Duration = Duration::from_millis(100);
 
 pub(crate) use mcppin_cli::signal::{signalled, wait_for_exit as wait_for_signal_exit};
 
 /// Runs the session to its end and says how it ended.
-pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow::Result<Exit> {
     let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         // The guard's own settings are not the server's.
@@ -105,11 +76,11 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     // once the launcher resolved it, and is checked before anything the server wrote is
     // forwarded.
     let mut check_once_up = false;
-    if engine::pins_artifact(&approved) {
+    if engine::pins_artifact(approved.surface()) {
         match artifact::before_start(&command) {
             Some(observed) => {
                 let check = engine::check_artifact(
-                    &approved,
+                    approved.surface(),
                     &observed,
                     engine::Moment::BeforeStart,
                     log.enabled(),
@@ -118,16 +89,8 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
                     let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
                 }
                 if check.refused.is_some() {
-                    let mut stderr = io::stderr().lock();
-                    for note in check.notes.iter().chain(&artifact_advice(&config.server)) {
-                        let prefix = if note.starts_with(' ') {
-                            ""
-                        } else {
-                            "mcppin-guard: "
-                        };
-                        let _ = writeln!(stderr, "{prefix}{note}");
-                    }
-                    let _ = writeln!(stderr, "mcppin-guard: the server was not started");
+                    print_notes(&check.notes, Some(&artifact_advice(&config.server)));
+                    let _ = writeln!(io::stderr(), "mcppin-guard: the server was not started");
                     return Ok(Exit::Drift);
                 }
             }
@@ -165,14 +128,8 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     }
     let server_in: Arc<ServerIn> = Arc::new(Mutex::new(stdin));
     let server_out = server.take_stdout().context("the server has no stdout")?;
-    let engine = engine::Config {
-        mode: match config.mode {
-            Mode::Refuse => engine::Mode::Refuse,
-            Mode::Quarantine => engine::Mode::Quarantine,
-        },
-        events: log.enabled(),
-    };
-    let shared = Arc::new(Mutex::new(Shared::new(Session::new(approved, engine), log)));
+    let session = Session::new(approved, config.engine);
+    let shared = Arc::new(Mutex::new(Shared::new(session, log)));
     let stdout = io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -296,12 +253,6 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     Ok(exit)
 }
 
-pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    shared
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Stops forwarding and closes the server's stdin (the first step of the shutdown order),
 /// dropping whatever was not yet written to it. A write that holds the pipe at this moment
 /// closes it itself within a moment (see [`crate::feed::feed`]).
@@ -312,7 +263,4 @@ pub(crate) fn stop(shared: &Mutex<Shared>, server_in: &ServerIn) {
     }
 }
 
-pub(crate) fn lock_out(out: &Out) -> MutexGuard<'_, BufWriter<File>> {
-    out.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+//END

@@ -31,6 +31,7 @@ pub struct ClientConfig {
 
 /// One configured server.
 #[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum ServerEntry {
     /// A server started as a process and spoken to over stdio.
     Stdio(StdioServer),
@@ -40,6 +41,7 @@ pub enum ServerEntry {
 
 /// How a remote server is spoken to: the configuration's `type`.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum HttpKind {
     /// `http`, `streamable-http` or `streamableHttp`: Streamable HTTP (2025-03-26 on).
     Streamable,
@@ -72,7 +74,7 @@ impl std::fmt::Debug for HttpServer {
     /// URL's path, query and userinfo may hold secrets.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer")
-            .field("origin", &crate::http::origin(&self.url))
+            .field("origin", &crate::redact::origin(&self.url))
             .field("kind", &self.kind)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()

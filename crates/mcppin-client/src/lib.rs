@@ -47,6 +47,8 @@ pub mod http;
 pub mod log;
 pub mod process;
 pub mod profile;
+mod redact;
+mod revision;
 pub mod session;
 pub mod transport;
 

@@ -74,6 +74,7 @@ pub const TRAMPOLINE_ARG: &str = "--mcppin-exec-server-dying-with-parent";
 
 /// How much of the caller's environment a server inherits.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum Inherit {
     /// Only [`INHERITED_VARIABLES`] and [`NETWORK_VARIABLES`] (the default: a server sees no
     /// tokens it was not given).
@@ -150,6 +151,7 @@ fn inherits(inherit: Inherit, name: &OsStr) -> bool {
 
 /// What happens to a server's stderr.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum StderrMode {
     /// Kept in memory, at most the last `limit` bytes (see [`ServerProcess::stderr`]).
     Capture {
@@ -463,6 +465,7 @@ pub struct Shutdown {
 
 /// The step of the shutdown order at which the server's leader was gone.
 #[derive(Clone, Copy, Debug, Eq, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Stage {
     /// It had exited before the shutdown began (it crashed, or finished on its own).
     AlreadyExited,

@@ -14,14 +14,19 @@
 //! traffic (notifications, requests from the server) only has to be well-formed JSON.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use mcppin_core::jsonrpc::{
+    HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+};
 use mcppin_core::{Kind, Object, Strictness, Value, parse, parse_with};
 
 use crate::Error;
 use crate::transport::{Received, Transport};
+
+pub use crate::revision::Revision;
 
 /// The `_meta` key of the protocol version in 2026-07-28 requests.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -35,83 +40,8 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// The most pages one list may have (docs/export.md).
 pub const MAX_PAGES: usize = 10_000;
 
-/// The JSON-RPC error code of `UnsupportedProtocolVersionError` (2026-07-28).
-const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-/// JSON-RPC 2.0's "Method not found": a server that does not implement a list.
-const METHOD_NOT_FOUND: i64 = -32601;
 /// Other JSON-RPC error codes that only a modern server sends (2026-07-28, "Error Codes").
-const MODERN_ERROR_CODES: [i64; 2] = [-32020, -32021];
-
-/// A protocol revision this build was written against.
-#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-pub enum Revision {
-    /// 2024-11-05 (initialize handshake).
-    V2024_11_05,
-    /// 2025-03-26 (initialize handshake).
-    V2025_03_26,
-    /// 2025-06-18 (initialize handshake).
-    V2025_06_18,
-    /// 2025-11-25 (initialize handshake; the default).
-    V2025_11_25,
-    /// 2026-07-28 (no handshake: per-request `_meta`, `server/discover`).
-    V2026_07_28,
-}
-
-impl Revision {
-    /// Every revision, oldest first.
-    pub const ALL: [Self; 5] = [
-        Self::V2024_11_05,
-        Self::V2025_03_26,
-        Self::V2025_06_18,
-        Self::V2025_11_25,
-        Self::V2026_07_28,
-    ];
-
-    /// The newest revision that opens with `initialize`.
-    pub const LATEST_LEGACY: Self = Self::V2025_11_25;
-
-    /// The revision string (`"2025-11-25"`).
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::V2024_11_05 => "2024-11-05",
-            Self::V2025_03_26 => "2025-03-26",
-            Self::V2025_06_18 => "2025-06-18",
-            Self::V2025_11_25 => "2025-11-25",
-            Self::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// Whether the revision opens with the `initialize` handshake.
-    #[must_use]
-    pub fn has_handshake(self) -> bool {
-        self != Self::V2026_07_28
-    }
-}
-
-impl fmt::Display for Revision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Revision {
-    type Err = Error;
-
-    /// Parses a revision string.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::UnknownRevision`] for a revision this build was not written against.
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Self::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| Error::UnknownRevision {
-                revision: s.to_owned(),
-            })
-    }
-}
+const MODERN_ERROR_CODES: [i64; 2] = [HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY];
 
 /// Which revision to speak.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -612,7 +542,7 @@ impl<T: Transport> Session<T> {
             reply.insert("result", result);
         } else {
             let mut error = Object::new();
-            error.insert("code", -32601_i64);
+            error.insert("code", METHOD_NOT_FOUND);
             error.insert("message", "method not found");
             reply.insert("error", error);
         }

@@ -4,12 +4,12 @@
 use std::fmt;
 
 use mcppin_core::Digest;
+use mcppin_core::engine::ApprovedServer;
 use mcppin_core::lockfile::Lockfile;
 
 use crate::envelope::Envelope;
-use crate::error::{Error, Refusal};
+use crate::error::{Error, Refusal, Timestamp};
 use crate::key::PublicKey;
-use crate::time::Timestamp;
 use crate::verify::{Freshness, check_serial, verify};
 
 /// Everything a lockfile is judged by before it counts as an approval: its bytes, the
@@ -43,6 +43,19 @@ pub struct Approved {
     pub lock_digest: Digest,
     /// What the signature check found.
     pub signature: Signature,
+}
+
+impl Approved {
+    /// One server's approved surface, as the wire engine admits against it: the way from
+    /// this check to a [`Session`](mcppin_core::engine::Session). `None` when the lockfile
+    /// holds no server `id`.
+    #[must_use]
+    pub fn server(&self, id: &str) -> Option<ApprovedServer> {
+        self.lockfile
+            .servers
+            .get(id)
+            .map(|server| ApprovedServer::signature_checked(server.clone()))
+    }
 }
 
 /// What the signature check of an approval found. Its `Display` is the note binaries print
@@ -293,6 +306,25 @@ mod tests {
 
     fn refused(approval: Approval<'_>) -> Refused {
         approval.check().unwrap_err()
+    }
+
+    #[test]
+    fn an_approval_gives_the_engine_each_server_it_holds() {
+        let manifest = mcppin_core::manifest::Manifest::parse(
+            br#"{"schema_version": 2, "complete": true, "servers": [
+                {"id": "docs", "tools": [{"name": "search"}]}]}"#,
+        )
+        .unwrap();
+        let lock = Lockfile::approve(None, &manifest, &[]).unwrap().to_bytes();
+        let approved = Approval {
+            lockfile: &lock,
+            ..approval(None, &[])
+        }
+        .check()
+        .unwrap();
+        let docs = approved.server("docs").expect("docs is approved");
+        assert!(docs.surface().tools.contains_key("search"));
+        assert!(approved.server("other").is_none());
     }
 
     #[test]

@@ -52,14 +52,12 @@ mod envelope;
 mod error;
 mod key;
 pub mod log;
-mod time;
 mod verify;
 
 pub use approval::{Approval, Approved, Claim, Refused, Signature, Subject};
 pub use envelope::{ALGORITHM, Envelope, SCHEMA, SCHEMA_VERSION};
-pub use error::{Error, Refusal};
+pub use error::{Error, Refusal, Timestamp};
 pub use key::{PublicKey, SigningKey};
 /// The random-generator traits [`SigningKey::generate`] takes, in the version it takes them.
 pub use rand_core;
-pub use time::Timestamp;
 pub use verify::{CLOCK_SKEW, Freshness, check_serial, lock_digest, verify};

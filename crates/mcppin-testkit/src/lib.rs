@@ -2,8 +2,9 @@
 //! once: [`Run`] (the outcome of one run, with assertions that print exit code, stdout and
 //! stderr on failure), [`run`] (a binary run with its output drained and a bound on hangs),
 //! [`Scratch`] (a fresh directory per test), process helpers and [`npm`] (a local npm registry
-//! for real `npx` installs). A dev-dependency only, never published; panics are its way to
-//! fail a test.
+//! for real `npx` installs); and for every crate's tests, [`import`]: the file-level imports of
+//! a crate's source and the circles among them. A dev-dependency only, never published; panics
+//! are its way to fail a test.
 #![warn(missing_docs)]
 
 use std::io::{Read, Write};
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod import;
 pub mod npm;
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far

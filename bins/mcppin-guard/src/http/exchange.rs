@@ -15,24 +15,17 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::MediaType;
+use mcppin_core::jsonrpc::{HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, REFUSED};
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
-use super::headers::{self, SESSION_ID};
+use super::headers::{self, MAX_HEADERS, SESSION_ID};
+use super::session::{Guarded, Refused, State, eprintln_guard};
 use super::upstream::Failure;
-use super::{Guarded, Refused, State};
 
 /// The body of an answer to the client.
 pub(crate) type Out = BoxBody<Bytes, Infallible>;
 
-/// JSON-RPC 2.0 section 5.1: invalid JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC 2.0 section 5.1: not a valid request.
-const INVALID_REQUEST: i64 = -32600;
-/// 2026-07-28: the headers do not match the body (`HeaderMismatch`).
-const HEADER_MISMATCH: i64 = -32020;
-/// The code of the guard's own refusals (docs/guard.md).
-const REFUSED: i64 = mcppin_core::engine::REFUSED;
 /// The media type of a JSON body, as the guard writes it.
 const JSON: &str = "application/json";
 /// The media type of an SSE stream, as the guard writes it.
@@ -42,7 +35,7 @@ const EVENT_STREAM: &str = "text/event-stream";
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     // The request line: method, target, `HTTP/1.1`, two spaces.
     let line = request.method().as_str().len() + request.uri().to_string().len() + 10;
-    if headers::head_size(line, request.headers()) > super::MAX_HEADERS {
+    if headers::head_size(line, request.headers()) > MAX_HEADERS {
         return fail(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             INVALID_REQUEST,
@@ -223,7 +216,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         && state.is_full()
     {
         // It could open a session the guard cannot keep: refused before the server opens one.
-        super::eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+        eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
         return fail(
             StatusCode::SERVICE_UNAVAILABLE,
             INVALID_REQUEST,
@@ -569,8 +562,8 @@ async fn relay(
         Some(Stop::Drift) => {
             end_session(&state, &guarded, &end, "drift was refused");
         }
-        Some(Stop::Fatal(message)) => {
-            state.say(&guarded, &escape_non_ascii(message));
+        Some(fatal) => {
+            state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(&state, &guarded, &end, "the server broke the protocol");
             return fail(
                 StatusCode::BAD_GATEWAY,
@@ -849,8 +842,8 @@ fn judge_event(
                 None => Judged::End,
             }
         }
-        Some(Stop::Fatal(why)) => {
-            state.say(guarded, &escape_non_ascii(why));
+        Some(fatal) => {
+            state.say(guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(state, guarded, end, "the server broke the protocol");
             Judged::End
         }
@@ -893,7 +886,7 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
                 // Read to its end, so the connection can be reused.
                 let _ = collect(&state, response.into_body()).await;
             }
-            Err(_) => super::eprintln_guard(&format!(
+            Err(_) => eprintln_guard(&format!(
                 "session {number}: the DELETE that ends the session at the server failed"
             )),
         }

@@ -7,7 +7,7 @@ use anyhow::Context;
 use mcppin_core::log::Verifier;
 
 use crate::exit::{Exit, Fail};
-use crate::{input, signature};
+use crate::input;
 
 /// The longest line read: far beyond any line a guard writes (its longest carries a client's
 /// tool name, bounded by the messages it reads), so that a hostile file costs bounded memory.
@@ -59,7 +59,7 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<Exit> {
     let keys = args
         .pubkey
         .iter()
-        .map(|path| signature::read_public_key(path))
+        .map(|path| mcppin_cli::approval::read_public_key(path, &|_, _| String::new()))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let name = input::name(&args.file);
     let reader: Box<dyn Read> = if args.file == std::path::Path::new("-") {

@@ -163,7 +163,7 @@ pub fn once_up(command: &ServerCommand, server: u32) -> Artifact {
 pub fn remote(url: &str, spki_sha256: Option<String>) -> Artifact {
     match Launch::remote(url) {
         Launch::Remote { url } => Artifact::Remote { url, spki_sha256 },
-        Launch::Stdio { .. } => Artifact::Unknown {
+        _ => Artifact::Unknown {
             reason: "not the URL of a remote server".to_owned(),
         },
     }
