@@ -116,7 +116,7 @@ pub(crate) fn places(project: Option<&Path>, system: &Path) -> anyhow::Result<Pl
             )
         })?;
     let project = match project {
-        Some(project) => PathBuf::from(crate::project_key(project)?),
+        Some(project) => PathBuf::from(project_key(project)?),
         None => std::env::current_dir().map_err(|e| {
             Fail::new(
                 Exit::Unreadable,
@@ -197,4 +197,21 @@ fn output_names(locations: &[Location]) -> Vec<String> {
 
 fn plural(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The key Claude Code files a project under: its absolute path as the system resolves it
+/// (Claude Code takes the working directory it runs in), without a trailing `/`; a path that
+/// does not exist is only made absolute, from the current directory.
+pub(crate) fn project_key(path: &Path) -> anyhow::Result<String> {
+    let absolute = std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .map_err(|e| {
+            Fail::new(
+                Exit::Usage,
+                format!("--project {}: {e}", escape(&path.display().to_string())),
+            )
+        })?;
+    let text = absolute.to_string_lossy();
+    let trimmed = text.trim_end_matches('/');
+    Ok(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
 }

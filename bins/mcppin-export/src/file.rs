@@ -25,7 +25,8 @@ pub(crate) enum Unread {
     TooLarge,
 }
 
-/// Reads a file found by looking in a usual place: opened without blocking (a FIFO without a
+/// Reads a file found by looking in a usual place, or named inside a configuration (an
+/// `envFile`), where a path may lead anywhere: opened without blocking (a FIFO without a
 /// writer opens at once), refused unless it is a regular file (checked on the open file, so
 /// a link swapped in between cannot slip through), and read to at most [`MAX_CONFIG_BYTES`].
 pub(crate) fn read_found(path: &Path) -> Result<Vec<u8>, Unread> {

@@ -53,7 +53,7 @@ pub(crate) fn install(running: &Running, grace: Duration) -> std::io::Result<()>
         }
     };
     SignalStop::register()?.on_signal(
-        stop,
+        move |_| stop(),
         b"mcppin-export: interrupted; the servers were stopped and nothing was written\n",
     );
     Ok(())

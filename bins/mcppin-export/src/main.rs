@@ -14,12 +14,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Parser;
+use mcppin_client::artifact;
 use mcppin_client::{
     CapturedStderr, ClientConfig, ClientInfo, ClientProfile, Connection, DEFAULT_MAX_LINE,
     HttpOptions, HttpServer, HttpTransport, Inherit, Protocol, Received, Revision, Secrets,
     ServerCapture, ServerCommand, ServerEntry, Session, SessionOptions, Stage, StderrMode,
     StdioServer, Transport, Variables, capture, inherited_environment, withheld_variables,
 };
+use mcppin_core::artifact::Artifact;
+use mcppin_core::launch::Launch;
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::surface::AuthContext;
 use mcppin_core::surface::ItemKind;
@@ -55,7 +58,10 @@ const STDERR_LIMIT: usize = 64 * 1024;
 ///
 /// Every selected server is started (a remote one, with a `url`, reached over HTTP), read to
 /// the last page of each list as many times as `--passes` says, and stopped. The manifest says
-/// `complete: true` only when at least two readings of every server agree.
+/// `complete: true` only when at least two readings of every server agree. Beside each server's
+/// launch it records what the launch ran (its artifact): the digests of a local program and
+/// its files, the packages npx installed, the distributions uvx installed, the image id the
+/// engine ran, or the URL; or `unknown` with the reason.
 #[derive(Debug, Parser)]
 #[command(name = NAME, version, about, after_help = EXIT_CODES)]
 struct Cli {
@@ -260,7 +266,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             )
             .into());
         }
-        let project = cli.project.as_deref().map(project_key).transpose()?;
+        let project = cli
+            .project
+            .as_deref()
+            .map(discover::project_key)
+            .transpose()?;
         let places = if cli.discover {
             Some(discover::places(cli.project.as_deref(), &cli.system_root)?)
         } else {
@@ -293,7 +303,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
     let (Some(config_path), Some(output)) = (&cli.config, &cli.output) else {
         return discover::run(cli.project.as_deref(), &cli.system_root);
     };
-    let project = cli.project.as_deref().map(project_key).transpose()?;
+    let project = cli
+        .project
+        .as_deref()
+        .map(discover::project_key)
+        .transpose()?;
     let config = read_config(config_path, project.as_deref())?;
     let ids = select(cli, config_path, &config)?;
     let environment: BTreeMap<String, String> = std::env::vars_os()
@@ -317,7 +331,29 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             |e: String| Fail::new(Exit::Unreadable, format!("{}: {e}", config_path.display()));
         match &config.servers[id.as_str()] {
             ServerEntry::Stdio(server) => {
-                let launch = server.launch();
+                let mut launch = server.launch();
+                let mut server = server
+                    .expand_with(id, &variables)
+                    .map_err(|e| unreadable(e.to_string()))?;
+                if let Some(file) = server.env_file.take() {
+                    // Opened as a file found is: a FIFO or a device named there neither hangs
+                    // the export nor grows its memory.
+                    let text = file::read_found(&file)
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
+                        .map_err(|e| {
+                            unreadable(format!(
+                                "server {}: cannot read its envFile {}: {e}",
+                                quoted(id),
+                                file.display()
+                            ))
+                        })?;
+                    server.add_env_file(&text);
+                    // The guard's settings the file gives are part of the launch.
+                    if let Launch::Stdio { guard, .. } = &mut launch {
+                        guard.clone_from(&server.guard);
+                    }
+                }
                 for (setting, path) in server.relative_guard_files(id, &variables) {
                     let _ = writeln!(
                         std::io::stderr().lock(),
@@ -329,22 +365,6 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                         quoted(&path)
                     );
                 }
-                let mut server = server
-                    .expand_with(id, &variables)
-                    .map_err(|e| unreadable(e.to_string()))?;
-                if let Some(file) = server.env_file.take() {
-                    let text = file::read_named(&file)
-                        .map_err(|e| e.to_string())
-                        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_owned()))
-                        .map_err(|e| {
-                            unreadable(format!(
-                                "server {}: cannot read its envFile {}: {e}",
-                                quoted(id),
-                                file.display()
-                            ))
-                        })?;
-                    server.add_env_file(&text);
-                }
                 servers.push((id.as_str(), Resolved::Stdio(server), launch));
             }
             ServerEntry::Http(server) => {
@@ -353,6 +373,14 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
                     .expand_with(id, &variables)
                     .map_err(|e| unreadable(e.to_string()))?;
                 servers.push((id.as_str(), Resolved::Http(server), launch));
+            }
+            // A kind of entry a later mcppin-client reads and this build cannot start.
+            _ => {
+                return Err(unreadable(format!(
+                    "server {}: this build cannot capture this kind of server",
+                    quoted(id)
+                ))
+                .into());
             }
         }
     }
@@ -387,11 +415,11 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
             client: client.clone(),
             capabilities: capabilities.clone(),
         };
-        let captured = match server {
+        let (captured, artifact) = match server {
             Resolved::Stdio(server) => {
                 capture_server(cli, &options, id, server, &running, started)?
             }
-            Resolved::Http(server) => capture_remote(cli, &options, id, server, started)?,
+            Resolved::Http(server) => capture_remote(cli, &options, id, server, launch, started)?,
         };
         let took = started.elapsed();
         let reading = Reading {
@@ -406,11 +434,13 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         if !cli.quiet {
             let _ = writeln!(
                 std::io::stderr().lock(),
-                "{NAME}: server {}: {}",
+                "{NAME}: server {}: {}; artifact: {}",
                 quoted(id),
-                summary(&surface, &reading, took)
+                summary(&surface, &reading, took),
+                escape(&artifact.summary())
             );
         }
+        surface.artifact = Some(artifact);
         if !(reading.agreed && reading.passes >= 2) {
             manifest.complete = false;
             let why = if reading.agreed {
@@ -494,23 +524,6 @@ fn read_config(path: &Path, project: Option<&str>) -> anyhow::Result<ClientConfi
         None => ClientConfig::parse(&text),
     }
     .map_err(|e| unreadable(format!("{}: {e}", path.display())).into())
-}
-
-/// The key Claude Code files a project under: its absolute path as the system resolves it
-/// (Claude Code takes the working directory it runs in), without a trailing `/`; a path that
-/// does not exist is only made absolute, from the current directory.
-pub(crate) fn project_key(path: &Path) -> anyhow::Result<String> {
-    let absolute = std::fs::canonicalize(path)
-        .or_else(|_| std::path::absolute(path))
-        .map_err(|e| {
-            Fail::new(
-                Exit::Usage,
-                format!("--project {}: {e}", escape(&path.display().to_string())),
-            )
-        })?;
-    let text = absolute.to_string_lossy();
-    let trimmed = text.trim_end_matches('/');
-    Ok(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
 }
 
 /// The ids to capture: every configured server, or the `--server` ones, each checked.
@@ -599,14 +612,17 @@ fn explain(err: &mcppin_client::Error, option: &str) -> String {
 
 /// Captures a remote server over HTTP (docs/export.md, "Remote servers"), then ends its
 /// session; fails with exit 3. Secrets of its configuration never reach a message: the
-/// client leaves them out, and every message is redacted once more here.
+/// client leaves them out, and every message is redacted once more here. Its artifact is the
+/// launch's URL (as written: a variable in it stays a placeholder) with the key of the
+/// certificate the server presented.
 fn capture_remote(
     cli: &Cli,
     options: &SessionOptions,
     id: &str,
     server: &HttpServer,
+    launch: &Launch,
     started: Instant,
-) -> anyhow::Result<ServerCapture> {
+) -> anyhow::Result<(ServerCapture, Artifact)> {
     let secrets = Secrets::of(server);
     let failed = |cause: String| -> anyhow::Error {
         Fail::new(
@@ -626,11 +642,17 @@ fn capture_remote(
     let result = read_surface(cli, options, id, &mut transport, started, "--timeout");
     // Ending the session is a courtesy to the server: the capture stands without it.
     let _ = transport.close();
-    result.map_err(|f| failed(f.message))
+    let captured = result.map_err(|f| failed(f.message))?;
+    let artifact = match launch {
+        Launch::Remote { url } => artifact::remote(url, transport.server_key()),
+        _ => artifact::remote(&server.url, transport.server_key()),
+    };
+    Ok((captured, artifact))
 }
 
-/// Starts one server, captures it and stops it; on failure, shows its stderr and fails with
-/// exit 3.
+/// Starts one server, captures it and, while it still runs, reads what its launch ran (its
+/// artifact: what `npx` or `uvx` installed exists only once the server is up), then stops it;
+/// on failure, shows its stderr and fails with exit 3.
 fn capture_server(
     cli: &Cli,
     options: &SessionOptions,
@@ -638,7 +660,7 @@ fn capture_server(
     server: &StdioServer,
     running: &Running,
     started: Instant,
-) -> anyhow::Result<ServerCapture> {
+) -> anyhow::Result<(ServerCapture, Artifact)> {
     let inherit = if cli.inherit_env {
         Inherit::All
     } else {
@@ -682,6 +704,9 @@ fn capture_server(
         started,
         "--start-timeout (a first start may still be installing the server's package)",
     );
+    let artifact = result
+        .is_ok()
+        .then(|| artifact::once_up(&command, connection.id()));
     let stopped = connection.shutdown();
     running.remove(connection.id());
     let stderr = connection.stderr().unwrap_or_default();
@@ -709,7 +734,10 @@ fn capture_server(
         }
     };
     stopped.map_err(|e| failed(format!("it could not be stopped: {e}")))?;
-    Ok(captured)
+    let artifact = artifact.unwrap_or_else(|| Artifact::Unknown {
+        reason: "the server was not captured".to_owned(),
+    });
+    Ok((captured, artifact))
 }
 
 /// Says, when a server did not start, which variables of the export's environment it was not

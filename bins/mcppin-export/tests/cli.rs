@@ -692,7 +692,8 @@ fn verbose_shows_the_stderr_of_servers_that_succeed() {
 }
 
 /// Asserts that `stderr` is one summary line per server of `ids`, in that order: the id, the
-/// items per kind, the revision, the readings and the time taken.
+/// items per kind, the revision, the readings, the time taken and the artifact (the fixture:
+/// a local program).
 #[track_caller]
 fn assert_summary(stderr: &str, ids: &[&str]) {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -703,7 +704,14 @@ fn assert_summary(stderr: &str, ids: &[&str]) {
                 "mcppin-export: server {id}: 4 tools, 0 prompts, 0 resource templates over 2025-11-25, 2 readings agree, "
             ))
             .unwrap_or_else(|| panic!("not a summary of {id}: {line:?}\n{stderr}"));
-        let seconds = rest
+        let (took, artifact) = rest
+            .split_once("; artifact: ")
+            .unwrap_or_else(|| panic!("no artifact in {line:?}"));
+        assert!(
+            artifact.starts_with(&format!("local {} sha256:", fixture().display())),
+            "{line:?}"
+        );
+        let seconds = took
             .strip_suffix(" s")
             .unwrap_or_else(|| panic!("no time in {line:?}"));
         assert!(seconds.parse::<f64>().is_ok(), "{line:?}");
@@ -1203,6 +1211,47 @@ fn a_missing_env_file_exits_4_naming_it() {
 }
 
 #[test]
+fn an_env_file_that_is_no_regular_file_exits_4_without_waiting_or_growing() {
+    // The envFile was opened blocking and read without a kind check: a FIFO
+    // without a writer hung the export, a link to /dev/zero was read to the size bound.
+    let dir = Dir::new();
+    vs_code_env_printer(
+        &dir,
+        "app/.vscode/mcp.json",
+        ", \"envFile\": \"${workspaceFolder}/.env\"",
+    );
+    let args = [
+        "--config",
+        "app/.vscode/mcp.json",
+        "--input",
+        "token=t",
+        "-o",
+        "m.json",
+    ];
+    let env = dir.path().join("app/.env");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&env)
+        .status()
+        .expect("mkfifo (coreutils) must be installed");
+    assert!(status.success());
+    dir.export_bounded(&args)
+        .code(4)
+        .stderr_has("server \"demo\": cannot read its envFile")
+        .stderr_has("not a regular file (a FIFO)");
+    std::fs::remove_file(&env).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &env).unwrap();
+    dir.export_bounded(&args)
+        .code(4)
+        .stderr_has("not a regular file (a character device)");
+    assert!(!dir.exists("m.json"));
+    // A regular file, through a link too, is read.
+    std::fs::remove_file(&env).unwrap();
+    dir.write("app/real.env", "FROM_FILE=yes\n");
+    std::os::unix::fs::symlink(dir.path().join("app/real.env"), &env).unwrap();
+    dir.export_bounded(&args).code(0);
+}
+
+#[test]
 fn a_malformed_input_flag_is_a_usage_error() {
     let dir = Dir::new();
     dir.config(&[("demo", &[])]);
@@ -1308,6 +1357,59 @@ fn a_guard_configured_from_env_is_part_of_the_launch() {
     mcppin(&dir, &["verify", "--lock", "mcp.lock.json", "served.json"])
         .code(1)
         .stdout_has("launch-changed [gated]: demo\n  approved: MCPPIN_LOCK=/etc/mcp.lock.json MCPPIN_SERVER=demo mcppin-guard -- ");
+    dir.assert_gone("demo");
+}
+
+#[test]
+fn the_guards_settings_in_an_env_file_are_part_of_the_launch() {
+    // An envFile giving the guard MCPPIN_LOCK or MCPPIN_MODE could be edited to
+    // point the guard at another lock, or switch its mode, without a launch change.
+    let dir = Dir::new();
+    dir.write(
+        "mcp.json",
+        format!(
+            "{{\"servers\": {{\"demo\": {{\"command\": \"mcppin-guard\", \"args\": [{}, \
+             \"--pid-file\", {}], \"env\": {{\"MCPPIN_SERVER\": \"demo\"}}, \
+             \"envFile\": {}}}}}}}",
+            json_string(&fixture().to_string_lossy()),
+            json_string(&dir.path().join("demo.pid").to_string_lossy()),
+            json_string(&dir.path().join(".env").to_string_lossy())
+        ),
+    );
+    let approved = "MCPPIN_LOCK=/etc/mcp.lock.json\nMCPPIN_SERVER=other\nDEBUG=1\n";
+    dir.write(".env", approved);
+    dir.export(&["--config", "mcp.json", "-o", "approved.json"])
+        .code(0);
+    let m = manifest(&dir, "approved.json");
+    let launch = m.servers["demo"].launch.as_ref().unwrap().to_value();
+    // The entry's env wins over the file, as in VS Code.
+    assert_eq!(
+        launch.get("guard").map(ToString::to_string).as_deref(),
+        Some(
+            r#"{"args":[],"command":"mcppin-guard","env":{"MCPPIN_LOCK":"/etc/mcp.lock.json","MCPPIN_SERVER":"demo"}}"#
+        )
+    );
+    mcppin(&dir, &["lock", "-o", "mcp.lock.json", "approved.json"]).code(0);
+    let verify = |dir: &Dir| {
+        dir.export(&["--config", "mcp.json", "-o", "served.json"])
+            .code(0);
+        mcppin(dir, &["verify", "--lock", "mcp.lock.json", "served.json"])
+    };
+    // Where it holds: the same file, or one whose other variables changed.
+    verify(&dir).code(0);
+    dir.write(".env", approved.replace("DEBUG=1", "DEBUG=2"));
+    verify(&dir).code(0);
+    for edited in [
+        approved.replace("/etc/mcp.lock.json", "/tmp/other.lock.json"),
+        format!("{approved}MCPPIN_MODE=quarantine\n"),
+        approved.replace("MCPPIN_LOCK=/etc/mcp.lock.json\n", ""),
+    ] {
+        dir.write(".env", &edited);
+        verify(&dir).code(1).stdout_has(
+            "launch-changed [gated]: demo\n  approved: MCPPIN_LOCK=/etc/mcp.lock.json \
+             MCPPIN_SERVER=demo mcppin-guard -- ",
+        );
+    }
     dir.assert_gone("demo");
 }
 

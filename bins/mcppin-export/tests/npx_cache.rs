@@ -9,126 +9,17 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use mcppin_testkit::npm::{self, Registry};
 use util::{Dir, Run, json_string};
 
 const NAME: &str = "slow-mcp-server";
 const VERSION: &str = "1.0.0";
-
-/// A stdio MCP server with one tool, as small as a published one gets.
-const SERVER_JS: &str = r#"#!/usr/bin/env node
-const rl = require("readline").createInterface({ input: process.stdin });
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
-rl.on("line", (line) => {
-  const m = JSON.parse(line);
-  if (m.id === undefined) return;
-  if (m.method === "initialize") {
-    send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion,
-      capabilities: { tools: {} }, serverInfo: { name: "slow", version: "1.0.0" } } });
-  } else if (m.method === "tools/list") {
-    send({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "echo",
-      description: "Echo the text", inputSchema: { type: "object" } }] } });
-  } else {
-    send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } });
-  }
-});
-"#;
-
-/// The registry's behaviour, shared with its connection threads.
-#[derive(Default)]
-struct State {
-    /// How long (ms) a tarball download holds its last quarter back: a slow network.
-    hold_ms: AtomicU64,
-    /// Tarball downloads that were held.
-    held: AtomicUsize,
-    /// Tarball downloads sent whole (held or not).
-    served: AtomicUsize,
-}
-
-/// A registry of one package over plain HTTP on 127.0.0.1, answering the two requests npm makes
-/// to install it: the packument and the tarball.
-struct Registry {
-    url: String,
-    state: Arc<State>,
-}
-
-impl Registry {
-    fn start(tarball: Vec<u8>, integrity: String) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        let state = Arc::new(State::default());
-        let tarball = Arc::new(tarball);
-        let packument = format!(
-            r#"{{"name":"{NAME}","dist-tags":{{"latest":"{VERSION}"}},"versions":{{"{VERSION}":{{"name":"{NAME}","version":"{VERSION}","bin":{{"{NAME}":"server.js"}},"dist":{{"tarball":"{url}/{NAME}/-/{NAME}-{VERSION}.tgz","integrity":"{integrity}"}}}}}}}}"#
-        );
-        let shared = Arc::clone(&state);
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let state = Arc::clone(&shared);
-                let tarball = Arc::clone(&tarball);
-                let packument = packument.clone();
-                thread::spawn(move || serve(stream, &state, &tarball, &packument));
-            }
-        });
-        Self { url, state }
-    }
-}
-
-fn serve(mut stream: TcpStream, state: &State, tarball: &[u8], packument: &str) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
-    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    loop {
-        let mut line = String::new();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if line == "\r\n" => break,
-            Ok(_) => {}
-        }
-    }
-    let path = request_line.split_whitespace().nth(1).unwrap_or_default();
-    let head = |len: usize, kind: &str| {
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {len}\r\n\
-             Connection: close\r\n\r\n"
-        )
-    };
-    if path.ends_with(".tgz") {
-        let _ = stream.write_all(head(tarball.len(), "application/octet-stream").as_bytes());
-        let hold = state.hold_ms.load(Ordering::SeqCst);
-        let mut sent = 0;
-        if hold > 0 {
-            state.held.fetch_add(1, Ordering::SeqCst);
-            // Most of the package, then a pause: npm is mid-install when it is given up on.
-            sent = tarball.len() * 3 / 4;
-            let _ = stream.write_all(&tarball[..sent]);
-            let _ = stream.flush();
-            thread::sleep(Duration::from_millis(hold));
-        }
-        let _ = stream.write_all(&tarball[sent..]);
-        state.served.fetch_add(1, Ordering::SeqCst);
-    } else if path.trim_start_matches('/') == NAME {
-        let body = packument.as_bytes();
-        let _ = stream.write_all(head(body.len(), "application/json").as_bytes());
-        let _ = stream.write_all(body);
-    } else {
-        let _ = stream
-            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    }
-    let _ = stream.flush();
-    let _ = reader.read(&mut [0u8; 1]);
-}
 
 /// Runs `command` for at most `limit`, killing it past that.
 fn run_bounded(command: &mut Command, limit: Duration) -> Run {
@@ -149,20 +40,9 @@ fn run_bounded(command: &mut Command, limit: Duration) -> Run {
     Run::from_output(&child.wait_with_output().expect("output"))
 }
 
-fn path_var() -> String {
-    std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_owned())
-}
-
-/// Packs the package with `npm pack` and returns the tarball and its integrity.
-fn pack(dir: &Dir) -> (Vec<u8>, String) {
-    dir.write(
-        "pkg/package.json",
-        format!(
-            r#"{{"name": "{NAME}", "version": "{VERSION}", "bin": {{"{NAME}": "server.js"}}}}"#
-        ),
-    );
-    dir.write("pkg/server.js", SERVER_JS);
-    // Incompressible bytes make the download long enough to stall in the middle of.
+/// Packs the package with `npm pack`: the small server, and incompressible bytes that make
+/// the download long enough to stall in the middle of.
+fn pack(dir: &Dir) -> npm::Package {
     let mut padding = vec![0u8; 4 << 20];
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     for byte in &mut padding {
@@ -171,25 +51,13 @@ fn pack(dir: &Dir) -> (Vec<u8>, String) {
         x ^= x << 17;
         *byte = x.to_le_bytes()[0];
     }
-    dir.write("pkg/padding.bin", padding);
-    let run = run_bounded(
-        Command::new("npm")
-            .args(["pack", "--json", "--pack-destination", ".."])
-            .current_dir(dir.path().join("pkg"))
-            .env_clear()
-            .env("PATH", path_var())
-            .env("HOME", dir.path().join("home"))
-            .env("npm_config_cache", dir.path().join("pack-cache")),
-        Duration::from_secs(120),
-    );
-    run.code(0);
-    let packed: serde_json::Value = serde_json::from_str(&run.stdout).expect("npm pack --json");
-    let integrity = packed[0]["integrity"]
-        .as_str()
-        .expect("integrity")
-        .to_owned();
-    let tarball = std::fs::read(dir.path().join(format!("{NAME}-{VERSION}.tgz"))).expect("tgz");
-    (tarball, integrity)
+    npm::pack(
+        dir.path(),
+        NAME,
+        VERSION,
+        npm::SERVER_JS,
+        &[("padding.bin", &padding)],
+    )
 }
 
 /// A Claude Desktop configuration running `npx -y slow-mcp-server@1.0.0` against `registry`,
@@ -222,7 +90,7 @@ fn export(dir: &Dir, args: &[&str]) -> Run {
         .args(args)
         .current_dir(dir.path())
         .env_clear()
-        .env("PATH", path_var())
+        .env("PATH", npm::path_var())
         .env("HOME", &home);
     run_bounded(&mut command, Duration::from_secs(240))
 }
@@ -243,8 +111,7 @@ fn npx_locks(cache: &Path) -> Vec<PathBuf> {
 /// Starts a registry and a configuration of the package in a fresh directory.
 fn setup() -> (Dir, Registry, PathBuf) {
     let dir = Dir::new();
-    let (tarball, integrity) = pack(&dir);
-    let registry = Registry::start(tarball, integrity);
+    let registry = Registry::start(&[pack(&dir)]);
     let cache = dir.path().join("npm-cache");
     config(&dir, &registry.url, &cache);
     (dir, registry, cache)

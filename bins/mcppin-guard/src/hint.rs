@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use mcppin_core::Excerpt;
 use mcppin_core::lockfile::LockedServer;
 
-use crate::Exit;
+use crate::exit::Exit;
 
 /// The refusal of a command line without a server command (and without `--listen`).
 pub(crate) const NO_COMMAND: &str = "no server command: it goes after --: mcppin-guard --lock \

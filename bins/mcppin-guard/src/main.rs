@@ -13,29 +13,41 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::{Parser, ValueEnum};
+use mcppin_cli::approval;
 use mcppin_client::DEFAULT_MAX_LINE;
-use mcppin_core::lockfile::LockedServer;
+use mcppin_core::engine;
+use mcppin_core::engine::ApprovedServer;
 
+mod exit;
 mod feed;
 mod hint;
+mod hook;
 mod http;
 mod log;
 mod proxy;
 mod pump;
+mod state;
 mod stderr;
+
+use exit::{Exit, Fail};
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
   0  the session ended cleanly (the client closed its input)
-  1  drift was refused (refuse mode): the server was stopped
-  2  the command line is wrong (including a --log file that cannot be opened)
+  1  drift was refused (refuse mode): the server was stopped; or the server's artifact is not
+     the one the lock pins (either mode): the server was never started, or was stopped
+     before anything it wrote was forwarded
+  2  the command line is wrong (including a --log file that cannot be opened or written)
   3  the server died or misbehaved (non-JSON line, unsolicited or duplicate response id, a
      message over --max-message, an answer that breaks strict reading)
-  4  the lockfile or its signature could not be read, or it has no entry for --server (the
-     server was never started)
+  4  the lockfile or its signature could not be read, it has no entry for --server, or the
+     --log-key cannot be read (the server was never started)
 With --listen (an HTTP proxy serving many sessions), drift and misbehaving servers end their
 session, not the guard: it runs until SIGINT, SIGTERM or SIGHUP and then exits 0; it exits 2
-when it cannot listen or --upstream is not a URL, 4 as above.";
+when it cannot listen or --upstream is not a URL, 4 as above.
+
+`mcppin-guard hook --lock FILE [--state DIR]` is the pre-call check for Claude Code's
+PreToolUse hooks: see `mcppin-guard hook --help` (it exits 0 or 2 only).";
 
 /// A stdio proxy that refuses MCP tool-surface drift on the wire, mid-session.
 #[derive(Debug, Parser)]
@@ -68,9 +80,18 @@ struct Cli {
     /// and go on (or MCPPIN_MODE).
     #[arg(long, value_enum)]
     mode: Option<Mode>,
-    /// Append one JSON line per admission decision to this file.
+    /// Append one JSON line per admission decision to this file: a hash chain per run of the
+    /// guard, checked by `mcppin log verify`.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+    /// Sign the log's last line of the run (guard_stop) with this private key (PKCS#8 PEM from
+    /// `mcppin key`, unencrypted): `mcppin log verify --pubkey` then proves the run's end.
+    #[arg(long, value_name = "FILE", requires = "log")]
+    log_key: Option<PathBuf>,
+    /// Keep the state a pre-call hook checks (`mcppin-guard hook --state DIR`) in this
+    /// directory: which tools the current reading of the list admitted, in `DIR/<server>.json`.
+    #[arg(long, value_name = "DIR")]
+    state: Option<PathBuf>,
     /// The longest message accepted from the server, in bytes; a longer one fails closed.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE)]
     max_message: usize,
@@ -119,47 +140,27 @@ struct Cli {
 
 /// What happens when an answer drifts.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, ValueEnum)]
-pub(crate) enum Mode {
+enum Mode {
     /// Answer the drifted request with an error, stop the server, exit 1.
     Refuse,
     /// Filter drifted items out, refuse calls to them, keep the session going.
     Quarantine,
 }
 
-/// How a run ended; the numbers are a public contract.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub(crate) enum Exit {
-    /// 0: the session ended cleanly.
-    Clean = 0,
-    /// 1: drift was refused.
-    Drift = 1,
-    /// 2: the command line is wrong.
-    Usage = 2,
-    /// 3: the server died or misbehaved.
-    Server = 3,
-    /// 4: the lockfile or its signature could not be read, or no entry.
-    Unreadable = 4,
-}
-
-impl mcppin_cli::exit::Code for Exit {
-    const UNREADABLE: Self = Self::Unreadable;
-
-    fn code(self) -> u8 {
-        self as u8
-    }
-
-    fn of_category(category: mcppin_core::Category) -> Self {
-        match category {
-            mcppin_core::Category::Usage => Self::Usage,
-            // The guard's 3 means the server died or misbehaved, never a
-            // document that cannot be compared.
-            _ => Self::Unreadable,
-        }
+impl Mode {
+    /// The engine's configuration in this mode: the guard's refusals name it, and events are
+    /// made when there is a log to write them to.
+    fn engine(self, events: bool) -> engine::Config {
+        let mut config = engine::Config::default();
+        config.mode = match self {
+            Self::Refuse => engine::Mode::Refuse,
+            Self::Quarantine => engine::Mode::Quarantine,
+        };
+        config.events = events;
+        config.refuser = "mcppin-guard";
+        config
     }
 }
-
-/// An error that ends the run with a given exit code.
-pub(crate) type Fail = mcppin_cli::exit::Fail<Exit>;
 
 fn main() -> ExitCode {
     if let Some(err) = mcppin_client::trampoline(std::env::args_os()) {
@@ -172,7 +173,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let cli = match Cli::try_parse_from(with_separator(std::env::args_os())) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|first| first == "hook") {
+        return hook::main(&args[2..]);
+    }
+    let cli = match Cli::try_parse_from(with_separator(args.into_iter())) {
         Ok(cli) => cli,
         Err(err) => return hint::usage_error(&err),
     };
@@ -369,39 +374,135 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         }
         None => log::Clock::system(),
     };
-    let approval = Approval {
-        pubkeys: &cli.pubkey,
-        pubkey_from: settings.pubkey_from,
-        min_serial: cli.min_serial,
-        max_signature_age: cli.max_signature_age,
-        now: clock.now(),
+    let max_age = match cli.max_signature_age {
+        None => None,
+        Some(max_age) => Some((
+            max_age,
+            mcppin_sign::Timestamp::try_from(clock.now())
+                .map_err(|e| Fail::new(Exit::Unreadable, format!("the clock: {e}")))?,
+        )),
     };
-    let approved = load(&settings, &approval)?;
-    let log = match &cli.log {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
+    let files = approval::Files {
+        lock: &settings.lock,
+        pubkeys: &cli.pubkey,
+        min_serial: cli.min_serial,
+        max_age,
+    };
+    let loaded = load(&files, &settings)?;
+    let log_key = cli.log_key.as_deref().map(read_log_key).transpose()?;
+    let started = clock.now();
+    let session_id = session_id(started);
+    // The state first: a directory it cannot be written to leaves no run begun in the log.
+    let state = match &cli.state {
+        Some(dir) => {
+            let transport = if cli.listen.is_some() {
+                "http"
+            } else {
+                "stdio"
+            };
+            let writer = state::StateWriter::new(
+                dir,
+                transport,
+                &settings.server,
+                &session_id,
+                loaded.lock_digest,
+            );
+            writer
+                .write(&humantime::format_rfc3339_millis(clock.now()).to_string())
                 .map_err(|e| {
                     Fail::new(
                         Exit::Usage,
-                        format!("cannot open the log {}: {e}", path.display()),
+                        format!("cannot write the state in {}: {e:#}", dir.display()),
                     )
-                })?,
-        ),
+                })?;
+            Some(writer)
+        }
         None => None,
     };
-    let started = clock.now();
-    let session_id = session_id(started);
-    let log = log::Log::new(log, clock, session_id.clone(), settings.server.clone());
+    let log = match &cli.log {
+        Some(path) => {
+            let cannot = |e: std::io::Error| {
+                Fail::new(
+                    Exit::Usage,
+                    format!("cannot open the log {}: {e}", path.display()),
+                )
+            };
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(cannot)?;
+            let opening = log::Opening {
+                transport: if cli.listen.is_some() {
+                    "http"
+                } else {
+                    "stdio"
+                },
+                mode: match settings.mode {
+                    Mode::Refuse => "refuse",
+                    Mode::Quarantine => "quarantine",
+                },
+                lock_digest: loaded.lock_digest,
+                approval_serial: loaded.approval_serial,
+                lock_key: loaded.lock_key,
+            };
+            log::Log::start(
+                file,
+                log_key,
+                &opening,
+                clock,
+                session_id.clone(),
+                settings.server.clone(),
+            )
+            .map_err(cannot)?
+        }
+        None => log::Log::none(clock, session_id.clone(), settings.server.clone()),
+    };
+    let log = match state {
+        Some(writer) => log.with_state(writer),
+        None => log,
+    };
+    let outcome = serve(
+        &cli,
+        &settings,
+        replica,
+        session_id,
+        loaded.server,
+        log.clone(),
+    );
+    // The run's last line, with the exit code the guard ends with; after a signal the handler
+    // writes it (with 128 + the signal's number) as it stops the server.
+    if !proxy::signalled() {
+        let code = match &outcome {
+            Ok(exit) => *exit as u8,
+            Err(err) => mcppin_cli::exit::code_of::<Exit>(err) as u8,
+        };
+        if let Err(err) = log.stop(code) {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "mcppin-guard: cannot write the log's end: {err:#}"
+            );
+        }
+    }
+    outcome
+}
+
+/// Runs the guard over HTTP or stdio, once the approval is read and the log started.
+fn serve(
+    cli: &Cli,
+    settings: &Settings,
+    replica: Option<http::Replica>,
+    session_id: String,
+    approved: ApprovedServer,
+    log: log::Log,
+) -> anyhow::Result<Exit> {
     if let (Some(listen), Some(upstream)) = (cli.listen, &cli.upstream) {
         let config = http::Config {
             listen,
             upstream: upstream.clone(),
             upstream_ca: cli.upstream_ca.clone(),
             timeout: cli.upstream_timeout,
-            mode: settings.mode,
+            engine: settings.mode.engine(log.enabled()),
             max_message: cli.max_message,
             max_sessions: cli.max_sessions,
             max_connections: cli.max_connections,
@@ -416,7 +517,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         .split_first()
         .context("no server command after --")?;
     let config = proxy::Config {
-        mode: settings.mode,
+        engine: settings.mode.engine(log.enabled()),
         max_message: cli.max_message,
         program: program.clone(),
         args: args.to_vec(),
@@ -425,98 +526,76 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
     proxy::run(&config, approved, log)
 }
 
-/// What makes a lockfile an approval, besides reading: its signature, serial and age.
-struct Approval<'a> {
-    pubkeys: &'a [PathBuf],
-    /// `--pubkey` or `MCPPIN_PUBKEY`, whichever named them.
-    pubkey_from: &'static str,
-    min_serial: Option<u64>,
-    max_signature_age: Option<Duration>,
-    now: SystemTime,
-}
-
-/// Reads the lockfile, the signature beside it and the keys, checks them as an approval
-/// ([`mcppin_sign::Approval::check`], the check `mcppin verify` makes, with its messages),
-/// says on stderr what the signature check found, and finds the server's entry. Messages name
-/// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
-fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<LockedServer> {
-    let (lock, lock_from, server) = (&settings.lock, settings.lock_from, &settings.server);
-    let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let bytes = std::fs::read(lock).map_err(|e| {
+/// Reads the private key of `--log-key`: an unencrypted PKCS#8 PEM Ed25519 key. An encrypted
+/// one is refused: the guard has no terminal to ask a passphrase at, and one in its
+/// environment would reach the server's.
+fn read_log_key(path: &Path) -> anyhow::Result<mcppin_sign::SigningKey> {
+    let unreadable = |message: String| {
+        Fail::new(
+            Exit::Unreadable,
+            format!("--log-key {}: {message}", path.display()),
+        )
+    };
+    let pem = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE).map_err(|e| {
         unreadable(format!(
-            "cannot read {}: {e}{}",
-            lock.display(),
-            relative_hint(lock_from, lock)
+            "cannot read it: {e}{}",
+            relative_hint("--log-key", path)
         ))
     })?;
-    let sig_path = mcppin_cli::sig_path(lock);
-    let signature = match mcppin_cli::read_at_most(&sig_path, mcppin_cli::MAX_SMALL_FILE) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(unreadable(format!(
-                "cannot read {}: {e}{}",
-                sig_path.display(),
-                relative_hint(lock_from, &sig_path)
-            ))
-            .into());
-        }
-    };
-    let mut keys = Vec::new();
-    for path in approval.pubkeys {
-        let pem = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
-            .and_then(|bytes| {
-                String::from_utf8(bytes).map_err(|_| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")
-                })
-            })
-            .map_err(|e| {
-                unreadable(format!(
-                    "cannot read public key {}: {e}{}",
-                    path.display(),
-                    relative_hint(approval.pubkey_from, path)
-                ))
-            })?;
-        keys.push(
-            mcppin_sign::PublicKey::from_pem(&pem)
-                .map_err(|e| unreadable(format!("public key {}: {e}", path.display())))?,
-        );
+    let pem = String::from_utf8(pem).map_err(|_| unreadable("not UTF-8 text".to_owned()))?;
+    if mcppin_sign::SigningKey::is_encrypted_pem(&pem) {
+        return Err(unreadable(
+            "an encrypted key: the guard reads no passphrase; give it a key of its own for the \
+             log, unencrypted (mcppin key -o FILE) and readable only by the guard's user"
+                .to_owned(),
+        )
+        .into());
     }
-    let freshness = match approval.max_signature_age {
-        None => None,
-        Some(max_age) => Some(mcppin_sign::Freshness {
-            max_age,
-            now: mcppin_sign::Timestamp::try_from(approval.now)
-                .map_err(|e| unreadable(format!("the clock: {e}")))?,
-        }),
-    };
-    let check = mcppin_sign::Approval {
-        lockfile: &bytes,
-        signature: signature.as_deref(),
-        keys: &keys,
-        min_serial: approval.min_serial,
-        freshness,
-    };
-    let approved = check.check().map_err(|refused| {
-        let file = match refused.subject() {
-            mcppin_sign::Subject::Signature => &sig_path,
-            _ => lock,
+    Ok(mcppin_sign::SigningKey::from_pem(&pem).map_err(|e| unreadable(e.to_string()))?)
+}
+
+/// The approval the guard runs under: the server's entry, and what the log's start names.
+struct Loaded {
+    server: ApprovedServer,
+    lock_digest: mcppin_core::Digest,
+    approval_serial: u64,
+    /// The key whose signature of the lockfile was verified, if one was.
+    lock_key: Option<mcppin_core::Digest>,
+}
+
+/// Reads the lockfile, the signature beside it and the keys and checks them as an approval
+/// ([`mcppin_cli::approval::read`], the reading `mcppin verify` makes, with its messages),
+/// says on stderr what the signature check found, and finds the server's entry. Messages name
+/// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
+fn load(files: &approval::Files<'_>, settings: &Settings) -> anyhow::Result<Loaded> {
+    let hint = |flag: &str, path: &Path| {
+        let setting = match flag {
+            "--lock" => settings.lock_from,
+            "--pubkey" => settings.pubkey_from,
+            other => other,
         };
-        unreadable(format!("{}: {refused}", file.display()))
-    })?;
-    if !matches!(approved.signature, mcppin_sign::Signature::Unsigned) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "mcppin-guard: {}",
-            mcppin_core::escape(&format!("{}: {}", sig_path.display(), approved.signature))
-        );
+        relative_hint(setting, path)
+    };
+    let read = approval::read(files, hint)?;
+    let mut stderr = std::io::stderr().lock();
+    if let Some(unread) = &read.unread_signature {
+        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(unread));
     }
-    let context = settings.auth_context.as_ref();
-    if let Some(entry) = approved.lockfile.entry(server, context) {
-        return Ok(entry.clone());
+    if let Some(note) = read.note() {
+        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(&note));
     }
-    let contexts = approved.lockfile.contexts_of(server);
-    if !contexts.is_empty() {
+    let lock = files.lock;
+    let (server, context) = (&settings.server, settings.auth_context.as_ref());
+    let lockfile = &read.approved.lockfile;
+    let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
+    let Some(entry) = read.approved.server_in(server, context) else {
+        let contexts = lockfile.contexts_of(server);
+        if contexts.is_empty() {
+            let servers = &lockfile.servers;
+            return Err(
+                unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into(),
+            );
+        }
         // Surfaces of different authorizations are never compared: the entry of another
         // context proves nothing about what this one is served.
         let names: Vec<&str> = contexts
@@ -535,9 +614,16 @@ fn load(settings: &Settings, approval: &Approval<'_>) -> anyhow::Result<LockedSe
             mcppin_core::surface::AuthContext::name(context),
         ))
         .into());
-    }
-    let servers = &approved.lockfile.servers;
-    Err(unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into())
+    };
+    Ok(Loaded {
+        server: entry,
+        lock_digest: read.approved.lock_digest,
+        approval_serial: lockfile.approval_serial,
+        lock_key: match read.approved.signature {
+            mcppin_sign::Signature::Verified { key, .. } => Some(key),
+            _ => None,
+        },
+    })
 }
 
 /// What to add to the refusal of a file the guard cannot read when its path is relative: it

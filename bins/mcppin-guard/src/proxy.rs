@@ -10,30 +10,32 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use mcppin_cli::signal::SignalStop;
-use mcppin_client::{DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, inherited_environment};
-use mcppin_core::engine::{self, Session};
+use mcppin_client::{
+    DEFAULT_GRACE, Inherit, ServerCommand, StderrMode, artifact, inherited_environment,
+};
+use mcppin_core::engine::{self, ApprovedServer, Session};
 use mcppin_core::escape_non_ascii;
-use mcppin_core::lockfile::LockedServer;
 
+use crate::exit::{Exit, Fail};
 use crate::feed::ServerIn;
 use crate::log::Log;
-use crate::pump::{Shared, client_to_server, no_answers, server_to_client};
+use crate::pump::{
+    BUFFER, End, Out, Outcome, Probe, Shared, artifact_advice, client_to_server, lock, lock_out,
+    no_answers, print_notes, server_to_client,
+};
 use crate::stderr::Relay;
-use crate::{Exit, Fail, Mode};
-
-/// The write buffer of each direction.
-pub(crate) const BUFFER: usize = 64 * 1024;
 
 /// What the proxy runs and how.
 #[derive(Debug)]
 pub(crate) struct Config {
-    pub(crate) mode: Mode,
+    /// The engine's configuration (mode, events, the name refusals give).
+    pub(crate) engine: engine::Config,
     pub(crate) max_message: usize,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
@@ -41,39 +43,13 @@ pub(crate) struct Config {
     pub(crate) server: String,
 }
 
-/// How the server side ended.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    /// The server closed its output.
-    Eof,
-    /// Drift was refused.
-    Drift,
-    /// The server misbehaved or died; nothing of the offending message was forwarded.
-    Fatal(String),
-    /// The client stopped reading.
-    ClientGone,
-}
-
-/// What the main thread hears.
-#[derive(Debug)]
-pub(crate) enum End {
-    ClientEof,
-    ClientFailed(String),
-    Server(Outcome),
-}
-
-/// The client's side of the guard's stdout. Buffered: a thread flushes when it is about to wait
-/// for input (see [`mcppin_client::LineReader::has_line`]), so a burst of messages costs one write, and no
-/// message waits in the buffer while the guard waits.
-pub(crate) type Out = Arc<Mutex<BufWriter<File>>>;
-
 /// How often the main thread looks whether the server exited while its output stays open.
 const WATCH: Duration = Duration::from_millis(100);
 
 pub(crate) use mcppin_cli::signal::{signalled, wait_for_exit as wait_for_signal_exit};
 
 /// Runs the session to its end and says how it ended.
-pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow::Result<Exit> {
     let mut command = ServerCommand::new(&config.program)
         .args(&config.args)
         // The guard's own settings are not the server's.
@@ -94,17 +70,52 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     if let Ok(exe) = std::env::current_exe() {
         command = command.die_with_parent(exe);
     }
+    // What the server runs, where the lock pins it (docs/guard.md, "Artifact identity"): a
+    // local program or an image the engine holds is checked before the server starts, and a
+    // server whose artifact differs never starts; what `npx` or `uvx` installs exists only
+    // once the launcher resolved it, and is checked before anything the server wrote is
+    // forwarded.
+    let mut check_once_up = false;
+    if engine::pins_artifact(approved.surface()) {
+        match artifact::before_start(&command) {
+            Some(observed) => {
+                let check = engine::check_artifact(
+                    approved.surface(),
+                    &observed,
+                    engine::Moment::BeforeStart,
+                    log.enabled(),
+                );
+                if let Err(err) = log.events(&check.events) {
+                    let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
+                }
+                if check.refused.is_some() {
+                    print_notes(&check.notes, Some(&artifact_advice(&config.server)));
+                    let _ = writeln!(io::stderr(), "mcppin-guard: the server was not started");
+                    return Ok(Exit::Drift);
+                }
+            }
+            None => check_once_up = true,
+        }
+    }
     // Registered before the server starts, so a signal arriving in between is not lost.
     let signals = SignalStop::register().context("cannot install the signal handler")?;
     let mut server = command
         .spawn()
         .map_err(|e| Fail::new(Exit::Server, e.to_string()))?;
     // On SIGINT, SIGTERM or SIGHUP (how clients stop their servers): stop the server's group
-    // (SIGTERM, the grace period, SIGKILL) and exit with 128 + the signal number.
+    // (SIGTERM, the grace period, SIGKILL), end the log's run, and exit with 128 + the signal
+    // number.
     let group = server.id();
+    let ending = log.clone();
     signals.on_signal(
-        move || {
+        move |code| {
             let _ = mcppin_client::stop_group(group, DEFAULT_GRACE);
+            if let Err(err) = ending.stop(code) {
+                let _ = writeln!(
+                    io::stderr().lock(),
+                    "mcppin-guard: cannot write the log's end: {err:#}"
+                );
+            }
         },
         b"mcppin-guard: stopped by a signal; the server was stopped\n",
     );
@@ -117,14 +128,8 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     }
     let server_in: Arc<ServerIn> = Arc::new(Mutex::new(stdin));
     let server_out = server.take_stdout().context("the server has no stdout")?;
-    let engine = engine::Config {
-        mode: match config.mode {
-            Mode::Refuse => engine::Mode::Refuse,
-            Mode::Quarantine => engine::Mode::Quarantine,
-        },
-        events: log.enabled(),
-    };
-    let shared = Arc::new(Mutex::new(Shared::new(Session::new(approved, engine), log)));
+    let session = Session::new(approved, config.engine);
+    let shared = Arc::new(Mutex::new(Shared::new(session, log)));
     let stdout = io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -148,8 +153,13 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     {
         let (shared, out) = (Arc::clone(&shared), Arc::clone(&out));
         let limit = config.max_message;
+        let probe: Option<Probe> = check_once_up.then(|| {
+            let command = command.clone();
+            let pid = server.id();
+            Box::new(move || artifact::once_up(&command, pid)) as Probe
+        });
         thread::spawn(move || {
-            let outcome = server_to_client(server_out, limit, &shared, &out);
+            let outcome = server_to_client(server_out, limit, &shared, &out, probe);
             let _ = tx.send(End::Server(outcome));
         });
     }
@@ -210,6 +220,13 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
             }
             End::Server(Outcome::ClientGone) => break Exit::Clean,
             End::Server(Outcome::Drift) => break Exit::Drift,
+            End::Server(Outcome::Artifact) => {
+                stderr_lines.push(
+                    "mcppin-guard: the server was stopped; nothing it wrote was forwarded"
+                        .to_owned(),
+                );
+                break Exit::Drift;
+            }
             End::Server(Outcome::Fatal(message)) => {
                 stderr_lines.push(format!("mcppin-guard: {}", escape_non_ascii(&message)));
                 break Exit::Server;
@@ -236,12 +253,6 @@ pub(crate) fn run(config: &Config, approved: LockedServer, log: Log) -> anyhow::
     Ok(exit)
 }
 
-pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    shared
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Stops forwarding and closes the server's stdin (the first step of the shutdown order),
 /// dropping whatever was not yet written to it. A write that holds the pipe at this moment
 /// closes it itself within a moment (see [`crate::feed::feed`]).
@@ -252,7 +263,4 @@ pub(crate) fn stop(shared: &Mutex<Shared>, server_in: &ServerIn) {
     }
 }
 
-pub(crate) fn lock_out(out: &Out) -> MutexGuard<'_, BufWriter<File>> {
-    out.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+//END

@@ -1,18 +1,50 @@
 //! The two forwarding threads: each reads lines from one side, feeds them to the shared
 //! [`Session`], and writes what it says to the other side (and answers, notes, log lines).
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::sync::mpsc::Sender;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcppin_client::{ClientProfile, LineReader};
-use mcppin_core::engine::{Event, Line, Session, Stop};
+use mcppin_core::engine::{Event, Line, Note, Session, Stop};
 
 use crate::feed::{Client, ServerIn, feed};
 use crate::log::Log;
-use crate::proxy::{BUFFER, End, Out, Outcome, lock, lock_out};
+
+/// The write buffer of each direction.
+pub(crate) const BUFFER: usize = 64 * 1024;
+
+/// How the server side ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// The server closed its output.
+    Eof,
+    /// Drift was refused.
+    Drift,
+    /// The server runs another artifact than approved (or one the guard could not read),
+    /// found once it was up: nothing it wrote was forwarded.
+    Artifact,
+    /// The server misbehaved or died; nothing of the offending message was forwarded.
+    Fatal(String),
+    /// The client stopped reading.
+    ClientGone,
+}
+
+/// What the main thread hears.
+#[derive(Debug)]
+pub(crate) enum End {
+    ClientEof,
+    ClientFailed(String),
+    Server(Outcome),
+}
+
+/// The client's side of the guard's stdout. Buffered: a thread flushes when it is about to wait
+/// for input (see [`mcppin_client::LineReader::has_line`]), so a burst of messages costs one write, and no
+/// message waits in the buffer while the guard waits.
+pub(crate) type Out = Arc<Mutex<BufWriter<File>>>;
 
 /// The state both forwarding threads share.
 #[derive(Debug)]
@@ -46,15 +78,28 @@ impl Shared {
     /// Writes events to the log, each line flushed. A failing write ends nothing: the session
     /// goes on, and the failure is reported once.
     fn write(&mut self, events: &mut Vec<Event>) {
-        for event in events.drain(..) {
-            if let Err(err) = self.log.event(&event)
-                && !self.log_failed
-            {
-                self.log_failed = true;
-                let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err}");
-            }
+        if events.is_empty() {
+            return;
         }
+        if let Err(err) = self.log.events(events)
+            && !self.log_failed
+        {
+            self.log_failed = true;
+            let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
+        }
+        events.clear();
     }
+}
+
+pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn lock_out(out: &Out) -> MutexGuard<'_, BufWriter<File>> {
+    out.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Logs the calls that never got an answer.
@@ -68,45 +113,56 @@ pub(crate) fn no_answers(shared: &Mutex<Shared>) {
 /// What to run when the client declared other capabilities than the capture the lock was
 /// approved from: the export that captures the surface this client is served (with the
 /// profile that declares exactly these capabilities, or a file holding them), then the lock.
-fn capture_advice(server: &str, declared: &mcppin_core::Value) -> Vec<String> {
+/// The first line, then indented ones.
+fn capture_advice(server: &str, declared: &mcppin_core::Value) -> String {
     let server = mcppin_core::shell_word(&mcppin_core::escape(server));
     let client = match ClientProfile::declaring(declared) {
         Some(profile) => format!("--client {profile}"),
         None => "--client-capabilities caps.json".to_owned(),
     };
-    let mut notes = vec![
-        "to pin the surface this client is served, capture it as this client and lock it again:"
-            .to_owned(),
-    ];
+    let mut advice = "to pin the surface this client is served, capture it as this client and \
+                      lock it again:"
+        .to_owned();
     if ClientProfile::declaring(declared).is_none() {
-        notes.push(format!(
-            "  caps.json: {}",
+        advice.push_str(&format!(
+            "\n  caps.json: {}",
             mcppin_core::report::value_text(declared)
         ));
     }
-    notes.push(format!(
-        "  mcppin-export --config CONFIG --server {server} {client} -o manifest.json"
+    advice.push_str(&format!(
+        "\n  mcppin-export --config CONFIG --server {server} {client} -o manifest.json\
+         \n  mcppin lock --approve {server} -o LOCK manifest.json"
     ));
-    notes.push(format!(
-        "  mcppin lock --approve {server} -o LOCK manifest.json"
-    ));
-    notes
+    advice
 }
 
-/// Writes the engine's notes to stderr (escaped by the engine). Continuation lines (a diff
-/// under its heading) are indented, without the prefix.
-fn print_notes(notes: &[String]) {
-    if notes.is_empty() {
+/// What to run to approve the artifact a server runs now, when the guard refused it: the
+/// first line, then indented ones.
+pub(crate) fn artifact_advice(server: &str) -> String {
+    let server = mcppin_core::shell_word(&mcppin_core::escape(server));
+    format!(
+        "to approve what the server runs now, capture it and lock it again:\
+         \n  mcppin-export --config CONFIG --server {server} -o manifest.json\
+         \n  mcppin lock --approve {server} -o LOCK manifest.json"
+    )
+}
+
+/// Reads the artifact of the running server (what its launcher installed), once it is up.
+pub(crate) type Probe = Box<dyn FnOnce() -> mcppin_core::artifact::Artifact + Send>;
+
+/// Writes the engine's notes (escaped by the engine), then the guard's advice, to stderr,
+/// each after the guard's name: the indented lines of a note (a diff under its heading)
+/// follow it as they are.
+pub(crate) fn print_notes(notes: &[Note], advice: Option<&str>) {
+    if notes.is_empty() && advice.is_none() {
         return;
     }
     let mut stderr = io::stderr().lock();
     for note in notes {
-        let prefix = if note.starts_with(' ') {
-            ""
-        } else {
-            "mcppin-guard: "
-        };
-        let _ = writeln!(stderr, "{prefix}{note}");
+        let _ = writeln!(stderr, "mcppin-guard: {note}");
+    }
+    if let Some(advice) = advice {
+        let _ = writeln!(stderr, "mcppin-guard: {advice}");
     }
 }
 
@@ -179,7 +235,7 @@ pub(crate) fn client_to_server(
             state.write(&mut action.events);
             action
         };
-        print_notes(&action.notes);
+        print_notes(&action.notes, None);
         for answer in &action.to_client {
             if emit(out, answer, true).is_err() {
                 break;
@@ -220,17 +276,48 @@ fn lock_in(server_in: &ServerIn) -> MutexGuard<'_, Option<std::process::ChildStd
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The server-to-client direction; returns how it ended.
+/// The server-to-client direction; returns how it ended. With `probe`, the artifact of the
+/// server is read once its first line came (it is up: its launcher has installed what it
+/// runs) and judged before that line is: on a refusal, the requests waiting get refusals and
+/// nothing the server wrote is forwarded.
 pub(crate) fn server_to_client(
     pipe: impl io::Read,
     limit: usize,
     shared: &Mutex<Shared>,
     out: &Out,
+    mut probe: Option<Probe>,
 ) -> Outcome {
     let mut reader = LineReader::new(pipe, limit);
     let mut line = Vec::new();
     loop {
-        match reader.read_line_into(&mut line) {
+        let read = reader.read_line_into(&mut line);
+        if matches!(read, Ok(true))
+            && let Some(probe) = probe.take()
+        {
+            // Read outside the lock: the client's direction goes on meanwhile.
+            let observed = probe();
+            let (check, advice) = {
+                let mut state = lock(shared);
+                let mut check = state.session.artifact(&observed);
+                state.write(&mut check.events);
+                let advice = check
+                    .refused
+                    .is_some()
+                    .then(|| artifact_advice(state.log.server()));
+                (check, advice)
+            };
+            print_notes(&check.notes, advice.as_deref());
+            if check.refused.is_some() {
+                for answer in &check.to_client {
+                    if emit(out, answer, false).is_err() {
+                        break;
+                    }
+                }
+                let _ = lock_out(out).flush();
+                return Outcome::Artifact;
+            }
+        }
+        match read {
             Ok(true) => {}
             Ok(false) => {
                 let _ = lock_out(out).flush();
@@ -262,7 +349,7 @@ pub(crate) fn server_to_client(
             }
         }
         let read = Line::read(&line);
-        let mut action = {
+        let (mut action, advice) = {
             let mut state = lock(shared);
             if state.session.is_stopped() {
                 return Outcome::Drift;
@@ -270,14 +357,13 @@ pub(crate) fn server_to_client(
             let now = state.now();
             let mut action = state.session.server(&read, now);
             state.write(&mut action.events);
-            if let Some(hint) = &action.capabilities {
-                action
-                    .notes
-                    .extend(capture_advice(state.log.server(), &hint.declared));
-            }
-            action
+            let advice = action
+                .capabilities
+                .as_ref()
+                .map(|hint| capture_advice(state.log.server(), &hint.declared));
+            (action, advice)
         };
-        print_notes(&action.notes);
+        print_notes(&action.notes, advice.as_deref());
         let flush = action.stop.is_some() || !reader.has_line();
         let sent = match action.to_client.bytes(&line) {
             Some(message) => emit(out, message, flush),
@@ -294,7 +380,7 @@ pub(crate) fn server_to_client(
         match stop {
             None => {}
             Some(Stop::Drift) => return Outcome::Drift,
-            Some(Stop::Fatal(message)) => return Outcome::Fatal(message),
+            Some(fatal) => return Outcome::Fatal(fatal.to_string()),
         }
     }
 }

@@ -1687,6 +1687,19 @@ fn reads_at_most_64_kib_of_a_signature_or_a_public_key() {
 }
 
 #[test]
+fn a_signature_that_cannot_be_read_is_not_needed_without_pubkey() {
+    // As for `mcppin verify` (the same reading): without --pubkey the session does not
+    // depend on the signature, so one that cannot be read is said to be not checked.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("mcp.lock.json.sig")).unwrap();
+    let run = dir.guard(&base("refuse"), &["--mode", "counter"], &[initialize(1)]);
+    run.code(0)
+        .stderr_has("mcppin-guard: cannot read mcp.lock.json.sig: larger than 65536 bytes")
+        .stderr_has(": not checked (no --pubkey)\n");
+}
+
+#[test]
 fn says_a_signature_beside_the_lockfile_was_not_checked_without_pubkey() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

@@ -312,32 +312,60 @@ fn a_refusal_ends_the_sessions_other_streams_too() {
     let server = fixture(&dir, &["--mode", "rug-pull"]);
     let guard = guard(&lock, &server.url, &[]);
     let session = open(&guard.url);
-    // The stream of server messages: open and quiet until the session ends (bounded by the
-    // 30 s of `send`).
-    let stream = {
-        let (url, session) = (guard.url.clone(), session.clone());
-        std::thread::spawn(move || {
-            send(
-                &url,
-                "GET",
-                &[
-                    ("accept", "text/event-stream"),
-                    ("mcp-session-id", &session),
-                ],
-                "",
-            )
-        })
+    // The stream of server messages, read until the fixture's first comment has come through, so the
+    // refusal below ends a stream the guard relays (the fixture records the GET before it
+    // answers it); then open and quiet until the session ends.
+    let authority = guard
+        .url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut stream,
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+             Accept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0; 4096];
+    // The head, then the comment as the guard writes it (an empty comment line, `:`).
+    let relayed = |seen: &[u8]| {
+        String::from_utf8_lossy(seen)
+            .split_once("\r\n\r\n")
+            .is_some_and(|(_, body)| body.contains(":\n"))
     };
-    assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
+    while !relayed(&seen) {
+        let n = stream
+            .read(&mut buf)
+            .expect("the stream's first comment within 30 s");
+        assert!(
+            n > 0,
+            "the stream ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
     let listed = post(
         &guard.url,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
     assert_eq!(listed.messages()[0]["error"]["code"], json!(-32001));
-    let stream = stream.join().expect("the GET stream ended");
-    assert_eq!(stream.status, 200, "{stream:?}");
-    assert!(stream.body.starts_with(':'), "{stream:?}");
+    // The refusal ends the stream: it is read to its end.
+    stream
+        .read_to_end(&mut seen)
+        .expect("the GET stream ended within 30 s");
+    let text = String::from_utf8_lossy(&seen);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
 }
 
 #[test]
@@ -867,6 +895,123 @@ fn sigterm_stops_the_guard_with_exit_0() {
     assert_eq!(status.code(), Some(0), "{}", guard.stderr());
     assert!(guard.said("stopped by a signal"), "{}", guard.stderr());
     assert_eq!(stream.join().expect("the stream ended").status, 200);
+}
+
+#[test]
+fn the_http_guard_s_log_is_one_chain_ended_when_it_stops() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let log = dir.path().join("admission.jsonl");
+    let alice = format!(
+        "{}/../../testdata/keys/test-alice.pem",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut guard = guard(
+        &lock,
+        &server.url,
+        &["--log", log.to_str().unwrap(), "--log-key", &alice],
+    );
+    // Two sessions, each listing the tools: their events interleave in one run's chain.
+    for _ in 0..2 {
+        let session = open(&guard.url);
+        let listed = post(
+            &guard.url,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 200, "{listed:?}");
+    }
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while guard.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the guard did not stop within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["event"], json!("guard_start"));
+    assert_eq!(lines[0]["transport"], json!("http"));
+    let stop = &lines[lines.len() - 1];
+    assert_eq!(stop["event"], json!("guard_stop"), "{text}");
+    assert_eq!(stop["exit_code"], json!(0));
+    let sessions: std::collections::BTreeSet<&str> = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| l["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{text}");
+    let mut report = mcppin_core::log::verify(text.as_bytes());
+    let key =
+        mcppin_sign::PublicKey::from_pem(&std::fs::read_to_string(format!("{alice}.pub")).unwrap())
+            .unwrap();
+    mcppin_sign::log::check_ends(&mut report, &[key]);
+    assert_eq!(report.exit_code(), 0, "{}", report.to_text());
+    assert_eq!(report.runs.len(), 1);
+}
+
+#[test]
+fn the_http_guard_keeps_the_state_of_its_latest_reading_for_the_hook() {
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let mut guard = guard(&lock, &server.url, &["--state", state.to_str().unwrap()]);
+    let hook = |tool: &str| {
+        let input = json!({"session_id": "s", "hook_event_name": "PreToolUse",
+            "tool_name": format!("mcp__fixture__{tool}"), "tool_input": {}});
+        mcppin_testkit::run(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .arg("hook")
+                .arg("--lock")
+                .arg(&lock)
+                .arg("--state")
+                .arg(&state)
+                .env_clear(),
+            input.to_string().into_bytes(),
+            mcppin_testkit::StdinEnd::Closes,
+        )
+    };
+    hook("read_text_file")
+        .code(2)
+        .stderr_has("catalog generation 0");
+    let session = open(&guard.url);
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("fixture.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["transport"], json!("http"));
+    assert!(written["session_id"].as_str().unwrap().ends_with("-1"));
+    hook("read_text_file").code(0);
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while guard.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the guard did not stop within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !state.join("fixture.json").exists(),
+        "removed when the guard stopped"
+    );
+    hook("read_text_file")
+        .code(2)
+        .stderr_has("no state of the guard");
 }
 
 #[test]

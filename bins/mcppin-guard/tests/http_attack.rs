@@ -839,6 +839,60 @@ fn the_sdk_client_never_reads_a_list_served_beside_the_endpoint_after_a_redirect
 }
 
 #[test]
+fn the_sdk_client_is_never_moved_into_another_clients_session() {
+    // The official client adopts the session id of any answer: a server naming
+    // another open session on an answer moved it there, and its next request ran in that
+    // session.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        let Some(answer) = mcp_answer(request) else {
+            return json_server(request, stream);
+        };
+        let sdk = request.json()["params"]["clientInfo"]["name"] == "mcppin-sdk-client";
+        let id: &[(&str, &str)] = match request.rpc_method().as_str() {
+            "initialize" if sdk => &[("Mcp-Session-Id", "sess-sdk")],
+            "initialize" => &[("Mcp-Session-Id", "sess-victim")],
+            "tools/list" if request.header("mcp-session-id") == Some("sess-sdk") => {
+                &[("Mcp-Session-Id", "sess-victim")]
+            }
+            _ => &[],
+        };
+        respond_json(stream, id, &answer);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let victim = open(&guard.addr);
+    assert_eq!(victim, "sess-victim");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sdk-client");
+    assert!(
+        root.join("node_modules/@modelcontextprotocol/sdk/package.json")
+            .exists(),
+        "install the pinned SDK: `npm ci --prefix testdata/sdk-client` (the step in .ci/run)"
+    );
+    let out = Command::new("node")
+        .arg(root.join("http-client.mjs"))
+        .args(["list", &format!("http://{}/mcp", guard.addr)])
+        .env_clear()
+        .env(
+            "PATH",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+        )
+        .output()
+        .expect("node");
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("connected"), "{summary}");
+    let moved: Vec<Request> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("mcp-session-id") == Some("sess-victim"))
+        .filter(|r| r.rpc_method() != "notifications/initialized")
+        .collect();
+    assert!(
+        moved.is_empty(),
+        "the client's requests ran in the victim's session: {moved:?}\n{summary}"
+    );
+}
+
+#[test]
 fn a_client_holding_the_only_connection_without_sending_is_let_go() {
     // --max-connections 1 and a client that connects and sends half a head: the guard gives
     // up on it (header read bound, --upstream-timeout) and serves the next client.
@@ -904,7 +958,8 @@ fn a_server_assigning_an_open_sessions_id_to_a_new_client_gets_503() {
 
 #[test]
 fn a_session_id_the_server_changes_mid_session_leads_nowhere() {
-    // A later answer names another session id; a client adopting it gets 404 from the guard.
+    // A later answer names another session id: the answer is refused and the session ended,
+    // and a client trying the other id anyway gets 404 from the guard.
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
         if request.rpc_method() == "tools/list" {
             let answer = mcp_answer(request).unwrap();
@@ -920,18 +975,158 @@ fn a_session_id_the_server_changes_mid_session_leads_nowhere() {
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
+    assert_eq!(listed.status, 502, "{listed:?}");
+    assert!(listed.header("mcp-session-id").is_none(), "{listed:?}");
+    let before = peer
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    let after = post(&guard.addr, Some("sess-other"), &util::call(3, "echo"));
+    assert_eq!(after.status, 404, "{after:?}");
+    let gone = post(&guard.addr, Some(&session), &util::call(4, "echo"));
+    assert_eq!(gone.status, 404, "{gone:?}");
+    let posts = peer
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count();
+    assert_eq!(posts, before, "a call reached the server");
+}
+
+// The guard keeps a session under the first Mcp-Session-Id of an answer, while the
+// Python and TypeScript SDK clients read a repeated header as its values joined by ", ", and
+// the TypeScript client adopts the id of any answer: a server could move a client into another
+// client's open session, which the guard refuses to merge when it assigns one.
+#[test]
+fn a_server_naming_another_session_is_refused_and_merges_no_sessions() {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        let n = request.header("mcp-session-id");
+        if request.method == "DELETE" {
+            // The ended session's own id, as the Python SDK server answers a DELETE.
+            let own = [("Mcp-Session-Id", n.unwrap_or_default())];
+            return respond(stream, "200 OK", &own, b"");
+        }
+        let Some(answer) = mcp_answer(request) else {
+            return json_server(request, stream);
+        };
+        let ids: &[(&str, &str)] = match (request.rpc_method().as_str(), n) {
+            ("initialize", _) => match next.fetch_add(1, Ordering::SeqCst) {
+                0 => &[("Mcp-Session-Id", "x, y")],
+                1 => &[("Mcp-Session-Id", "x"), ("Mcp-Session-Id", "y")],
+                _ => &[("Mcp-Session-Id", "sess-2")],
+            },
+            // Session 2's list moves its client into session 1.
+            ("tools/list", Some("sess-2")) => &[("Mcp-Session-Id", "x, y")],
+            // The session's own id on every answer, as the TypeScript SDK server sends it.
+            (_, Some("x, y")) => &[("Mcp-Session-Id", "x, y")],
+            _ => &[],
+        };
+        respond_json(stream, ids, &answer);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let first = open(&guard.addr);
+    assert_eq!(first, "x, y");
+    let twice = post(&guard.addr, None, &util::initialize(1));
+    assert_eq!(twice.status, 502, "{twice:?}");
+    assert!(twice.header("mcp-session-id").is_none(), "{twice:?}");
+    let second = open(&guard.addr);
+    assert_eq!(second, "sess-2");
+    let moved = post(
+        &guard.addr,
+        Some(&second),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(moved.status, 502, "{moved:?}");
+    assert!(moved.header("mcp-session-id").is_none(), "{moved:?}");
+    assert!(!moved.body.contains("Echoes."), "{moved:?}");
+    assert!(
+        guard.said("the server's answer names another session"),
+        "{}",
+        guard.stderr()
+    );
+    // The moved client's session ended; the first one goes on, its own id on its answers.
+    let after = post(
+        &guard.addr,
+        Some(&second),
+        &util::request(3, "ping", json!({})),
+    );
+    assert_eq!(after.status, 404, "{after:?}");
+    let listed = post(
+        &guard.addr,
+        Some(&first),
+        &util::request(2, "tools/list", json!({})),
+    );
     assert_eq!(listed.status, 200, "{listed:?}");
-    let moved = listed.header("mcp-session-id").unwrap_or(session);
-    let before = peer.requests().len();
-    let after = post(&guard.addr, Some(&moved), &util::call(3, "echo"));
-    if moved != "sess-1" {
-        assert_eq!(after.status, 404, "{after:?}");
-        assert_eq!(
-            peer.requests().len(),
-            before,
-            "the moved id reached the server"
-        );
-    }
+    assert_eq!(listed.header("mcp-session-id").as_deref(), Some("x, y"));
+    let ended = send(
+        &guard.addr,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &first)],
+        "",
+    );
+    assert_eq!(ended.status, 200, "{ended:?}");
+}
+
+// A stream's events waited for a slow client in a queue of sixteen, each up to
+// --max-message: a server pushing large events on the streams of clients that read slowly held
+// about twenty times --max-message of the guard's memory per stream.
+#[test]
+fn a_stream_whose_client_does_not_read_holds_a_few_events_not_a_queue_of_them() {
+    const EVENT: usize = 8 << 20;
+    let (done, taken) = std::sync::mpsc::channel::<usize>();
+    let done = Mutex::new(done);
+    let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+        if request.method != "GET" {
+            return json_server(request, stream);
+        }
+        start_events(stream, &[]);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x".repeat(EVENT - 200)}});
+        let event = format!("data: {note}\n\n");
+        // The guard reads what it will hold; a write it leaves waiting for five seconds has
+        // met that bound.
+        stream
+            .set_write_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut written = 0;
+        'events: for _ in 0..40 {
+            for piece in event.as_bytes().chunks(64 * 1024) {
+                if stream.write_all(piece).is_err() {
+                    break 'events;
+                }
+                written += piece.len();
+            }
+        }
+        let _ = done.lock().unwrap().send(written);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start_with(
+        &lock(&dir),
+        &peer.url("/mcp"),
+        &["--max-message", &(EVENT + 1024).to_string()],
+    );
+    let session = open(&guard.addr);
+    // A client that sends the GET and never reads.
+    let mut client = TcpStream::connect(&guard.addr).unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nMcp-Session-Id: \
+         {session}\r\n\r\n"
+    );
+    client.write_all(get.as_bytes()).unwrap();
+    let written = taken
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the server's writes end");
+    let events = written as f64 / EVENT as f64;
+    // The event being read, one queued, one being written, and what the sockets hold.
+    assert!(
+        events < 8.0,
+        "the guard took {events:.1} events of {EVENT} bytes for a client that reads nothing"
+    );
+    drop(client);
 }
 
 /// Sends a request whose head carries `kib` KiB of padding; the status and whether the server
@@ -1285,6 +1480,163 @@ fn a_server_answer_declaring_another_reading_is_refused_and_never_reaches_the_cl
             "{listed:?}"
         );
         assert_eq!(listed.header("content-encoding"), None, "{listed:?}");
+    }
+}
+
+/// Answers a GET, a DELETE or a request beside the endpoint under the head `X-Case` picks
+/// (the place in [`DECODED_OTHERWISE`], or 100 plus the place in [`READ_AS_JUDGED`]); a
+/// `tools/list` whose id is 300 under `Transfer-Encoding: gzip, chunked`.
+fn heads_on_every_answer(request: &Request, stream: &mut TcpStream) {
+    let case: usize = request
+        .header("x-case")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(usize::MAX);
+    let head = match case {
+        0..100 => DECODED_OTHERWISE.get(case),
+        _ => READ_AS_JUDGED.get(case.wrapping_sub(100)),
+    }
+    .copied();
+    let sse = |head: &[(&str, &str)]| head.iter().any(|(_, v)| v.starts_with("text/event-stream"));
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+    match (request.method.as_str(), head) {
+        ("GET", Some(head)) => {
+            let body = if sse(head) {
+                format!("data: {changed}\n\n")
+            } else {
+                changed.to_string()
+            };
+            respond(stream, "200 OK", head, body.as_bytes());
+        }
+        // A body under a refused head, to show none of it passes; none otherwise, as servers
+        // answer a DELETE.
+        ("DELETE", Some(head)) if case < 100 => {
+            let bye = json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": 1, "message": "server-said-bye"}});
+            respond(stream, "200 OK", head, bye.to_string().as_bytes());
+        }
+        ("DELETE", Some(head)) => respond(stream, "200 OK", head, b""),
+        ("POST", _) if request.rpc_method() == "tools/list" && request.json()["id"] == 300 => {
+            let answer = mcp_answer(request).unwrap().to_string();
+            let raw = format!(
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n\
+                 Transfer-Encoding: gzip, chunked\r\n\r\n{:x}\r\n{answer}\r\n0\r\n\r\n",
+                answer.len()
+            );
+            let _ = stream.write_all(raw.as_bytes());
+        }
+        _ => json_server(request, stream),
+    }
+}
+
+// The rule holds for every answer the guard relays, not only a POST's: a GET stream, a
+// DELETE, metadata beside the endpoint, and a transfer coding beside chunked.
+#[test]
+fn a_decoding_instruction_on_any_answer_is_refused_and_never_reaches_the_client() {
+    let peer = Peer::start(heads_on_every_answer);
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let beside = "/.well-known/oauth-protected-resource";
+    for (place, head) in DECODED_OTHERWISE.iter().enumerate() {
+        let case = place.to_string();
+        let session = open(&guard.addr);
+        let get = send(
+            &guard.addr,
+            "GET",
+            "/mcp",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+                ("X-Case", &case),
+            ],
+            "",
+        );
+        assert_eq!(get.status, 502, "GET {head:?}: {get:?}");
+        assert!(!get.body.contains("list_changed"), "GET {head:?}: {get:?}");
+        let after = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(1, "ping", json!({})),
+        );
+        assert_eq!(
+            after.status, 404,
+            "GET {head:?}: the session went on: {after:?}"
+        );
+        let session = open(&guard.addr);
+        let delete = send(
+            &guard.addr,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &session), ("X-Case", &case)],
+            "",
+        );
+        assert_eq!(delete.status, 502, "DELETE {head:?}: {delete:?}");
+        assert!(
+            !delete.body.contains("server-said-bye"),
+            "DELETE {head:?}: {delete:?}"
+        );
+        let metadata = send(
+            &guard.addr,
+            "GET",
+            beside,
+            &[("Accept", "application/json"), ("X-Case", &case)],
+            "",
+        );
+        assert_eq!(metadata.status, 502, "{beside} {head:?}: {metadata:?}");
+        assert!(
+            !metadata.body.contains("list_changed"),
+            "{beside} {head:?}: {metadata:?}"
+        );
+    }
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(300, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 502, "{listed:?}");
+    assert!(!listed.body.contains("Echoes."), "{listed:?}");
+    // Where it holds: heads that read as the guard reads pass, under the guard's own media
+    // type.
+    for (place, head) in READ_AS_JUDGED.iter().enumerate() {
+        let case = (100 + place).to_string();
+        let session = open(&guard.addr);
+        let get = send(
+            &guard.addr,
+            "GET",
+            "/mcp",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+                ("X-Case", &case),
+            ],
+            "",
+        );
+        assert_eq!(get.status, 200, "GET {head:?}: {get:?}");
+        assert!(get.body.contains("list_changed"), "GET {head:?}: {get:?}");
+        let essence = head[0].1.split(';').next().unwrap();
+        assert_eq!(get.header("content-type").as_deref(), Some(essence));
+        let delete = send(
+            &guard.addr,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &session), ("X-Case", &case)],
+            "",
+        );
+        assert_eq!(delete.status, 200, "DELETE {head:?}: {delete:?}");
+        let metadata = send(
+            &guard.addr,
+            "GET",
+            beside,
+            &[("Accept", "application/json"), ("X-Case", &case)],
+            "",
+        );
+        if essence == "text/event-stream" {
+            // No metadata: refused beside the endpoint whatever its head.
+            assert_eq!(metadata.status, 502, "{beside} {head:?}: {metadata:?}");
+            continue;
+        }
+        assert_eq!(metadata.status, 200, "{beside} {head:?}: {metadata:?}");
+        assert_eq!(metadata.header("content-type").as_deref(), Some(essence));
     }
 }
 

@@ -20,10 +20,11 @@ use exit::Exit;
 
 const EXIT_CODES: &str = "\
 Exit codes (a public contract):
-  0  every gated policy holds
-  1  a departure from the approved surface was proven
+  0  every gated policy holds (log verify: every chain holds)
+  1  a departure from the approved surface was proven (log verify: the log was altered)
   2  the command line is wrong
-  3  something could not be compared (undecidable literal, incomplete capture, scope)
+  3  something could not be compared (undecidable literal, incomplete capture, scope;
+     log verify: something could not be proven)
   4  an input could not be read (malformed file, strict-reading violation, bad lockfile or
      signature)";
 
@@ -43,6 +44,7 @@ enum Command {
     Sign(cmd::sign::Args),
     Canon(cmd::canon::Args),
     Digest(cmd::digest::Args),
+    Log(cmd::log::Args),
 }
 
 fn main() -> ExitCode {
@@ -73,5 +75,6 @@ fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Digest(args) => cmd::digest::run(&args),
         Command::Key(args) => cmd::key::run(&args),
         Command::Sign(args) => cmd::sign::run(&args),
+        Command::Log(args) => cmd::log::run(&args),
     }
 }

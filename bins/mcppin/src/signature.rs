@@ -5,11 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
+use mcppin_cli::approval;
 use mcppin_core::report::{SignatureStatus, Signer};
-use mcppin_sign::{Approval, Approved, Claim, Freshness, PublicKey, Signature, Subject, Timestamp};
-
-use crate::exit::{Exit, Fail};
-use crate::input;
+use mcppin_sign::{Approved, Claim, Signature, Timestamp};
 
 /// The signature flags of `mcppin verify`.
 #[derive(Debug, clap::Args)]
@@ -31,64 +29,31 @@ pub(crate) struct Flags {
 }
 
 /// Reads the lockfile at `path`, the signature beside it and the keys, and checks them as an
-/// approval by the flags ([`mcppin_sign::Approval::check`]); returns it with the lockfile's
-/// bytes as read.
+/// approval by the flags ([`mcppin_cli::approval::read`], the reading the guard makes too);
+/// says on stderr when a signature beside it could not be read and was not needed.
 ///
 /// # Errors
 ///
-/// A [`Fail`] with exit 4 naming the file and the refusal (a lockfile that does not read,
-/// a missing, malformed, foreign, invalid, stale or other lockfile's signature, a serial
-/// below the floor); exit 4 when a file cannot be read or a public key is not one.
-pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<(Approved, Vec<u8>)> {
-    let lockfile = input::read(path)?;
-    let sig_path = sig_path(path);
-    let signature = match read_optional(&sig_path) {
-        // Without --pubkey the exit code does not depend on the signature (docs/cli.md): one
-        // that cannot be read is noted as not checked, like one that does not hold.
-        Err(e) if args.pubkey.is_empty() => {
-            eprintln!("mcppin: {e:#}: not checked (no --pubkey)");
-            None
-        }
-        read => read?,
-    };
-    let keys = args
-        .pubkey
-        .iter()
-        .map(|path| read_public_key(path))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let freshness = match args.max_signature_age {
+/// Exit 4 naming the file and the refusal (a lockfile that does not read, a missing,
+/// malformed, foreign, invalid, stale or other lockfile's signature, a serial below the
+/// floor); exit 4 when a file cannot be read, a public key is not one or the clock cannot be
+/// read.
+pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<approval::Read> {
+    let max_age = match args.max_signature_age {
         None => None,
-        Some(max_age) => Some(Freshness {
-            max_age,
-            now: now(args.now)?,
-        }),
+        Some(max_age) => Some((max_age, now(args.now)?)),
     };
-    let approval = Approval {
-        lockfile: &lockfile,
-        signature: signature.as_deref(),
-        keys: &keys,
+    let files = approval::Files {
+        lock: path,
+        pubkeys: &args.pubkey,
         min_serial: args.min_serial,
-        freshness,
+        max_age,
     };
-    let approved = approval.check().map_err(|refused| {
-        let file = match refused.subject() {
-            Subject::Signature => sig_path.as_path(),
-            _ => path,
-        };
-        Fail::new(
-            Exit::Unreadable,
-            format!("{}: {refused}", input::name(file)),
-        )
-    })?;
-    Ok((approved, lockfile))
-}
-
-/// The line for stderr saying what the signature check found; `None` for an unsigned lockfile.
-pub(crate) fn note(signature: &Signature, lock: &Path) -> Option<String> {
-    match signature {
-        Signature::Unsigned => None,
-        _ => Some(format!("{}: {signature}", input::name(&sig_path(lock)))),
+    let read = approval::read(&files, |_, _| String::new())?;
+    if let Some(unread) = &read.unread_signature {
+        eprintln!("mcppin: {unread}");
     }
+    Ok(read)
 }
 
 /// What the JSON and SARIF reports say about the signature of `approved`: its status, with
@@ -122,25 +87,6 @@ pub(crate) fn status(args: &Flags, approved: &Approved) -> anyhow::Result<Signat
     })
 }
 
-fn read_public_key(path: &Path) -> anyhow::Result<PublicKey> {
-    let text = mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE)
-        .and_then(|bytes| {
-            String::from_utf8(bytes)
-                .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
-        })
-        .with_context(|| format!("cannot read public key {}", path.display()))?;
-    PublicKey::from_pem(&text).with_context(|| format!("public key {}", path.display()))
-}
-
-/// The signature file's bytes, or `None` when there is none.
-fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    match mcppin_cli::read_at_most(path, mcppin_cli::MAX_SMALL_FILE) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
-    }
-}
-
 fn now(fixed: Option<Timestamp>) -> anyhow::Result<Timestamp> {
     match fixed {
         Some(now) => Ok(now),
@@ -151,8 +97,6 @@ fn now(fixed: Option<Timestamp>) -> anyhow::Result<Timestamp> {
 fn parse_age(text: &str) -> Result<Duration, humantime::DurationError> {
     humantime::parse_duration(text)
 }
-
-pub(crate) use mcppin_cli::sig_path;
 
 #[cfg(test)]
 mod tests {

@@ -106,6 +106,66 @@ fn a_moved_launch_shows_the_old_and_new_launch_and_moves_the_serial() {
 }
 
 #[test]
+fn locking_a_version_3_lockfile_records_the_artifact_without_a_new_serial() {
+    // A lockfile of version 3 (written before artifacts) approved none.
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    let v4 = String::from_utf8(dir.read("lock.json")).unwrap();
+    dir.write(
+        "lock.json",
+        v4.replacen("\"schema_version\": 4", "\"schema_version\": 3", 1),
+    );
+    let pinned = util::parcel_artifact(("1.3.0", &util::integrity("Lp")));
+    dir.write("pinned.json", util::with_artifact(BASE, &pinned));
+    dir.mcppin(&["verify", "--lock", "lock.json", "pinned.json"])
+        .code(0)
+        .stdout_lacks("artifact");
+    dir.mcppin(&["lock", "-o", "lock.json", "pinned.json"])
+        .code(0)
+        .stdout_lacks("artifact-")
+        .stdout_has("wrote lock.json: 2 server(s), 3 item(s), approval_serial 1");
+    let lock = mcppin_core::lockfile::Lockfile::parse(&dir.read("lock.json")).unwrap();
+    assert_eq!(lock.schema_version(), 4);
+    assert_eq!(lock.approval_serial, 1);
+    assert_eq!(
+        lock.servers["parcel"].artifact.as_ref().map(|a| a.kind()),
+        Some("npm")
+    );
+    // From then on, another dependency under the same launch is a gated change.
+    let moved = util::parcel_artifact(("1.3.1", &util::integrity("Mq")));
+    dir.write("moved.json", util::with_artifact(BASE, &moved));
+    dir.mcppin(&["verify", "--lock", "lock.json", "moved.json"])
+        .code(1)
+        .stdout_has("artifact-changed [gated]: parcel");
+}
+
+#[test]
+fn a_capture_that_cannot_pin_the_artifact_keeps_the_approved_one_and_says_so() {
+    let dir = Dir::new();
+    let pinned = util::parcel_artifact(("1.3.0", &util::integrity("Lp")));
+    dir.write("pinned.json", util::with_artifact(BASE, &pinned));
+    dir.mcppin(&["lock", "-o", "lock.json", "pinned.json"])
+        .code(0);
+    let before = dir.read("lock.json");
+    dir.write(
+        "unknown.json",
+        util::with_artifact(BASE, r#"{"kind": "unknown", "reason": "no npm lockfile"}"#),
+    );
+    dir.mcppin(&["lock", "-o", "lock.json", "unknown.json"])
+        .code(0)
+        .stdout_has(&format!(
+            "note: server \"parcel\": the capture did not pin what it runs (no npm lockfile); \
+             the lockfile keeps the approved artifact (npm left-pad@1.3.0 {}, npm \
+             parcel-mcp@3.1.0 {})",
+            util::integrity("Lp"),
+            util::integrity("Pa")
+        ))
+        .stdout_has("lock.json unchanged (approval_serial 1)");
+    assert_eq!(dir.read("lock.json"), before);
+}
+
+#[test]
 fn approve_takes_one_item_at_a_time() {
     let dir = Dir::new();
     dir.write("m.json", BASE);

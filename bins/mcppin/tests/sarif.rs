@@ -228,6 +228,87 @@ fn sarif_reports_validate_with_no_warning_but_the_unnamed_information_uri() {
     }
 }
 
+/// A directory whose `lock.json` pins the artifact of `BASE`'s parcel server (left-pad 1.3.0
+/// under parcel-mcp 3.1.0), and captures in which left-pad moved (`moved.json`) and in which
+/// the artifact could not be pinned (`unknown.json`).
+fn artifact_scenarios() -> Dir {
+    let dir = Dir::new();
+    let pinned = util::parcel_artifact(("1.3.0", &util::integrity("Lp")));
+    dir.write("approved.json", util::with_artifact(BASE, &pinned));
+    dir.mcppin(&["lock", "-o", "lock.json", "approved.json"])
+        .code(0);
+    let moved = util::parcel_artifact(("1.3.1", &util::integrity("Mq")));
+    dir.write("moved.json", util::with_artifact(BASE, &moved));
+    dir.write(
+        "unknown.json",
+        util::with_artifact(BASE, r#"{"kind": "unknown", "reason": "no npm lockfile"}"#),
+    );
+    dir
+}
+
+#[test]
+#[ignore = "needs testdata/tools/install.sh; .ci/run runs it"]
+fn sarif_reports_of_artifact_findings_validate() {
+    let dir = artifact_scenarios();
+    for (served, code) in [("moved.json", 1), ("unknown.json", 0)] {
+        let run = dir.mcppin(&["verify", "--format", "sarif", "--lock", "lock.json", served]);
+        run.code(code);
+        let file = format!("{served}.sarif");
+        dir.write(&file, &run.stdout);
+        assert_clean(&dir, &file, false);
+    }
+}
+
+#[test]
+fn artifact_findings_name_both_pins_and_the_servers_entry() {
+    let dir = artifact_scenarios();
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    let entry = 1 + lock
+        .lines()
+        .position(|l| l.contains("\"id\": \"parcel\""))
+        .unwrap();
+    let result = |served: &str, code: i32| {
+        let log = sarif(&dir, &["--lock", "lock.json", served], code);
+        let results = at(&log, "/runs/0/results").as_array().unwrap();
+        assert_eq!(results.len(), 1, "{log}");
+        results[0].clone()
+    };
+    let changed = result("moved.json", 1);
+    assert_eq!(text(&changed, "/ruleId"), "artifact-changed");
+    assert_eq!(text(&changed, "/level"), "error");
+    let message = text(&changed, "/message/text");
+    assert!(
+        message.contains(&format!(
+            "approved: npm left-pad@1.3.0 {}\n  served:   npm left-pad@1.3.1 {}",
+            util::integrity("Lp"),
+            util::integrity("Mq")
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        text(
+            &changed,
+            "/locations/0/logicalLocations/0/fullyQualifiedName"
+        ),
+        "parcel"
+    );
+    let line = at(&changed, "/locations/0/physicalLocation/region/startLine");
+    assert_eq!(line.as_number().unwrap().literal(), entry.to_string());
+
+    let unknown = result("unknown.json", 0);
+    assert_eq!(text(&unknown, "/ruleId"), "artifact-unknown");
+    assert_ne!(text(&unknown, "/level"), "error");
+    let message = text(&unknown, "/message/text");
+    assert!(
+        message.contains("reason: no npm lockfile")
+            && message.contains(&format!(
+                "not checked: npm left-pad@1.3.0 {}",
+                util::integrity("Lp")
+            )),
+        "{message}"
+    );
+}
+
 #[test]
 fn sarif_links_only_to_a_help_base_it_is_given() {
     // The project has no public address, so none is made up.

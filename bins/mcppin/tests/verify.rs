@@ -165,6 +165,75 @@ fn another_package_version_is_a_launch_change_showing_both_launches() {
 }
 
 #[test]
+fn a_dependency_moved_behind_the_same_launch_is_an_artifact_change_in_every_report() {
+    // The launch pins parcel-mcp@3.1.0; npm resolved another left-pad under it: same tools,
+    // same launch, other code.
+    let approved = util::with_artifact(
+        BASE,
+        &util::parcel_artifact(("1.3.0", &util::integrity("Lp"))),
+    );
+    let dir = locked(&approved);
+    let served = util::with_artifact(
+        BASE,
+        &util::parcel_artifact(("1.3.1", &util::integrity("Mq"))),
+    );
+    let run = scenario("artifact_changed", &dir, &served, &[], 1);
+    run.stdout_has(&format!(
+        "artifact-changed [gated]: parcel\n  approved: npm left-pad@1.3.0 {}\n  served:   npm \
+         left-pad@1.3.1 {}\n",
+        util::integrity("Lp"),
+        util::integrity("Mq")
+    ))
+    .stdout_has("mcppin lock --approve parcel -o lock.json served.json");
+    assert!(!run.stdout.contains("launch-changed"), "{}", run.stdout);
+    assert!(!run.stdout.contains("tool-"), "{}", run.stdout);
+    // The approving command the report gives clears it, and moves the serial.
+    dir.mcppin(&[
+        "lock",
+        "--approve",
+        "parcel",
+        "-o",
+        "lock.json",
+        "served.json",
+    ])
+    .code(0)
+    .stdout_has("artifact-changed [reported]: parcel")
+    .stdout_has("approval_serial 2");
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0);
+}
+
+#[test]
+fn an_artifact_the_capture_could_not_pin_is_reported_with_the_pin_it_could_not_check() {
+    let approved = util::with_artifact(
+        BASE,
+        &util::parcel_artifact(("1.3.0", &util::integrity("Lp"))),
+    );
+    let dir = locked(&approved);
+    let served = util::with_artifact(
+        BASE,
+        r#"{"kind": "unknown", "reason": "npm's cache holds no install of [\"parcel-mcp@3.1.0\"]"}"#,
+    );
+    let run = scenario("artifact_unknown", &dir, &served, &[], 0);
+    run.stdout_has(&format!(
+        "artifact-unknown [reported]: parcel\n  reason: npm's cache holds no install of \
+         [\"parcel-mcp@3.1.0\"]\n  not checked: npm left-pad@1.3.0 {}\n",
+        util::integrity("Lp")
+    ));
+    // Where every server must be pinned, it gates.
+    dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--fail-on",
+        "artifact-unknown",
+        "served.json",
+    ])
+    .code(1)
+    .stdout_has("artifact-unknown [gated]: parcel");
+}
+
+#[test]
 fn other_client_capabilities_are_noted_next_to_the_tools_they_explain() {
     // A capture declaring other capabilities than the approved one may see tools
     // added or removed; the report says so beside them, and the verdict is the findings'.
@@ -210,6 +279,41 @@ fn other_client_capabilities_are_noted_next_to_the_tools_they_explain() {
 }
 
 #[test]
+fn a_lockfile_before_the_guard_was_recorded_notes_the_guard_it_did_not_compare() {
+    // A version 3 lockfile recorded no guard, so removing the guard from a launch
+    // still passed against it, silently, until the user locked again.
+    let dir = locked(BASE);
+    let lock = String::from_utf8(dir.read("lock.json")).unwrap();
+    assert_eq!(lock.matches("\"schema_version\": 4").count(), 1);
+    dir.write(
+        "lock.json",
+        lock.replace("\"schema_version\": 4", "\"schema_version\": 3"),
+    );
+    let guarded = variant(&[
+        ("\"schema_version\": 3", "\"schema_version\": 4"),
+        (
+            r#""env": ["PARCEL_TOKEN"]}"#,
+            r#""env": ["PARCEL_TOKEN"], "guard": {"command": "mcppin-guard", "args": ["--lock", "/etc/mcp.lock.json"]}}"#,
+        ),
+    ]);
+    let run = scenario("guard_not_compared", &dir, &guarded, &[], 0);
+    run.stdout_has(
+        "note: parcel: runs behind mcppin-guard, which a version 3 lockfile does not record\n  \
+         the guard was not compared",
+    );
+    // Where it holds: no guard served, or a lockfile that records the guard.
+    dir.write("unguarded.json", BASE);
+    dir.mcppin(&["verify", "--lock", "lock.json", "unguarded.json"])
+        .code(0)
+        .stdout_lacks("note:");
+    dir.write("lock.json", &lock);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(1)
+        .stdout_has("launch-changed [gated]: parcel")
+        .stdout_lacks("note:");
+}
+
+#[test]
 fn an_unpinned_package_is_reported_as_a_floating_version() {
     let served = variant(&[("parcel-mcp@3.1.0", "parcel-mcp@latest")]);
     let dir = locked(&served);
@@ -245,6 +349,34 @@ fn every_package_of_a_launch_is_checked_for_a_floating_version() {
     ])
     .code(1)
     .stdout_has("floating-version [gated]: parcel\n  package: parcel-plugin");
+}
+
+#[test]
+fn packages_named_only_through_a_requirements_file_float() {
+    // `uvx --with-requirements FILE` was skipped: whatever the file fetched,
+    // unpinned included, no finding said so.
+    let launch = |args: &str| {
+        variant(&[(
+            r#""command": "npx", "args": ["-y", "parcel-mcp@3.1.0"]"#,
+            &format!(r#""command": "uvx", "args": [{args}]"#),
+        )])
+    };
+    let served = launch(r#""--with-requirements", "reqs.txt", "parcel-mcp==3.1.0""#);
+    let dir = locked(&served);
+    dir.write("served.json", &served);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0)
+        .stdout_has(
+            "floating-version [reported]: parcel\n  package: --with-requirements reqs.txt (no \
+             pinned version or digest)",
+        );
+    // Where it holds: every package named and pinned.
+    let pinned = launch(r#""--with", "extra==1.0", "parcel-mcp==3.1.0""#);
+    let dir = locked(&pinned);
+    dir.write("served.json", &pinned);
+    dir.mcppin(&["verify", "--lock", "lock.json", "served.json"])
+        .code(0)
+        .stdout_lacks("floating-version");
 }
 
 #[test]

@@ -1,15 +1,17 @@
 //! What the binaries `mcppin`, `mcppin-export` and `mcppin-guard` share, written once: the
 //! exit-code contract ([`exit`]), writing a file through a temporary file and a rename
-//! ([`write_atomic`]), the signature beside a lockfile ([`sig_path`]), and stopping the
-//! servers a binary started when it is told to stop ([`signal`]).
+//! ([`write_atomic`]), the signature beside a lockfile ([`sig_path`]), the approval files of
+//! `mcppin verify` and the guard read and checked in one place ([`approval`]), and stopping
+//! the servers a binary started when it is told to stop ([`signal`]).
 //!
-//! An internal crate (never published) on top of `mcppin-core` only: `mcppin` must never
-//! depend on `mcppin-client`, even through this crate. Unlike the libraries, it speaks
+//! An internal crate (never published) on top of `mcppin-core` and `mcppin-sign` only:
+//! `mcppin` must never depend on `mcppin-client`, even through this crate. Unlike the libraries, it speaks
 //! `anyhow`, the error type of every binary's `run()`.
 #![warn(missing_docs, unreachable_pub)]
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod approval;
 pub mod exit;
 mod fs;
 pub mod signal;

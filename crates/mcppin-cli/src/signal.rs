@@ -47,13 +47,14 @@ impl SignalStop {
     }
 
     /// Starts the thread that, on the first of those signals, marks the process
-    /// [`signalled`], runs `stop` (stopping the servers), writes `message` to stderr and
-    /// exits with 128 + the signal number.
-    pub fn on_signal(mut self, stop: impl FnOnce() + Send + 'static, message: &'static [u8]) {
+    /// [`signalled`], runs `stop` with the exit code it is about to end with (stopping the
+    /// servers, recording the end), writes `message` to stderr and exits with that code, 128 +
+    /// the signal number.
+    pub fn on_signal(mut self, stop: impl FnOnce(u8) + Send + 'static, message: &'static [u8]) {
         thread::spawn(move || {
             if let Some(signal) = self.signals.forever().next() {
                 SIGNALLED.store(true, Ordering::SeqCst);
-                stop();
+                stop(u8::try_from(128 + signal).unwrap_or(u8::MAX));
                 let _ = std::io::Write::write_all(&mut std::io::stderr(), message);
                 // Told to stop: having stopped what it started, the process ends as one killed
                 // by the signal would.

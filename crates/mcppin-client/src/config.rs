@@ -34,6 +34,7 @@ pub struct ClientConfig {
 
 /// One configured server.
 #[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum ServerEntry {
     /// A server started as a process and spoken to over stdio.
     Stdio(StdioServer),
@@ -43,6 +44,7 @@ pub enum ServerEntry {
 
 /// How a remote server is spoken to: the configuration's `type`.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum HttpKind {
     /// `http`, `streamable-http` or `streamableHttp`: Streamable HTTP (2025-03-26 on).
     Streamable,
@@ -75,7 +77,7 @@ impl std::fmt::Debug for HttpServer {
     /// URL's path, query and userinfo may hold secrets.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpServer")
-            .field("origin", &crate::http::origin(&self.url))
+            .field("origin", &crate::redact::origin(&self.url))
             .field("kind", &self.kind)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()
@@ -670,10 +672,20 @@ impl StdioServer {
 
     /// Adds the variables of an `envFile` (its text, as [`parse_env_file`] reads it) to the
     /// server's environment, under those of `env`: as in VS Code, a variable that `env` sets
-    /// keeps the value `env` gives it.
+    /// keeps the value `env` gives it. Behind a guard, the guard's settings ([`GUARD_ENV`])
+    /// the file gives are the guard's, as those of `env` are: they go to its part of the
+    /// launch ([`StdioServer::guard`]), so an `envFile` edited to point the guard at another
+    /// lock or mode changes the launch.
     pub fn add_env_file(&mut self, text: &str) {
         for (name, value) in parse_env_file(text) {
-            self.env.entry(name).or_insert(value);
+            match &mut self.guard {
+                Some(guard) if GUARD_ENV.contains(&name.as_str()) => {
+                    guard.env.entry(name).or_insert(value);
+                }
+                _ => {
+                    self.env.entry(name).or_insert(value);
+                }
+            }
         }
     }
 }
@@ -1230,6 +1242,40 @@ mod tests {
         assert_eq!(s.env_file, Some(PathBuf::from("/w/.env")));
         s.add_env_file("A=from file\nB=from file\n");
         assert_eq!(s.env, env(&[("A", "from env"), ("B", "from file")]));
+    }
+
+    #[test]
+    fn the_guards_settings_from_an_env_file_are_the_guards() {
+        // An envFile could point the guard at another lock, or switch its mode, while
+        // the launch recorded only the guard's settings from `env`.
+        let text = r#"{"servers": {"s": {"command": "mcppin-guard", "args": ["--", "c"],
+                       "env": {"MCPPIN_MODE": "refuse"}, "envFile": "/w/.env"}}}"#;
+        let config = ClientConfig::parse(text).unwrap();
+        let mut s = stdio(&config, "s").expand("s", &env(&[])).unwrap();
+        s.add_env_file("MCPPIN_LOCK=/tmp/other.lock.json\nMCPPIN_MODE=quarantine\nA=1\n");
+        let guard = s.guard.as_ref().unwrap();
+        assert_eq!(
+            guard.env,
+            env(&[
+                ("MCPPIN_LOCK", "/tmp/other.lock.json"),
+                ("MCPPIN_MODE", "refuse")
+            ])
+        );
+        assert_eq!(s.env, env(&[("A", "1")]));
+        // Without a guard the same names are the server's own.
+        let plain = ClientConfig::parse(
+            &text.replace("\"mcppin-guard\", \"args\": [\"--\", \"c\"]", "\"c\""),
+        )
+        .unwrap();
+        let mut s = stdio(&plain, "s").expand("s", &env(&[])).unwrap();
+        s.add_env_file("MCPPIN_LOCK=/tmp/other.lock.json\n");
+        assert_eq!(
+            s.env,
+            env(&[
+                ("MCPPIN_LOCK", "/tmp/other.lock.json"),
+                ("MCPPIN_MODE", "refuse")
+            ])
+        );
     }
 
     #[test]

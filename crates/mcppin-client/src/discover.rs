@@ -68,6 +68,7 @@ impl fmt::Display for Client {
 
 /// Whose servers a file holds.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Scope {
     /// The user's, for every project.
     User,
@@ -95,6 +96,7 @@ impl fmt::Display for Scope {
 
 /// The operating system whose locations to list.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum Platform {
     /// Linux (and other systems with XDG directories).
     Linux,

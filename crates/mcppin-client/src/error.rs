@@ -105,6 +105,19 @@ pub enum Error {
         /// What was wrong.
         problem: &'static str,
     },
+    /// An HTTP answer whose head tells a client to read its body otherwise than as the UTF-8
+    /// bytes the capture reads (a `charset` other than UTF-8, a `Content-Encoding`, ...): a
+    /// client decoding by it would read text the capture never held.
+    #[error(
+        "the answer to {method} tells a client to read it otherwise than the capture reads it: \
+         {refusal}"
+    )]
+    Decoding {
+        /// The request being answered.
+        method: String,
+        /// The instruction found.
+        refusal: mcppin_core::http::Refusal,
+    },
     /// The server answered a request with a JSON-RPC error.
     #[error("the server answered {method} with error {code}: {}", quoted(.message))]
     ServerError {
@@ -274,6 +287,18 @@ pub enum Error {
         server: String,
         /// The variable.
         name: String,
+    },
+    /// A launcher's record of what it installed or runs (npm's lockfile, uv's cache entry, a
+    /// container engine's image description, a distribution's metadata) is not of the form
+    /// this version reads ([`crate::artifact`]).
+    #[error("{record}: at {at}: expected {expected}")]
+    Record {
+        /// Which record (`npm lockfile`).
+        record: &'static str,
+        /// Where in it: a JSON pointer, `line N` or `byte N`.
+        at: String,
+        /// What the reader wants there.
+        expected: &'static str,
     },
 }
 

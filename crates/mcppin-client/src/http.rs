@@ -35,6 +35,7 @@ use std::thread;
 use std::time::Duration;
 
 use base64::Engine as _;
+use mcppin_core::http::{Refusal, check_decoding};
 use mcppin_core::sse::{Event, Reader};
 use mcppin_core::{Kind, Object, Strictness, Value, parse_with};
 use reqwest::blocking::{Client, Response};
@@ -43,7 +44,8 @@ use reqwest::{StatusCode, Url};
 
 use crate::Error;
 use crate::config::{HttpKind, HttpServer};
-use crate::session::{META_PROTOCOL_VERSION, Revision};
+use crate::revision::Revision;
+use crate::session::META_PROTOCOL_VERSION;
 use crate::transport::{Received, Transport};
 
 /// The `Accept` header of every POST (both answer forms must be accepted).
@@ -174,57 +176,7 @@ impl Secrets {
     }
 }
 
-/// A URL without userinfo, query or fragment: scheme, host, port and path. Text that is not a
-/// URL is `<invalid url>`.
-///
-/// # Security
-///
-/// Some services put the key in the path (`https://host/mcp/KEY/sse`): messages and `Debug`
-/// forms in this crate show [`origin`] only.
-///
-/// # Examples
-///
-/// ```
-/// use mcppin_client::http::redact_url;
-///
-/// assert_eq!(
-///     redact_url("https://me:pw@api.example.com:8443/mcp?key=s3cret#x"),
-///     "https://api.example.com:8443/mcp"
-/// );
-/// ```
-#[must_use]
-pub fn redact_url(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(mut url) => {
-            let _ = url.set_username("");
-            let _ = url.set_password(None);
-            url.set_query(None);
-            url.set_fragment(None);
-            url.to_string()
-        }
-        Err(_) => "<invalid url>".to_owned(),
-    }
-}
-
-/// The origin of a URL, as messages show it: scheme, host and port only
-/// (`https://api.example.com:8443`). Text that is not a URL is `<invalid url>`.
-///
-/// # Examples
-///
-/// ```
-/// use mcppin_client::http::origin;
-///
-/// assert_eq!(origin("https://me:pw@api.example.com:8443/mcp/k3y/sse?key=s"), "https://api.example.com:8443");
-/// assert_eq!(origin("not a url"), "<invalid url>");
-/// ```
-#[must_use]
-pub fn origin(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(url) if url.has_host() => url.origin().ascii_serialization(),
-        Ok(url) => format!("{}:", url.scheme()),
-        Err(_) => "<invalid url>".to_owned(),
-    }
-}
+pub use crate::redact::{origin, redact_url};
 
 /// A link to a remote MCP server: a [`Transport`] over HTTP.
 ///
@@ -275,6 +227,8 @@ struct Shared {
     /// Set when the transport is dropped: reader threads stop at their next read, even on a
     /// stream that only ever sends keep-alive comments.
     dropped: AtomicBool,
+    /// The SHA-256 of the public key of the certificate the server last presented (HTTPS).
+    server_key: Mutex<Option<String>>,
     sender: SyncSender<Result<Vec<u8>, Error>>,
 }
 
@@ -358,6 +312,7 @@ impl HttpTransport {
             revision: Mutex::new(None),
             legacy: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
+            server_key: Mutex::new(None),
             sender,
         });
         let mode = match server.kind {
@@ -380,6 +335,18 @@ impl HttpTransport {
             jobs,
             incoming,
         })
+    }
+
+    /// The SHA-256 (lowercase hex) of the public key (`SubjectPublicKeyInfo`) of the
+    /// certificate the server presented on the latest HTTPS answer, once there was one
+    /// ([`crate::artifact::spki_sha256`]); `None` over plain HTTP.
+    #[must_use]
+    pub fn server_key(&self) -> Option<String> {
+        self.shared
+            .server_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Whether the link speaks HTTP+SSE (configured, or detected on the first POST).
@@ -487,6 +454,7 @@ impl Poster {
             .body(body.to_vec())
             .send()
             .map_err(|e| send_error(&out.what(), e, self.shared.options.timeout))?;
+        self.shared.note_certificate(&response);
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(&out.what(), &response));
@@ -526,8 +494,7 @@ impl Poster {
             let Ok(response) = request.send() else {
                 return;
             };
-            if response.status() != StatusCode::OK || content_type(&response) != "text/event-stream"
-            {
+            if response.status() != StatusCode::OK || !is_event_stream(&response) {
                 return;
             }
             // Messages on this stream are requests and notifications only; a broken stream
@@ -582,6 +549,7 @@ fn post_streamable(
         .body(body.to_vec())
         .send()
         .map_err(|e| send_error(&out.what(), e, shared.options.timeout))?;
+    shared.note_certificate(&response);
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(&out.what(), &response));
@@ -635,7 +603,11 @@ fn post_streamable(
             problem: "HTTP 202 without an answer to a request",
         });
     }
-    match content_type(&response).as_str() {
+    let media = media(&response).map_err(|refusal| Error::Decoding {
+        method: out.what(),
+        refusal,
+    })?;
+    match media.as_str() {
         "application/json" => {
             let answer = read_bounded(response, shared.options.max_message, &out.what())?;
             shared.deliver(Ok(answer), &out.what());
@@ -704,6 +676,21 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// Keeps the key of the certificate `response` came over, when it came over TLS.
+    fn note_certificate(&self, response: &Response) {
+        let key = response
+            .extensions()
+            .get::<reqwest::tls::TlsInfo>()
+            .and_then(reqwest::tls::TlsInfo::peer_certificate)
+            .and_then(crate::artifact::spki_sha256);
+        if key.is_some() {
+            *self
+                .server_key
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = key;
+        }
+    }
+
     fn session(&self) -> Option<HeaderValue> {
         self.session_id
             .lock()
@@ -836,8 +823,7 @@ impl StreamReader {
             }
             outcome = match request.send() {
                 Ok(response)
-                    if response.status() == StatusCode::OK
-                        && content_type(&response) == "text/event-stream" =>
+                    if response.status() == StatusCode::OK && is_event_stream(&response) =>
                 {
                     // A fresh decoder: the new stream starts at a line boundary; the last id
                     // carries over for a further resumption.
@@ -848,9 +834,15 @@ impl StreamReader {
                     }
                     pumped
                 }
-                Ok(response) => Pumped::Failed(Error::HttpStatus {
-                    method: format!("{} (resuming its event stream)", self.method),
-                    status: response.status().as_u16(),
+                Ok(response) => Pumped::Failed(match media(&response) {
+                    Err(refusal) if response.status() == StatusCode::OK => Error::Decoding {
+                        method: format!("{} (resuming its event stream)", self.method),
+                        refusal,
+                    },
+                    _ => Error::HttpStatus {
+                        method: format!("{} (resuming its event stream)", self.method),
+                        status: response.status().as_u16(),
+                    },
                 }),
                 Err(source) => Pumped::Ended(Some(source)),
             };
@@ -1023,6 +1015,7 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
         .header(header::ACCEPT, "text/event-stream")
         .send()
         .map_err(|e| send_error("the GET of the event stream", e, shared.options.timeout))?;
+    shared.note_certificate(&response);
     let status = response.status();
     if status.is_redirection() {
         return Err(redirect(doing, &response));
@@ -1033,7 +1026,11 @@ fn open_legacy_stream(shared: &Arc<Shared>) -> Result<Url, Error> {
             status: status.as_u16(),
         });
     }
-    if content_type(&response) != "text/event-stream" {
+    let media = media(&response).map_err(|refusal| Error::Decoding {
+        method: doing.to_owned(),
+        refusal,
+    })?;
+    if media != "text/event-stream" {
         return Err(Error::Protocol {
             method: doing.to_owned(),
             problem: "an answer to GET that is not text/event-stream",
@@ -1175,6 +1172,8 @@ fn client(options: HttpOptions) -> Result<Client, Error> {
         .connect_timeout(options.timeout)
         .timeout(options.timeout)
         .tls_backend_preconfigured(tls)
+        // The server's certificate, for the key recorded beside a remote server's URL.
+        .tls_info(true)
         .build()
         .map_err(|e| http_error("setting up the HTTP client", e))
 }
@@ -1216,15 +1215,26 @@ fn redirect(method: &str, response: &Response) -> Error {
     }
 }
 
-/// The media type of an answer, lowercase, without parameters.
-fn content_type(response: &Response) -> String {
-    response
+/// The media type of an answer, lowercase, without parameters (empty when it names none).
+///
+/// # Errors
+///
+/// The [`Refusal`] of a head telling a client to read the body otherwise than as the UTF-8
+/// bytes the capture reads ([`mcppin_core::http::check_decoding`]): a client decoding by a
+/// `charset=utf-7` reads text the capture never held, so such an answer is no surface.
+fn media(response: &Response) -> Result<String, Refusal> {
+    let head = response
         .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default()
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()));
+    Ok(check_decoding(head)?
+        .map(|m| m.essence().to_owned())
+        .unwrap_or_default())
+}
+
+/// Whether an answer is an event stream the capture reads as sent.
+fn is_event_stream(response: &Response) -> bool {
+    media(response).is_ok_and(|m| m == "text/event-stream")
 }
 
 /// Reads a whole body of at most `max` bytes.
@@ -1254,7 +1264,7 @@ fn read_bounded(response: Response, max: usize, method: &str) -> Result<Vec<u8>,
 
 /// The `error` member of a JSON-RPC error in an HTTP error answer, if the body is one.
 fn json_rpc_error(response: Response, max: usize) -> Option<Value> {
-    if content_type(&response) != "application/json" {
+    if media(&response).ok()? != "application/json" {
         return None;
     }
     let body = read_bounded(response, max, "").ok()?;

@@ -37,6 +37,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod artifact;
 pub mod audit;
 pub mod capture;
 pub mod config;
@@ -47,6 +48,8 @@ pub mod http;
 pub mod log;
 pub mod process;
 pub mod profile;
+mod redact;
+mod revision;
 pub mod session;
 pub mod transport;
 

@@ -74,6 +74,7 @@ pub const TRAMPOLINE_ARG: &str = "--mcppin-exec-server-dying-with-parent";
 
 /// How much of the caller's environment a server inherits.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum Inherit {
     /// Only [`INHERITED_VARIABLES`] and [`NETWORK_VARIABLES`] (the default: a server sees no
     /// tokens it was not given).
@@ -150,6 +151,7 @@ fn inherits(inherit: Inherit, name: &OsStr) -> bool {
 
 /// What happens to a server's stderr.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum StderrMode {
     /// Kept in memory, at most the last `limit` bytes (see [`ServerProcess::stderr`]).
     Capture {
@@ -332,7 +334,7 @@ impl ServerCommand {
             Some(trampoline) => {
                 // The trampoline reports a failed exec only on the server's stderr: a program
                 // that is not there at all is reported here, as a direct start would.
-                self.find_program().map_err(|source| Error::Spawn {
+                self.resolve_program().map_err(|source| Error::Spawn {
                     program: self.program.to_string_lossy().into_owned(),
                     source,
                 })?;
@@ -386,12 +388,18 @@ impl ServerCommand {
 }
 
 impl ServerCommand {
-    /// Whether an executable file stands where executing the program will look for it: the
-    /// path itself when it holds a `/` (from the working directory), else each directory of
-    /// the server's `PATH` (the system's default one when it has none).
-    fn find_program(&self) -> io::Result<()> {
+    /// Where executing the program finds it, as the start does: the path itself when it holds
+    /// a `/` (from the working directory), else the first directory of the server's `PATH`
+    /// (the system's default one when it has none) holding an executable file of that name
+    /// (a relative directory, from the working directory).
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` when there is no such file, `PermissionDenied` for a file named by a path
+    /// that is not executable.
+    pub fn resolve_program(&self) -> io::Result<PathBuf> {
         let program = Path::new(&self.program);
-        let found = if self.program.as_encoded_bytes().contains(&b'/') {
+        if self.program.as_encoded_bytes().contains(&b'/') {
             let path = match &self.cwd {
                 Some(dir) if program.is_relative() => dir.join(program),
                 _ => program.to_path_buf(),
@@ -399,27 +407,29 @@ impl ServerCommand {
             if path.is_file() && !executable(&path) {
                 return Err(rustix::io::Errno::ACCESS.into());
             }
-            path.is_file()
-        } else {
-            let search = self
-                .env
-                .get(OsStr::new("PATH"))
-                .map_or(OsStr::new("/bin:/usr/bin"), OsString::as_os_str);
-            std::env::split_paths(search).any(|dir| {
-                let dir = match &self.cwd {
-                    Some(cwd) if dir.is_relative() => cwd.join(dir),
-                    _ => dir,
-                };
-                executable(&dir.join(program))
-            })
-        };
-        if found {
-            Ok(())
-        } else {
-            Err(rustix::io::Errno::NOENT.into())
+            return if path.is_file() {
+                Ok(path)
+            } else {
+                Err(rustix::io::Errno::NOENT.into())
+            };
         }
+        let search = self
+            .env
+            .get(OsStr::new("PATH"))
+            .map_or(OsStr::new(DEFAULT_PATH), OsString::as_os_str);
+        std::env::split_paths(search)
+            .map(|dir| match &self.cwd {
+                Some(cwd) if dir.is_relative() => cwd.join(dir),
+                _ => dir,
+            })
+            .map(|dir| dir.join(program))
+            .find(|candidate| executable(candidate))
+            .ok_or_else(|| rustix::io::Errno::NOENT.into())
     }
 }
+
+/// The search path of `execvp` when the environment has no `PATH` (glibc's `_CS_PATH`).
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// Whether `path` is a file with an execute permission bit.
 fn executable(path: &Path) -> bool {
@@ -455,6 +465,7 @@ pub struct Shutdown {
 
 /// The step of the shutdown order at which the server's leader was gone.
 #[derive(Clone, Copy, Debug, Eq, Ord, PartialEq, PartialOrd)]
+#[non_exhaustive]
 pub enum Stage {
     /// It had exited before the shutdown began (it crashed, or finished on its own).
     AlreadyExited,

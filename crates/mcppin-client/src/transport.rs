@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::Error;
 use crate::frame::{LineReader, write_line};
 use crate::process::{CapturedStderr, ServerCommand, ServerProcess, Shutdown};
-use crate::session::Revision;
+use crate::revision::Revision;
 
 /// What one wait for an incoming line produced.
 #[derive(Clone, Debug, Eq, PartialEq)]

@@ -19,6 +19,7 @@ use mcppin_client::{
     HttpTransport, Protocol, Revision, ServerCapture, ServerCommand, Session, SessionOptions,
     capture,
 };
+use mcppin_core::http::Refusal;
 use peer::{
     Peer, Request, json_server, mcp_answer, respond, respond_json, start_events, write_split,
 };
@@ -532,6 +533,99 @@ fn resumes_a_broken_event_stream_with_last_event_id() {
         .find(|r| r.header("last-event-id").is_some())
         .expect("a resuming GET");
     assert_eq!(resumed.header("mcp-session-id"), Some("sess-1"));
+}
+
+/// A server answering tools/list as an event stream under `media`, directly (`resume`
+/// false) or on the GET resuming a stream that broke before its answer.
+fn tools_stream_under(media: &'static str, resume: bool) -> Peer {
+    let asked = std::sync::Mutex::new(serde_json::Value::Null);
+    Peer::start(
+        move |request: &Request, stream: &mut TcpStream| match request.method.as_str() {
+            "GET" if request.header("last-event-id").is_some() => {
+                let id = asked.lock().unwrap().clone();
+                let pending = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                    "result": {"tools": [{"name": "late", "inputSchema": {"type": "object"}}]}});
+                respond(
+                    stream,
+                    "200 OK",
+                    &[("Content-Type", media)],
+                    format!("id: ev-8\ndata: {pending}\n\n").as_bytes(),
+                );
+            }
+            "GET" => respond(stream, "405 Method Not Allowed", &[], b""),
+            "DELETE" => respond(stream, "200 OK", &[], b""),
+            _ if request.rpc_method() == "tools/list" && resume => {
+                *asked.lock().unwrap() = request.json()["id"].clone();
+                start_events(stream, &[]);
+                let _ = write!(stream, "id: ev-7\nretry: 10\ndata:\n\n");
+            }
+            _ if request.rpc_method() == "tools/list" => {
+                let answer = mcp_answer(request).unwrap();
+                respond(
+                    stream,
+                    "200 OK",
+                    &[("Content-Type", media)],
+                    format!("data: {answer}\n\n").as_bytes(),
+                );
+            }
+            _ => json_server(request, stream),
+        },
+    )
+}
+
+#[test]
+fn refuses_an_answer_a_client_would_decode_by_another_charset() {
+    // A client decoding an event stream by its charset (the Python SDK's reader does)
+    // read other text than the capture, which read every answer as UTF-8.
+    let list = |media: &'static str, resume: bool| {
+        let peer = tools_stream_under(media, resume);
+        capture_over(
+            &server(peer.url("/mcp"), HttpKind::Streamable),
+            Protocol::default(),
+            DEFAULT_MAX_LINE,
+            Duration::from_secs(10),
+        )
+    };
+    for resume in [false, true] {
+        for media in [
+            "text/event-stream; charset=utf-7",
+            "text/event-stream; charset=\"ISO-8859-1\"",
+            "text/event-stream; charset=utf-8; charset=utf-16",
+        ] {
+            let err = list(media, resume).unwrap_err();
+            assert!(
+                matches!(err, Error::Decoding { refusal: Refusal::Charset, ref method }
+                    if method.starts_with("tools/list")),
+                "{media} {resume}: {err}"
+            );
+        }
+        let held = list("text/event-stream; charset=UTF-8", resume).unwrap();
+        assert!(!held.tools.is_empty());
+    }
+    // The event stream of the HTTP+SSE transport (2024-11-05) likewise.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        respond(
+            stream,
+            "200 OK",
+            &[("Content-Type", "text/event-stream; charset=utf-7")],
+            format!("event: endpoint\ndata: {}\n\n", request.target).as_bytes(),
+        );
+    });
+    let err = HttpTransport::connect(
+        &server(peer.url("/sse"), HttpKind::Sse),
+        http_options(DEFAULT_MAX_LINE, Duration::from_secs(10)),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Decoding {
+                refusal: Refusal::Charset,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]

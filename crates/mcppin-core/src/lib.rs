@@ -48,12 +48,18 @@
 //! session in both directions: what to forward, what to answer in the server's place, when to
 //! stop, and typed events for the admission log.
 //!
-//! The modules form three layers (docs/design.md): JSON (`parse`, `value`, `canon`, `digest`,
-//! `outline`, ...), surface (`manifest`, `lockfile`, `surface`) and judgement (`diff`,
-//! `policy`, `report`, `admission`, `engine`, ...), each using only those before it. The JSON
-//! layer fails with [`JsonError`], the surface layer with [`Error`] (which holds a
-//! `JsonError` as [`Error::Json`]); both say their [`Category`], whose exit code follows
-//! docs/cli.md.
+//! [`log`] writes those events as a hash chain per guard run ([`log::Chain`]: each line names
+//! the digest of the line before it) and reads a log back ([`log::verify`]): the first break
+//! of each run, every gap, a cut last line.
+//!
+//! The modules form four layers (docs/design.md), each a folder and a module of its own and
+//! each using only those before it: [`json`] (`parse`, `value`, `canon`, `digest`, `outline`,
+//! ...), [`surface`] (`manifest`, `lockfile`, `launch`, `artifact`), [`judge`] (`diff`,
+//! `scan`, `policy`, `report`, `remedy`) and [`wire`] (`engine`, `admission`, `http`, `log`,
+//! `hook`). Every
+//! module is also named from the crate root, as above. The JSON layer fails with
+//! [`JsonError`], the surface layer with [`Error`] (which holds a `JsonError` as
+//! [`Error::Json`]); both say their [`Category`], whose exit code follows docs/cli.md.
 //!
 //! What this crate deliberately does not do: files, sockets, processes, the environment or the
 //! clock. It takes bytes and returns values, so any gateway can embed it.
@@ -82,36 +88,25 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
-pub mod admission;
-pub mod artifact;
-mod canon;
-pub mod diff;
-mod digest;
-mod document;
-pub mod engine;
-mod error;
-mod escape;
-pub mod fold;
-pub mod http;
-pub mod launch;
-pub mod lockfile;
-pub mod manifest;
-pub mod number;
-pub mod outline;
-mod parse;
-pub mod policy;
-pub mod remedy;
-pub mod report;
-pub mod scan;
-pub mod sse;
+pub mod json;
+pub mod judge;
 pub mod surface;
-pub mod value;
+pub mod wire;
 
-pub use canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
-pub use digest::{Digest, DigestSyntaxError, digest};
-pub use document::{Document, Error};
-pub use error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
-pub use escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
-pub use number::Number;
-pub use parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};
-pub use value::{Kind, Member, Object, Span, Value};
+pub use json::{fold, number, outline, sse, value};
+pub use judge::{diff, policy, remedy, report, scan};
+pub use surface::{artifact, launch, lockfile, manifest};
+pub use wire::{engine, hook, http, jsonrpc, log};
+// The modules without a public path, named from the root as the crate's files name them.
+use json::{canon, digest, error, escape, parse};
+use surface::document;
+use wire::admission;
+
+pub use json::canon::{canonicalize, canonicalize_exact, to_pretty, write_canonical};
+pub use json::digest::{Digest, DigestSyntaxError, digest};
+pub use json::error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
+pub use json::escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
+pub use json::number::Number;
+pub use json::parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};
+pub use json::value::{Kind, Member, Object, Span, Value};
+pub use surface::document::{Document, Error};

@@ -1,237 +1,149 @@
-//! The layers of this crate (docs/design.md, "Layers"), checked on its source: a file of the
-//! JSON layer names no module of the surface or judgement layers, a file of the surface layer
-//! names no module of the judgement layer. Every `crate::…` path counts, in code, tests and
-//! documentation links alike, and so do the crate root's re-exports (`crate::Error` is the
-//! surface layer's error).
+//! The layers of this crate (docs/design.md, "Layers inside `mcppin-core`"), checked on its
+//! source. Each layer is a folder of `src`: `json`, `surface`, `judge` and `wire`, lowest
+//! first. A file names only what its own layer and the layers below it define: every import
+//! counts, in code, in tests and in documentation links alike, and a name the crate root
+//! re-exports (`crate::Error`) counts as the file that defines it. Inside a layer, no file
+//! imports a file that imports it back. The crate root defines nothing: it names the layers'
+//! modules and items for the crate's users.
 
-use std::collections::BTreeMap;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path};
 
-/// The layers, lowest first: a file may name its own layer and those below it.
-#[derive(Clone, Copy, Debug, Eq, Ord, PartialEq, PartialOrd)]
-enum Layer {
-    Json,
-    Surface,
-    Judgement,
+use mcppin_testkit::import::{Edge, Graph};
+
+/// The layers, lowest first: the folders of `src`.
+const LAYERS: [&str; 4] = ["json", "surface", "judge", "wire"];
+
+fn graph() -> Graph {
+    Graph::of_crate(Path::new(env!("CARGO_MANIFEST_DIR")))
 }
 
-/// The layer of each top-level module of `src` (a file `NAME.rs` or a folder `NAME/`).
-const MODULES: [(&str, Layer); 24] = [
-    ("error", Layer::Json),
-    ("escape", Layer::Json),
-    ("number", Layer::Json),
-    ("value", Layer::Json),
-    ("parse", Layer::Json),
-    ("canon", Layer::Json),
-    ("digest", Layer::Json),
-    ("fold", Layer::Json),
-    ("outline", Layer::Json),
-    ("sse", Layer::Json),
-    ("http", Layer::Json),
-    ("document", Layer::Surface),
-    ("surface", Layer::Surface),
-    ("manifest", Layer::Surface),
-    ("lockfile", Layer::Surface),
-    ("launch", Layer::Surface),
-    ("artifact", Layer::Surface),
-    ("scan", Layer::Judgement),
-    ("diff", Layer::Judgement),
-    ("policy", Layer::Judgement),
-    ("report", Layer::Judgement),
-    ("admission", Layer::Judgement),
-    ("engine", Layer::Judgement),
-    ("remedy", Layer::Judgement),
-];
-
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The layer of a file (`src/json/parse.rs` is in `json`); `None` for the crate root and for
+/// a file outside every layer's folder.
+fn layer(file: &Path) -> Option<usize> {
+    let mut parts = file
+        .components()
+        .skip_while(|c| *c != Component::Normal("src".as_ref()));
+    parts.next()?;
+    let folder = parts.next()?.as_os_str().to_str()?;
+    parts.next()?; // a file in the folder, not `src/json.rs`
+    LAYERS.iter().position(|l| *l == folder)
 }
 
-fn layer_of_module(name: &str) -> Option<Layer> {
-    MODULES.iter().find(|(m, _)| *m == name).map(|(_, l)| *l)
+/// Each import of a file by a file of a lower layer, as a sentence.
+fn upward(graph: &Graph) -> Vec<String> {
+    graph
+        .edges()
+        .filter_map(|edge| {
+            let (from, to) = (layer(edge.from)?, layer(edge.to)?);
+            (to > from).then(|| describe(&edge, from, to))
+        })
+        .collect()
 }
 
-/// Every `.rs` file under `dir`, with its path relative to `src`.
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// The module a file belongs to: `lockfile` for `src/lockfile/format.rs` and
-/// `src/lockfile/mod.rs`, `parse` for `src/parse.rs`.
-fn module_of(path: &Path) -> String {
-    let relative = path.strip_prefix(src()).unwrap();
-    let first = relative.components().next().unwrap().as_os_str();
-    first.to_str().unwrap().trim_end_matches(".rs").to_owned()
-}
-
-fn is_ident(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// The first segments of every `crate::` path in `text`: `parse` for `crate::parse::MAX_DEPTH`,
-/// `Strictness` and `parse` for `crate::{Strictness, parse}`.
-fn crate_paths(text: &str) -> Vec<String> {
-    let bytes = text.as_bytes();
-    let mut found = Vec::new();
-    let mut from = 0;
-    while let Some(at) = text[from..].find("crate::") {
-        let start = from + at;
-        from = start + "crate::".len();
-        if start > 0 && (is_ident(bytes[start - 1]) || bytes[start - 1] == b'$') {
-            continue; // `mcppin_core::`, `$crate::`
-        }
-        if bytes.get(from) == Some(&b'{') {
-            // A group: the first segment of each member at depth 1.
-            let mut depth = 0;
-            let mut expect_segment = true;
-            let mut i = from;
-            while i < bytes.len() {
-                match bytes[i] {
-                    b'{' => {
-                        depth += 1;
-                        if depth == 1 {
-                            expect_segment = true;
-                        }
-                    }
-                    b'}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    b',' if depth == 1 => expect_segment = true,
-                    b if depth == 1 && expect_segment && is_ident(b) => {
-                        let end = (i..bytes.len())
-                            .find(|&j| !is_ident(bytes[j]))
-                            .unwrap_or(bytes.len());
-                        found.push(text[i..end].to_owned());
-                        expect_segment = false;
-                        i = end;
-                        continue;
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        } else {
-            let end = (from..bytes.len())
-                .find(|&j| !is_ident(bytes[j]))
-                .unwrap_or(bytes.len());
-            found.push(text[from..end].to_owned());
-        }
-    }
-    found
-}
-
-/// The crate root's names and the layer of the module each comes from, read from lib.rs's
-/// `pub use MODULE::{...}` lines.
-fn root_names() -> BTreeMap<String, Layer> {
-    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
-    let mut names = BTreeMap::new();
-    for line in lib.lines() {
-        let Some(rest) = line.strip_prefix("pub use ") else {
-            continue;
-        };
-        let (module, items) = rest.split_once("::").unwrap();
-        let layer = layer_of_module(module)
-            .unwrap_or_else(|| panic!("lib.rs re-exports from unknown module {module}"));
-        let items = items
-            .trim_end_matches(';')
-            .trim_matches(|c| c == '{' || c == '}');
-        for item in items.split(',') {
-            let item = item.trim();
-            if !item.is_empty() {
-                names.insert(item.to_owned(), layer);
-            }
-        }
-    }
-    names
-}
-
-/// What each file names above its own layer: `(file, its layer, the name, that name's layer)`.
-fn violations() -> Vec<(String, Layer, String, Layer)> {
-    let roots = root_names();
-    let mut all = Vec::new();
-    files(&src(), &mut all);
-    all.sort();
-    let mut out = Vec::new();
-    for path in all {
-        let module = module_of(&path);
-        if module == "lib" {
-            continue;
-        }
-        let layer = layer_of_module(&module)
-            .unwrap_or_else(|| panic!("src/{module} has no layer: add it to MODULES"));
-        let text = fs::read_to_string(&path).unwrap();
-        for name in crate_paths(&text) {
-            let named = layer_of_module(&name).or_else(|| roots.get(&name).copied());
-            let named = named.unwrap_or_else(|| {
-                panic!(
-                    "{}: crate::{name} is neither a module nor a root name",
-                    path.display()
-                )
-            });
-            if named > layer {
-                let file = path.strip_prefix(src()).unwrap().display().to_string();
-                out.push((file, layer, name, named));
-            }
-        }
-    }
-    out
+fn describe(edge: &Edge<'_>, from: usize, to: usize) -> String {
+    let names: Vec<&str> = edge.names.iter().map(String::as_str).collect();
+    format!(
+        "{} ({}) names {} of {} ({}), in {:?}",
+        edge.from.display(),
+        LAYERS[from],
+        names.join(", "),
+        edge.to.display(),
+        LAYERS[to],
+        edge.origin
+    )
 }
 
 #[test]
-fn no_file_names_a_module_of_a_higher_layer() {
-    let found = violations();
-    assert!(found.is_empty(), "layering broken: {found:#?}");
-}
-
-#[test]
-fn every_module_has_a_layer() {
-    let mut all = Vec::new();
-    files(&src(), &mut all);
-    for path in all {
-        let module = module_of(&path);
+fn every_file_is_in_a_layer_and_the_root_defines_nothing() {
+    let graph = graph();
+    for file in graph.files() {
         assert!(
-            module == "lib" || layer_of_module(&module).is_some(),
-            "{module} has no layer"
+            layer(file).is_some() || file == Path::new("src/lib.rs"),
+            "{} is in no layer: put it in the folder of its layer ({LAYERS:?})",
+            file.display()
+        );
+    }
+    for edge in graph.edges() {
+        assert!(
+            layer(edge.to).is_some(),
+            "{} names {:?} of {}: the crate root only names what the layers define",
+            edge.from.display(),
+            edge.names,
+            edge.to.display()
         );
     }
 }
 
 #[test]
-fn the_scan_sees_every_form_of_path() {
-    assert_eq!(
-        crate_paths("use crate::lockfile::Pin; x(crate::Error::Json); $crate::no; mcppin_core::no"),
-        ["lockfile", "Error"]
-    );
-    assert_eq!(
-        crate_paths("use crate::{Strictness, report::{a, b}, parse};"),
-        ["Strictness", "report", "parse"]
-    );
-    assert_eq!(
-        crate_paths("[`crate::policy::Report`]\nuse crate::{\n    Value,\n};"),
-        ["policy", "Value"]
-    );
+fn no_file_names_what_a_higher_layer_defines() {
+    let found = upward(&graph());
+    assert!(found.is_empty(), "layering broken:\n{}", found.join("\n"));
 }
 
 #[test]
-fn the_rule_fires_on_a_json_file_naming_the_surface_error() {
-    // The check the test above makes, on a made-up file: the JSON layer's `digest` naming
-    // `crate::Error` (the surface layer's) or `crate::lockfile` is refused.
-    let roots = root_names();
-    for name in crate_paths("use crate::Error; use crate::lockfile::Pin;") {
-        let named = layer_of_module(&name).or_else(|| roots.get(&name).copied());
-        assert_eq!(named, Some(Layer::Surface), "{name}");
-        assert!(named > layer_of_module("digest"));
-    }
-    assert!(layer_of_module("report") > layer_of_module("manifest"));
+fn no_file_imports_a_file_of_its_layer_that_imports_it_back() {
+    // Imports only run down the layers (the test above), so a circle lies inside one layer.
+    let circles = graph().circles_text();
+    assert!(circles.is_empty(), "circles inside a layer:\n{circles}");
+}
+
+#[test]
+fn the_layer_rule_fires_on_a_file_naming_a_higher_layer() {
+    // The check the tests above make, on a made-up crate: the JSON layer's digest naming the
+    // surface layer's error through the crate root, in code and in a documentation link.
+    let crate_with = |digest: &str| {
+        Graph::of_sources(&[
+            (
+                "src/lib.rs",
+                "pub mod json;\npub mod surface;\npub use surface::document::Error;\n",
+            ),
+            ("src/json/mod.rs", "pub mod digest;\npub mod value;\n"),
+            ("src/json/value.rs", "pub struct Value;\n"),
+            ("src/json/digest.rs", digest),
+            ("src/surface/mod.rs", "pub mod document;\n"),
+            (
+                "src/surface/document.rs",
+                "use crate::json::value::Value;\npub enum Error { Bad(Value) }\n",
+            ),
+        ])
+    };
+    let holds = crate_with("use crate::json::value::Value;\npub fn digest(_: &Value) {}\n");
+    assert!(upward(&holds).is_empty(), "{:?}", upward(&holds));
+    let fires = crate_with("pub fn digest() -> Result<(), crate::Error> { Ok(()) }\n");
+    assert_eq!(
+        upward(&fires),
+        ["src/json/digest.rs (json) names Error of src/surface/document.rs (surface), in Code"]
+    );
+    let documented = crate_with("/// Never fails with [`crate::Error`].\npub fn digest() {}\n");
+    assert_eq!(upward(&documented).len(), 1, "a documentation link counts");
+}
+
+#[test]
+fn the_circle_rule_fires_on_two_files_of_a_layer_naming_each_other() {
+    // The shape this crate had: the surface error carrying a pin, the pin's file failing with
+    // the error.
+    let tied = Graph::of_sources(&[
+        ("src/lib.rs", "pub mod surface;\n"),
+        (
+            "src/surface/mod.rs",
+            "pub mod document;\npub mod lockfile;\n",
+        ),
+        (
+            "src/surface/document.rs",
+            "use crate::surface::lockfile::Pin;\npub enum Error { Mismatch(Pin) }\n",
+        ),
+        (
+            "src/surface/lockfile.rs",
+            "use super::document::Error;\npub struct Pin;\n\
+             pub fn read() -> Result<Pin, Error> { Ok(Pin) }\n",
+        ),
+    ]);
+    assert!(upward(&tied).is_empty());
+    assert_eq!(
+        tied.circles(),
+        [[
+            Path::new("src/surface/document.rs"),
+            Path::new("src/surface/lockfile.rs")
+        ]]
+    );
 }

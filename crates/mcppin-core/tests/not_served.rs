@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use mcppin_core::Error;
-use mcppin_core::engine::{Config, Forward, Mode, Session};
+use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session};
 use mcppin_core::lockfile::{LockedServer, Lockfile};
 use mcppin_core::manifest::Manifest;
 use mcppin_core::policy::{Options, Policy, Status, verify};
@@ -239,9 +239,14 @@ fn shown(forward: &Forward) -> String {
     }
 }
 
-/// Feeds a client request and the server's answer to it; returns the transcript.
+/// Feeds a client request and the server's answer to it as `mcppin-guard` does (its refusals
+/// name it); returns the transcript.
 fn exchange(mode: Mode, request: &str, answer: &str) -> String {
-    let mut session = Session::new(approved(), Config { mode, events: true });
+    let mut config = Config::default();
+    config.mode = mode;
+    config.events = true;
+    config.refuser = "mcppin-guard";
+    let mut session = Session::new(ApprovedServer::unsigned(approved()), config);
     let mut out = String::new();
     let now = Duration::from_millis(10);
     let action = session.client_line(request.as_bytes(), now);
@@ -254,7 +259,10 @@ fn exchange(mode: Mode, request: &str, answer: &str) -> String {
     let action = session.server_line(answer.as_bytes(), now);
     writeln!(out, "s {answer}\n  to client: {}", shown(&action.to_client)).unwrap();
     for note in &action.notes {
-        writeln!(out, "  note: {note}").unwrap();
+        // A refused tool's changes are lines under its heading.
+        for line in note.to_string().lines() {
+            writeln!(out, "  note: {line}").unwrap();
+        }
     }
     for event in &action.events {
         writeln!(out, "  event: {}", serde_json::to_string(event).unwrap()).unwrap();

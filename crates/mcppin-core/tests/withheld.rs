@@ -5,8 +5,7 @@
 
 use std::time::Duration;
 
-use mcppin_core::admission::Withheld;
-use mcppin_core::engine::{Config, Forward, Mode, Session};
+use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::{Value, parse};
 
@@ -35,13 +34,9 @@ fn approved() -> LockedServer {
 
 /// A session of one exchange, seeded with `withheld`.
 fn exchange(mode: Mode, withheld: &Withheld) -> Session {
-    let mut session = Session::new(
-        approved(),
-        Config {
-            mode,
-            events: false,
-        },
-    );
+    let mut config = Config::default();
+    config.mode = mode;
+    let mut session = Session::new(ApprovedServer::unsigned(approved()), config);
     session.withhold(withheld);
     session
 }
@@ -79,7 +74,7 @@ fn a_tool_quarantined_in_one_exchange_stays_withheld_in_the_next_until_served_as
         let mut first = exchange(mode, &Withheld::default());
         let tools = format!(r#"{{"tools":[{PULLED},{SEARCH}]}}"#);
         assert_ne!(read(&mut first, "tools/list", &tools), Forward::Original);
-        let withheld = first.gate().withheld();
+        let withheld = first.withheld();
         assert_eq!(withheld.tools, ["summarize".to_owned()].into(), "{mode:?}");
         // The next exchange knows nothing but what it is seeded with.
         let mut second = exchange(mode, &withheld);
@@ -92,7 +87,7 @@ fn a_tool_quarantined_in_one_exchange_stays_withheld_in_the_next_until_served_as
         let mut third = exchange(mode, &withheld);
         let tools = format!(r#"{{"tools":[{SUMMARIZE},{SEARCH}]}}"#);
         assert_eq!(read(&mut third, "tools/list", &tools), Forward::Original);
-        let lifted = third.gate().withheld();
+        let lifted = third.withheld();
         assert!(lifted.tools.is_empty(), "{mode:?}: {lifted:?}");
         let mut fourth = exchange(mode, &lifted);
         assert!(reaches(&mut fourth, "tools/call", "summarize"), "{mode:?}");
@@ -107,7 +102,7 @@ fn a_prompt_withheld_in_one_exchange_stays_withheld_in_the_next_until_served_as_
         read(&mut first, "prompts/list", &prompts),
         Forward::Original
     );
-    let withheld = first.gate().withheld();
+    let withheld = first.withheld();
     assert_eq!(withheld.prompts, ["review".to_owned()].into());
     let mut second = exchange(Mode::Quarantine, &withheld);
     assert!(!reaches(&mut second, "prompts/get", "review"));
@@ -119,7 +114,7 @@ fn a_prompt_withheld_in_one_exchange_stays_withheld_in_the_next_until_served_as_
         read(&mut third, "prompts/list", &prompts),
         Forward::Original
     );
-    assert_eq!(third.gate().withheld(), Withheld::default());
+    assert_eq!(third.withheld(), Withheld::default());
     assert!(reaches(&mut third, "prompts/get", "review"));
 }
 
@@ -134,11 +129,11 @@ fn the_carried_set_holds_only_names_the_lock_holds() {
     read(&mut first, "tools/list", &tools);
     let prompts = r#"{"prompts":[{"name":"added","description":"x"}]}"#;
     read(&mut first, "prompts/list", prompts);
-    assert_eq!(first.gate().withheld(), Withheld::default());
+    assert_eq!(first.withheld(), Withheld::default());
     let seed = Withheld {
         tools: (0..1000).map(|i| format!("fresh-{i}")).collect(),
         prompts: ["added".to_owned()].into(),
     };
     let seeded = exchange(Mode::Quarantine, &seed);
-    assert_eq!(seeded.gate().withheld(), Withheld::default());
+    assert_eq!(seeded.withheld(), Withheld::default());
 }

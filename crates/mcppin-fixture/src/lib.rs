@@ -53,11 +53,13 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
 mod http;
+mod program;
+
+pub use program::main;
 
 /// The legacy revisions the fixture answers `initialize` with.
 pub const LEGACY_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -211,40 +213,6 @@ pub enum Outcome {
     Exit(u8),
     /// Stay alive without reading (the `silent` mode after end of input).
     Hang,
-}
-
-/// The program: reads the command line, serves stdin/stdout, exits as scripted.
-#[must_use]
-pub fn main() -> ExitCode {
-    let script = match Script::from_args(std::env::args().skip(1)) {
-        Ok(script) => script,
-        Err(message) => {
-            let _ = writeln!(std::io::stderr(), "mcppin-fixture: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    if let Some(path) = &script.pid_file
-        && let Err(err) = std::fs::write(path, std::process::id().to_string())
-    {
-        let _ = writeln!(
-            std::io::stderr(),
-            "mcppin-fixture: {}: {err}",
-            path.display()
-        );
-        return ExitCode::from(2);
-    }
-    if let Some(addr) = script.http.clone() {
-        return http::run(script, &addr);
-    }
-    let stdin = std::io::stdin().lock();
-    let stdout = std::io::stdout().lock();
-    let stderr = std::io::stderr().lock();
-    match serve(&script, stdin, stdout, stderr) {
-        Outcome::Exit(code) => ExitCode::from(code),
-        Outcome::Hang => loop {
-            std::thread::park();
-        },
-    }
 }
 
 /// Serves MCP over `input`/`output` as `script` says, until end of input or a scripted end.

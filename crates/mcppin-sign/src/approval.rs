@@ -4,12 +4,12 @@
 use std::fmt;
 
 use mcppin_core::Digest;
+use mcppin_core::engine::ApprovedServer;
 use mcppin_core::lockfile::Lockfile;
 
 use crate::envelope::Envelope;
-use crate::error::{Error, Refusal};
+use crate::error::{Error, Refusal, Timestamp};
 use crate::key::PublicKey;
-use crate::time::Timestamp;
 use crate::verify::{Freshness, check_serial, verify};
 
 /// Everything a lockfile is judged by before it counts as an approval: its bytes, the
@@ -38,8 +38,35 @@ pub struct Approval<'a> {
 pub struct Approved {
     /// The approved surface.
     pub lockfile: Lockfile,
+    /// The lockfile's digest, the one a signature names ([`crate::lock_digest`]), so a record
+    /// of what ran under this approval can name it.
+    pub lock_digest: Digest,
     /// What the signature check found.
     pub signature: Signature,
+}
+
+impl Approved {
+    /// One server's approved surface, as the wire engine admits against it: the way from
+    /// this check to a [`Session`](mcppin_core::engine::Session). `None` when the lockfile
+    /// holds no server `id`.
+    #[must_use]
+    pub fn server(&self, id: &str) -> Option<ApprovedServer> {
+        self.server_in(id, None)
+    }
+
+    /// One server's approved surface under an authorization context (`None`: the default
+    /// one, as [`Approved::server`]). `None` when the lockfile does not approve server `id`
+    /// under that context: an entry of another context is never taken in its place.
+    #[must_use]
+    pub fn server_in(
+        &self,
+        id: &str,
+        context: Option<&mcppin_core::surface::AuthContext>,
+    ) -> Option<ApprovedServer> {
+        self.lockfile
+            .entry(id, context)
+            .map(|server| ApprovedServer::signature_checked(server.clone()))
+    }
 }
 
 /// What the signature check of an approval found. Its `Display` is the note binaries print
@@ -106,7 +133,7 @@ impl Approval<'_> {
     /// ([`check_serial`]); returns the lockfile with what the signature check found.
     ///
     /// The lockfile is read once: the digest the signature names is taken from the value as
-    /// read (see [`crate::lock_digest`]), only when a signature is to be checked.
+    /// read (see [`crate::lock_digest`]).
     ///
     /// # Errors
     ///
@@ -144,9 +171,9 @@ impl Approval<'_> {
     /// ```
     pub fn check(&self) -> Result<Approved, Refused> {
         let value = mcppin_core::parse(self.lockfile).map_err(|e| Refused::lockfile(e.into()))?;
-        let digest = (!self.keys.is_empty()).then(|| crate::verify::digest_of(&value));
+        let lock_digest = crate::verify::digest_of(&value);
         let lockfile = Lockfile::try_from(value).map_err(Refused::lockfile)?;
-        let signature = match digest {
+        let signature = match (!self.keys.is_empty()).then_some(lock_digest) {
             None => match self.signature {
                 None => Signature::Unsigned,
                 Some(bytes) => Signature::Unchecked(match Envelope::parse(bytes) {
@@ -172,6 +199,7 @@ impl Approval<'_> {
         }
         Ok(Approved {
             lockfile,
+            lock_digest,
             signature,
         })
     }
@@ -289,6 +317,25 @@ mod tests {
 
     fn refused(approval: Approval<'_>) -> Refused {
         approval.check().unwrap_err()
+    }
+
+    #[test]
+    fn an_approval_gives_the_engine_each_server_it_holds() {
+        let manifest = mcppin_core::manifest::Manifest::parse(
+            br#"{"schema_version": 2, "complete": true, "servers": [
+                {"id": "docs", "tools": [{"name": "search"}]}]}"#,
+        )
+        .unwrap();
+        let lock = Lockfile::approve(None, &manifest, &[]).unwrap().to_bytes();
+        let approved = Approval {
+            lockfile: &lock,
+            ..approval(None, &[])
+        }
+        .check()
+        .unwrap();
+        let docs = approved.server("docs").expect("docs is approved");
+        assert!(docs.surface().tools.contains_key("search"));
+        assert!(approved.server("other").is_none());
     }
 
     #[test]

@@ -2,12 +2,10 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use ed25519_dalek::Signer as _;
 use mcppin_core::{Digest, Kind, Object, Value};
 
-use crate::error::Error;
-use crate::key::PublicKey;
-use crate::time::Timestamp;
+use crate::error::{Error, Timestamp};
+use crate::key::{PublicKey, SigningKey};
 
 /// The value of the envelope's `schema` member.
 pub const SCHEMA: &str = "mcppin-lock-signature";
@@ -40,23 +38,24 @@ pub struct Envelope {
     signature: ed25519_dalek::Signature,
 }
 
-impl Envelope {
-    pub(crate) fn sign(
-        key: &ed25519_dalek::SigningKey,
-        public_key_fingerprint: Digest,
-        lock_digest: Digest,
-        signed_at: Timestamp,
-    ) -> Self {
-        let mut envelope = Self {
+impl SigningKey {
+    /// Signs a lockfile: the envelope names `lock_digest` (see [`crate::lock_digest`]), this
+    /// key's fingerprint and `signed_at`, and the signature covers the canonical form of all
+    /// three with the constant members (docs/formats.md).
+    #[must_use]
+    pub fn sign(&self, lock_digest: Digest, signed_at: Timestamp) -> Envelope {
+        let mut envelope = Envelope {
             lock_digest,
-            public_key_fingerprint,
+            public_key_fingerprint: self.public_key().fingerprint(),
             signed_at,
             signature: ed25519_dalek::Signature::from_bytes(&[0; 64]),
         };
-        envelope.signature = key.sign(&envelope.signed_bytes());
+        envelope.signature = self.signature_of(&envelope.signed_bytes());
         envelope
     }
+}
 
+impl Envelope {
     /// Reads an envelope with the strict reader, refusing every member it does not sign.
     ///
     /// # Errors

@@ -1,5 +1,6 @@
 //! Ed25519 keys: PKCS#8 PEM for the private half, SPKI PEM for the public half (RFC 8410).
 
+use ed25519_dalek::Signer as _;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::spki::{AlgorithmIdentifierRef, SubjectPublicKeyInfoRef, der};
 use ed25519_dalek::pkcs8::{
@@ -14,9 +15,7 @@ use pkcs8::pkcs5::{self, pbes2};
 use rand_core::CryptoRngCore;
 use zeroize::Zeroizing;
 
-use crate::envelope::Envelope;
 use crate::error::Error;
-use crate::time::Timestamp;
 
 /// An Ed25519 private key.
 ///
@@ -230,23 +229,20 @@ impl SigningKey {
     /// is the cipher's key.
     pub const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
 
+    pub(crate) fn inner(&self) -> &ed25519_dalek::SigningKey {
+        &self.inner
+    }
+
     /// The public half.
     #[must_use]
     pub fn public_key(&self) -> PublicKey {
         PublicKey::new(self.inner.verifying_key())
     }
 
-    /// Signs a lockfile: the envelope names `lock_digest` (see [`crate::lock_digest`]), this
-    /// key's fingerprint and `signed_at`, and the signature covers the canonical form of all
-    /// three with the constant members (docs/formats.md).
-    #[must_use]
-    pub fn sign(&self, lock_digest: Digest, signed_at: Timestamp) -> Envelope {
-        Envelope::sign(
-            &self.inner,
-            self.public_key().fingerprint,
-            lock_digest,
-            signed_at,
-        )
+    /// The Ed25519 signature of `bytes` (an envelope's signed form: see
+    /// [`SigningKey::sign`](crate::SigningKey::sign)).
+    pub(crate) fn signature_of(&self, bytes: &[u8]) -> ed25519_dalek::Signature {
+        self.inner.sign(bytes)
     }
 }
 

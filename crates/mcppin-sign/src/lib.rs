@@ -7,7 +7,8 @@
 //! [`PublicKey`]s and, with [`Freshness`], its age; [`check_serial`] refuses an approval
 //! older than a pinned floor. [`Approval::check`] is the whole approval in one call (the
 //! lockfile read strictly, its signature, the serial floor and the age bound), with one
-//! message per [`Refusal`]: `mcppin verify` and `mcppin-guard` both use it. Keys are PKCS#8
+//! message per [`Refusal`]: `mcppin verify` and `mcppin-guard` both use it. The same keys
+//! sign the end of an admission-log run ([`log::sign`]) and check it ([`log::check_ends`]). Keys are PKCS#8
 //! PEM (private, plain or encrypted with a passphrase: [`SigningKey::to_encrypted_pem`]) and
 //! SPKI PEM (public), the forms `openssl genpkey -algorithm ed25519` and `openssl pkey
 //! -pubout` read and write.
@@ -50,14 +51,13 @@ mod approval;
 mod envelope;
 mod error;
 mod key;
-mod time;
+pub mod log;
 mod verify;
 
 pub use approval::{Approval, Approved, Claim, Refused, Signature, Subject};
 pub use envelope::{ALGORITHM, Envelope, SCHEMA, SCHEMA_VERSION};
-pub use error::{Error, Refusal};
+pub use error::{Error, Refusal, Timestamp};
 pub use key::{PublicKey, SigningKey};
 /// The random-generator traits [`SigningKey::generate`] takes, in the version it takes them.
 pub use rand_core;
-pub use time::Timestamp;
 pub use verify::{CLOCK_SKEW, Freshness, check_serial, lock_digest, verify};

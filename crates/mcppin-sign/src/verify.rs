@@ -6,9 +6,8 @@ use mcppin_core::lockfile::Lockfile;
 use mcppin_core::{Digest, Value};
 
 use crate::envelope::Envelope;
-use crate::error::Error;
+use crate::error::{Error, Timestamp};
 use crate::key::PublicKey;
-use crate::time::Timestamp;
 
 /// How far in the future a `signed_at` may lie before it is refused: clocks of the signer and
 /// the checker disagree by seconds, never by more than this on a kept machine.

@@ -1,8 +1,10 @@
 //! What the integration tests of `mcppin`, `mcppin-export` and `mcppin-guard` share, written
 //! once: [`Run`] (the outcome of one run, with assertions that print exit code, stdout and
 //! stderr on failure), [`run`] (a binary run with its output drained and a bound on hangs),
-//! [`Scratch`] (a fresh directory per test) and process helpers. A dev-dependency only, never
-//! published; panics are its way to fail a test.
+//! [`Scratch`] (a fresh directory per test), process helpers and [`npm`] (a local npm registry
+//! for real `npx` installs); and for every crate's tests, [`import`]: the file-level imports of
+//! a crate's source and the circles among them. A dev-dependency only, never published; panics
+//! are its way to fail a test.
 #![warn(missing_docs)]
 
 use std::io::{Read, Write};
@@ -13,6 +15,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+pub mod import;
+pub mod npm;
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far
 /// above any shutdown the binaries run (grace periods included), so only a hang reaches it.
@@ -181,6 +186,17 @@ pub enum StdinEnd {
 /// When the process cannot be started, or hangs.
 #[must_use]
 pub fn run(command: &mut Command, stdin: Vec<u8>, end: StdinEnd) -> Run {
+    run_within(command, stdin, end, HANG)
+}
+
+/// [`run`] with another bound than [`HANG`]: for a run that installs a published package from
+/// the network first (the slow suites).
+///
+/// # Panics
+///
+/// When the process cannot be started, or runs longer than `limit`.
+#[must_use]
+pub fn run_within(command: &mut Command, stdin: Vec<u8>, end: StdinEnd, limit: Duration) -> Run {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -210,12 +226,12 @@ pub fn run(command: &mut Command, stdin: Vec<u8>, end: StdinEnd) -> Run {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        if started.elapsed() > HANG {
+        if started.elapsed() > limit {
             drop(exited);
             let _ = child.kill();
             let _ = child.wait();
             let stderr = stderr.join().unwrap_or_default();
-            panic!("{command:?} did not exit within {HANG:?}: killed\n--- stderr\n{stderr}");
+            panic!("{command:?} did not exit within {limit:?}: killed\n--- stderr\n{stderr}");
         }
         thread::sleep(Duration::from_millis(20));
     };

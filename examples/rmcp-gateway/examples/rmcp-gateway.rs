@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcppin_core::engine::{Config, Session, Stop};
-use mcppin_core::lockfile::Lockfile;
+use mcppin_sign::Approval;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::ServiceError;
@@ -85,12 +85,25 @@ async fn main() -> ExitCode {
 /// Runs the session; whether every step succeeded.
 async fn run(args: Args) -> Result<bool, String> {
     let bytes = std::fs::read(&args.lock).map_err(|e| format!("{}: {e}", args.lock))?;
-    let mut lock = Lockfile::parse(&bytes).map_err(|e| format!("{}: {e}", args.lock))?;
-    let approved = lock
-        .servers
-        .remove(&args.server)
+    // The approval: the lockfile read strictly, then (for a gateway that signs its lockfiles)
+    // the signature beside it against the trusted keys, a serial floor and an age bound. This
+    // example trusts no key, so no signature is required.
+    let approval = Approval {
+        lockfile: &bytes,
+        signature: None,
+        keys: &[],
+        min_serial: None,
+        freshness: None,
+    };
+    let approved = approval
+        .check()
+        .map_err(|refused| format!("{}: {refused}", args.lock))?
+        .server(&args.server)
         .ok_or(format!("{}: no server {}", args.lock, args.server))?;
-    let session = Arc::new(Mutex::new(Session::new(approved, Config::default())));
+    // Refuse mode, no events; the refusals the client reads name this gateway.
+    let mut config = Config::default();
+    config.refuser = "rmcp-gateway";
+    let session = Arc::new(Mutex::new(Session::new(approved, config)));
 
     let mut child = Command::new(&args.command[0])
         .args(&args.command[1..])
@@ -262,8 +275,8 @@ async fn server_to_client<R: AsyncRead + Unpin>(
                 eprintln!("rmcp-gateway: drift refused, session stopped");
                 break;
             }
-            Some(Stop::Fatal(message)) => {
-                eprintln!("rmcp-gateway: {message}");
+            Some(fatal) => {
+                eprintln!("rmcp-gateway: {fatal}");
                 break;
             }
         }

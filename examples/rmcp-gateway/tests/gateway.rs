@@ -137,7 +137,7 @@ fn the_rmcp_client_gets_the_honest_surface_then_the_refusal_of_the_delayed_rug_p
             "call summarize: ok",
             "call summarize: ok",
             "call summarize: ok",
-            "tools again: error -32001: mcppin-guard refused tools/list: 1 tool changed (tool-changed)",
+            "tools again: error -32001: rmcp-gateway refused tools/list: 1 tool changed (tool-changed)",
             "engine: stopped",
             "after stop: transport closed",
         ],

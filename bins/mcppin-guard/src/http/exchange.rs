@@ -15,24 +15,17 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::MediaType;
+use mcppin_core::jsonrpc::{HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, REFUSED};
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
-use super::headers::{self, SESSION_ID};
+use super::headers::{self, MAX_HEADERS, SESSION_ID};
+use super::session::{Guarded, Refused, State, eprintln_guard};
 use super::upstream::Failure;
-use super::{Guarded, Refused, State};
 
 /// The body of an answer to the client.
 pub(crate) type Out = BoxBody<Bytes, Infallible>;
 
-/// JSON-RPC 2.0 section 5.1: invalid JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC 2.0 section 5.1: not a valid request.
-const INVALID_REQUEST: i64 = -32600;
-/// 2026-07-28: the headers do not match the body (`HeaderMismatch`).
-const HEADER_MISMATCH: i64 = -32020;
-/// The code of the guard's own refusals (docs/guard.md).
-const REFUSED: i64 = mcppin_core::engine::REFUSED;
 /// The media type of a JSON body, as the guard writes it.
 const JSON: &str = "application/json";
 /// The media type of an SSE stream, as the guard writes it.
@@ -42,7 +35,7 @@ const EVENT_STREAM: &str = "text/event-stream";
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     // The request line: method, target, `HTTP/1.1`, two spaces.
     let line = request.method().as_str().len() + request.uri().to_string().len() + 10;
-    if headers::head_size(line, request.headers()) > super::MAX_HEADERS {
+    if headers::head_size(line, request.headers()) > MAX_HEADERS {
         return fail(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             INVALID_REQUEST,
@@ -81,8 +74,9 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
 
 /// The session a request belongs to.
 enum Belongs {
-    /// An open session, by its `Mcp-Session-Id`.
-    Open(Arc<Guarded>),
+    /// An open session, by its `Mcp-Session-Id` (the server's id, which the session is kept
+    /// under).
+    Open(Arc<Guarded>, String),
     /// No `Mcp-Session-Id`: a session of its own, kept if the server assigns one.
     Fresh(Arc<Guarded>),
 }
@@ -90,7 +84,7 @@ enum Belongs {
 impl Belongs {
     fn guarded(&self) -> &Arc<Guarded> {
         match self {
-            Self::Open(g) | Self::Fresh(g) => g,
+            Self::Open(g, _) | Self::Fresh(g) => g,
         }
     }
 }
@@ -124,11 +118,9 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
              nothing was forwarded",
         ));
     }
-    match id
-        .and_then(|id| state.inward(id))
-        .and_then(|key| state.find(key))
-    {
-        Some(guarded) => Ok(Belongs::Open(guarded)),
+    let key = id.and_then(|id| state.inward(id));
+    match key.and_then(|key| state.find(key).map(|g| (g, key))) {
+        Some((guarded, key)) => Ok(Belongs::Open(guarded, key.to_owned())),
         None => Err(fail(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
@@ -224,7 +216,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         && state.is_full()
     {
         // It could open a session the guard cannot keep: refused before the server opens one.
-        super::eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+        eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
         return fail(
             StatusCode::SERVICE_UNAVAILABLE,
             INVALID_REQUEST,
@@ -432,6 +424,23 @@ async fn relay(
             "mcppin-guard refused the server's answer (a redirect)",
         );
     }
+    if names_another_session(&belongs, &head.headers) {
+        // A client reads a repeated header as its values joined by ", ", and the TypeScript
+        // SDK client adopts the id of any answer: passed on, it would move the client into a
+        // session other than the one the guard keeps this exchange under (another client's,
+        // perhaps), merging what the guard keeps apart.
+        state.say(
+            &guarded,
+            "the server's answer names another session (Mcp-Session-Id repeated, or not this \
+             session's); refused, nothing of it was forwarded",
+        );
+        end_session(&state, &guarded, &end, "the server broke the protocol");
+        return fail(
+            StatusCode::BAD_GATEWAY,
+            REFUSED,
+            "mcppin-guard refused the server's answer; the session was ended",
+        );
+    }
     if let Belongs::Fresh(_) = &belongs
         && let Some(key) = headers::text(&head.headers, SESSION_ID)
     {
@@ -474,7 +483,7 @@ async fn relay(
         }),
         _ => None,
     };
-    if let Belongs::Open(_) = &belongs
+    if let Belongs::Open(..) = &belongs
         && head.status == StatusCode::NOT_FOUND
     {
         // The server no longer knows the session: neither does the guard.
@@ -553,8 +562,8 @@ async fn relay(
         Some(Stop::Drift) => {
             end_session(&state, &guarded, &end, "drift was refused");
         }
-        Some(Stop::Fatal(message)) => {
-            state.say(&guarded, &escape_non_ascii(message));
+        Some(fatal) => {
+            state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(&state, &guarded, &end, "the server broke the protocol");
             return fail(
                 StatusCode::BAD_GATEWAY,
@@ -581,6 +590,23 @@ async fn relay(
     with_head(&state, &head, media.as_ref(), forwarded)
 }
 
+/// Whether an answer names a session other than the one its request belongs to: more than one
+/// `Mcp-Session-Id`, or, in an open session, one that is not the id the request named (the
+/// session may have ended since: a DELETE answer still names it).
+fn names_another_session(belongs: &Belongs, headers: &HeaderMap) -> bool {
+    let mut named = headers.get_all(SESSION_ID).iter();
+    let (Some(first), second) = (named.next(), named.next()) else {
+        return false;
+    };
+    if second.is_some() {
+        return true;
+    }
+    match belongs {
+        Belongs::Fresh(_) => false,
+        Belongs::Open(_, key) => key.as_bytes() != first.as_bytes(),
+    }
+}
+
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers
 /// (parts of a batch) go first. When the guard ends the stream (a refusal, a message over
 /// `--max-message`, the session ended by another exchange), each request of `asked` no event
@@ -601,7 +627,10 @@ fn stream(
 ) -> Response<Out> {
     let mut headers = toward_client(&state, &head.headers);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
-    let (tx, rx) = mpsc::channel::<Bytes>(16);
+    // One event waits for the client beside the one being written: a client that reads
+    // slowly holds the server's stream back, never a queue of events of up to
+    // `--max-message` each in the guard's memory.
+    let (tx, rx) = mpsc::channel::<Bytes>(1);
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
     tokio::spawn(async move {
@@ -813,8 +842,8 @@ fn judge_event(
                 None => Judged::End,
             }
         }
-        Some(Stop::Fatal(why)) => {
-            state.say(guarded, &escape_non_ascii(why));
+        Some(fatal) => {
+            state.say(guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(state, guarded, end, "the server broke the protocol");
             Judged::End
         }
@@ -857,7 +886,7 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
                 // Read to its end, so the connection can be reused.
                 let _ = collect(&state, response.into_body()).await;
             }
-            Err(_) => super::eprintln_guard(&format!(
+            Err(_) => eprintln_guard(&format!(
                 "session {number}: the DELETE that ends the session at the server failed"
             )),
         }

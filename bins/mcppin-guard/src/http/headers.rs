@@ -7,6 +7,11 @@ use hyper::header::{self, HeaderName};
 use mcppin_core::engine::Line;
 use mcppin_core::http::{self, MediaType, Refusal};
 
+/// The most bytes of a request or answer head (the first line and the headers): a longer one
+/// is refused. Hyper's read buffer is set to the same size, and may grow to about twice it
+/// while a head arrives: a head it cannot parse within that is refused by hyper itself.
+pub(crate) const MAX_HEADERS: usize = 64 * 1024;
+
 /// `Mcp-Session-Id`: the session the server assigned (2025-03-26 to 2025-11-25).
 pub(crate) const SESSION_ID: &str = "mcp-session-id";
 /// `Mcp-Method`: the body's `method` (2026-07-28).

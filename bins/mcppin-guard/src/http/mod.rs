@@ -1,11 +1,12 @@
 //! `mcppin-guard --listen`: the guard in front of a remote server, as a reverse proxy for the
 //! Streamable HTTP transport of MCP (docs/guard.md, "In front of a remote server").
 //!
-//! A thin adapter over the wire engine, as the stdio proxy is: one [`Session`] per MCP session
-//! (per `Mcp-Session-Id` the server assigned), every client message fed with
-//! [`Session::client`], every server message (a JSON body, each event of an SSE stream) fed
-//! with [`Session::server`] before anything of it is forwarded. This module owns the sockets,
-//! the tasks, the signals and the session table; the bytes are judged by the engine only.
+//! A thin adapter over the wire engine, as the stdio proxy is: one
+//! [`Session`](mcppin_core::engine::Session) per MCP session (per `Mcp-Session-Id` the
+//! server assigned), every client message fed with `Session::client`, every server message (a
+//! JSON body, each event of an SSE stream) fed with `Session::server` before anything of it is
+//! forwarded. This module owns the sockets, the tasks and the signals, `session` the session
+//! table; the bytes are judged by the engine only.
 //!
 //! Requests without `Mcp-Session-Id` (the `initialize` that opens a session; every request of
 //! the stateless 2026-07-28 revision) get a fresh session of their own: when the server's
@@ -16,12 +17,8 @@
 //! prompts that departed from the lock) is one guard-wide set: each fresh session starts
 //! with it, and what a stateless exchange's readings withhold or lift is carried back to it.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use hyper::Uri;
@@ -29,377 +26,32 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use mcppin_core::admission::Withheld;
-use mcppin_core::engine::{self, Event, Session};
-use mcppin_core::lockfile::LockedServer;
+use mcppin_core::engine::ApprovedServer;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Semaphore, watch};
 
+use crate::exit::{Exit, Fail};
 use crate::log::Log;
-use crate::{Exit, Fail, Mode};
 
+mod config;
 mod exchange;
 mod headers;
 mod replica;
+mod session;
 mod upstream;
 
+use session::{State, eprintln_guard};
+
+pub(crate) use config::Config;
 pub(crate) use replica::Replica;
-
-/// The most bytes of a request or answer head (the first line and the headers): a longer one
-/// is refused. Hyper's read buffer is set to the same size, and may grow to about twice it
-/// while a head arrives: a head it cannot parse within that is refused by hyper itself.
-const MAX_HEADERS: usize = 64 * 1024;
-
-/// The longest session id a server may assign, in bytes: the guard keeps each open session
-/// under its id, so the bound is what an idle session's id can cost (docs/performance.md).
-pub(crate) const MAX_SESSION_ID: usize = 1024;
 
 /// How long the guard waits, once told to stop, for open exchanges to end.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// What the HTTP guard serves and how.
-#[derive(Debug)]
-pub(crate) struct Config {
-    pub(crate) listen: SocketAddr,
-    pub(crate) upstream: String,
-    pub(crate) upstream_ca: Vec<PathBuf>,
-    pub(crate) timeout: Duration,
-    pub(crate) mode: Mode,
-    pub(crate) max_message: usize,
-    pub(crate) max_sessions: usize,
-    pub(crate) max_connections: usize,
-    /// How long a session may stay without a request or an open stream before it is ended.
-    pub(crate) session_idle: Duration,
-    /// The guard run's id: each session's log lines carry it with the session's number.
-    pub(crate) run_id: String,
-    /// `--replica`: the tag put on the session ids handed to clients.
-    pub(crate) replica: Option<Replica>,
-}
-
-/// One MCP session through the guard.
-#[derive(Debug)]
-pub(crate) struct Guarded {
-    /// The session's number in this run (stderr notes and the log's `session_id`).
-    number: u64,
-    session: Mutex<Session>,
-    /// The `Mcp-Session-Id` the server assigned, which it is kept under (the server's own,
-    /// without the `--replica` tag); `None` before the server assigned one, and once
-    /// the session ended.
-    key: Mutex<Option<String>>,
-    /// Turns true when the session ends: its open streams end with it.
-    ended: watch::Sender<bool>,
-    /// When it was last used (a request, or an event of one of its streams), in milliseconds
-    /// since the guard started.
-    used: AtomicU64,
-    /// Its streams open now: a session with one is never idle.
-    streams: AtomicUsize,
-    /// What the session withheld when it last shared with the guard-wide set (at first, the
-    /// set it started with); `None` once kept under a session id, when it shares no more.
-    shared: Mutex<Option<Withheld>>,
-}
-
-impl Guarded {
-    pub(crate) fn session(&self) -> MutexGuard<'_, Session> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn shared(&self) -> MutexGuard<'_, Option<Withheld>> {
-        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn key(&self) -> MutexGuard<'_, Option<String>> {
-        self.key.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether the session is kept under a session id (it has one, and has not ended).
-    pub(crate) fn is_kept(&self) -> bool {
-        self.key().is_some()
-    }
-
-    /// Marks the session used now.
-    pub(crate) fn touch(&self, state: &State) {
-        self.used.store(state.elapsed(), Ordering::Relaxed);
-    }
-
-    /// Counts a stream of the session open until the returned value is dropped.
-    pub(crate) fn stream(self: &Arc<Self>) -> OpenStream {
-        self.streams.fetch_add(1, Ordering::Relaxed);
-        OpenStream(Arc::clone(self))
-    }
-
-    /// Resolves once the session has ended (at once if it already has).
-    pub(crate) async fn ended(&self) {
-        let mut ended = self.ended.subscribe();
-        let _ = ended.wait_for(|ended| *ended).await;
-    }
-}
-
-/// A stream of a session, counted while it is open.
-#[derive(Debug)]
-pub(crate) struct OpenStream(Arc<Guarded>);
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// What every exchange shares.
-#[derive(Debug)]
-pub(crate) struct State {
-    pub(crate) upstream: upstream::Upstream,
-    pub(crate) max_message: usize,
-    pub(crate) timeout: Duration,
-    max_sessions: usize,
-    session_idle: Duration,
-    started: Instant,
-    approved: Arc<LockedServer>,
-    engine: engine::Config,
-    sessions: Mutex<HashMap<String, Arc<Guarded>>>,
-    /// What stateless exchanges withhold, carried from one to the next: approved names only
-    /// (the engine admits no other), so it never grows past the lock.
-    withheld: Mutex<Withheld>,
-    next: AtomicU64,
-    log: Mutex<Log>,
-    log_failed: std::sync::atomic::AtomicBool,
-    run_id: String,
-    replica: Option<Replica>,
-    /// Turns true when the guard is told to stop: open streams end.
-    pub(crate) stopping: watch::Receiver<bool>,
-}
-
-/// Why a session could not be kept under the id the server assigned.
-#[derive(Debug)]
-pub(crate) enum Refused {
-    /// The id names a session already open (a server reusing ids would merge two sessions).
-    Taken,
-    /// The table holds `--max-sessions` sessions.
-    Full,
-    /// The id is longer than [`MAX_SESSION_ID`].
-    TooLong,
-}
-
-impl State {
-    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Guarded>>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn withheld(&self) -> MutexGuard<'_, Withheld> {
-        self.withheld.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A fresh session, not yet kept under any id, withholding what stateless exchanges
-    /// withhold now.
-    pub(crate) fn fresh(&self) -> Arc<Guarded> {
-        let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let withheld = self.withheld().clone();
-        let mut session = Session::new(Arc::clone(&self.approved), self.engine);
-        session.withhold(&withheld);
-        Arc::new(Guarded {
-            number,
-            session: Mutex::new(session),
-            key: Mutex::new(None),
-            ended: watch::Sender::new(false),
-            used: AtomicU64::new(self.elapsed()),
-            streams: AtomicUsize::new(0),
-            shared: Mutex::new(Some(withheld)),
-        })
-    }
-
-    /// Carries what a stateless exchange's readings withheld or lifted since it last shared
-    /// into the guard-wide set (a session kept under an id shares nothing: its readings are
-    /// its own). Called after each server message the session judged.
-    pub(crate) fn share(&self, guarded: &Guarded) {
-        let mut shared = guarded.shared();
-        let Some(before) = shared.as_mut() else {
-            return;
-        };
-        let now = guarded.session().gate().withheld();
-        if now == *before {
-            return;
-        }
-        let mut all = self.withheld();
-        carry(&mut all.tools, &before.tools, &now.tools);
-        carry(&mut all.prompts, &before.prompts, &now.prompts);
-        *before = now;
-    }
-
-    /// The server's session id inside the id a client sent: the id itself, or without
-    /// `--replica` its tag; `None` when it lacks this replica's tag.
-    pub(crate) fn inward<'a>(&self, id: &'a str) -> Option<&'a str> {
-        match &self.replica {
-            None => Some(id),
-            Some(replica) => replica.inward(id),
-        }
-    }
-
-    /// The id a client sees for the server's session id: with `--replica`, tagged.
-    pub(crate) fn outward(&self, id: &str) -> String {
-        match &self.replica {
-            None => id.to_owned(),
-            Some(replica) => replica.outward(id),
-        }
-    }
-
-    /// Whether session ids are tagged (`--replica`).
-    pub(crate) fn tags(&self) -> bool {
-        self.replica.is_some()
-    }
-
-    /// The session kept under `key` (the server's id), if it is open.
-    pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
-        self.sessions().get(key).cloned()
-    }
-
-    /// Whether the table holds `--max-sessions` sessions: a request that could open another
-    /// one is refused before it reaches the server.
-    pub(crate) fn is_full(&self) -> bool {
-        self.sessions().len() >= self.max_sessions
-    }
-
-    /// Keeps `guarded` under the id the server assigned.
-    pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), Refused> {
-        if key.len() > MAX_SESSION_ID {
-            return Err(Refused::TooLong);
-        }
-        let mut sessions = self.sessions();
-        if sessions.contains_key(key) {
-            return Err(Refused::Taken);
-        }
-        if sessions.len() >= self.max_sessions {
-            return Err(Refused::Full);
-        }
-        sessions.insert(key.to_owned(), Arc::clone(guarded));
-        *guarded.key() = Some(key.to_owned());
-        *guarded.shared() = None;
-        Ok(())
-    }
-
-    /// Ends a session: it is no longer found by its id (later requests get 404), nothing more
-    /// is forwarded on any of its streams, its calls without an answer are logged. Returns the
-    /// id it was kept under, if any.
-    pub(crate) fn end(&self, guarded: &Guarded) -> Option<String> {
-        let key = guarded.key().take();
-        if let Some(key) = &key {
-            self.sessions().remove(key);
-        }
-        let events = guarded.session().finish(self.now());
-        self.write(guarded, events);
-        guarded.ended.send_replace(true);
-        key
-    }
-
-    /// Milliseconds since the guard started (for idle sessions; never fed to the engine).
-    fn elapsed(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// Ends the sessions idle for longer than `--session-idle`: no request and no open
-    /// stream. The server is not told (the guard holds no credentials of the client's to send
-    /// a DELETE with); a client coming back gets 404 and opens a new session.
-    fn sweep(&self) {
-        let idle = u64::try_from(self.session_idle.as_millis()).unwrap_or(u64::MAX);
-        let now = self.elapsed();
-        let stale: Vec<Arc<Guarded>> = self
-            .sessions()
-            .values()
-            .filter(|g| {
-                g.streams.load(Ordering::Relaxed) == 0
-                    && now.saturating_sub(g.used.load(Ordering::Relaxed)) > idle
-            })
-            .cloned()
-            .collect();
-        for guarded in stale {
-            self.end(&guarded);
-            self.say(
-                &guarded,
-                "idle for longer than --session-idle: the session was ended; later requests \
-                 with its id get 404",
-            );
-        }
-    }
-
-    /// The time to feed the engine: measured when there is a log, whose completions need it.
-    pub(crate) fn now(&self) -> Duration {
-        let log = self.log();
-        if log.enabled() {
-            log.clock.since_start()
-        } else {
-            Duration::ZERO
-        }
-    }
-
-    fn log(&self) -> MutexGuard<'_, Log> {
-        self.log.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Writes a session's events to the log, each line flushed; a failing write ends nothing
-    /// and is reported once.
-    pub(crate) fn write(&self, guarded: &Guarded, events: Vec<Event>) {
-        if events.is_empty() {
-            return;
-        }
-        let session_id = format!("{}-{}", self.run_id, guarded.number);
-        let mut log = self.log();
-        for event in &events {
-            if let Err(err) = log.event_in(&session_id, event)
-                && !self.log_failed.swap(true, Ordering::Relaxed)
-            {
-                eprintln_guard(&format!("cannot write the log: {err}"));
-            }
-        }
-    }
-
-    /// Writes the engine's notes (escaped by the engine) to stderr, each headed by the
-    /// session's number; continuation lines (a diff under its heading) are indented.
-    pub(crate) fn notes(&self, guarded: &Guarded, notes: &[String]) {
-        if notes.is_empty() {
-            return;
-        }
-        let mut text = String::new();
-        for note in notes {
-            if note.starts_with(' ') {
-                text.push_str(note);
-            } else {
-                text.push_str(&format!("mcppin-guard: session {}: {note}", guarded.number));
-            }
-            text.push('\n');
-        }
-        use std::io::Write;
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
-    }
-
-    /// A line of the guard's own about a session on stderr (escaped by the caller).
-    pub(crate) fn say(&self, guarded: &Guarded, text: &str) {
-        eprintln_guard(&format!("session {}: {text}", guarded.number));
-    }
-}
-
-/// Applies to `all` what changed from `before` to `now`: names added are withheld, names gone
-/// are lifted.
-fn carry(
-    all: &mut std::collections::BTreeSet<String>,
-    before: &std::collections::BTreeSet<String>,
-    now: &std::collections::BTreeSet<String>,
-) {
-    for added in now.difference(before) {
-        all.insert(added.clone());
-    }
-    for lifted in before.difference(now) {
-        all.remove(lifted);
-    }
-}
-
-/// One line on stderr, prefixed with the guard's name.
-fn eprintln_guard(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "mcppin-guard: {text}");
-}
-
 /// Serves until SIGINT, SIGTERM or SIGHUP, then ends every exchange within [`GRACE`] and
 /// returns: exit 0.
-pub(crate) fn run(config: Config, approved: LockedServer, log: Log) -> anyhow::Result<Exit> {
+pub(crate) fn run(config: Config, approved: ApprovedServer, log: Log) -> anyhow::Result<Exit> {
     // The URL's query and userinfo may hold a token: no message shows them.
     let upstream: Uri = config.upstream.parse().map_err(|e| {
         Fail::new(
@@ -424,7 +76,7 @@ pub(crate) fn run(config: Config, approved: LockedServer, log: Log) -> anyhow::R
 async fn serve(
     config: Config,
     upstream: Uri,
-    approved: LockedServer,
+    approved: ApprovedServer,
     log: Log,
 ) -> anyhow::Result<Exit> {
     let upstream = upstream::Upstream::new(upstream, &config.upstream_ca, config.timeout)
@@ -440,32 +92,8 @@ async fn serve(
     })?;
     let local = listener.local_addr().context("the listening address")?;
     let (stop, stopping) = watch::channel(false);
-    let engine = engine::Config {
-        mode: match config.mode {
-            Mode::Refuse => engine::Mode::Refuse,
-            Mode::Quarantine => engine::Mode::Quarantine,
-        },
-        events: log.enabled(),
-    };
     let path = upstream.endpoint_path().to_owned();
-    let state = Arc::new(State {
-        upstream,
-        max_message: config.max_message,
-        timeout: config.timeout,
-        max_sessions: config.max_sessions,
-        session_idle: config.session_idle,
-        started: Instant::now(),
-        approved: Arc::new(approved),
-        engine,
-        sessions: Mutex::new(HashMap::new()),
-        withheld: Mutex::new(Withheld::default()),
-        next: AtomicU64::new(0),
-        log: Mutex::new(log),
-        log_failed: std::sync::atomic::AtomicBool::new(false),
-        run_id: config.run_id.clone(),
-        replica: config.replica.clone(),
-        stopping,
-    });
+    let state = Arc::new(State::new(&config, upstream, approved, log, stopping));
     eprintln_guard(&format!("listening on http://{local}{path}"));
     if let Some(replica) = &config.replica {
         eprintln_guard(&format!(
@@ -516,7 +144,7 @@ async fn serve(
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(config.timeout)
-            .max_buf_size(MAX_HEADERS);
+            .max_buf_size(headers::MAX_HEADERS);
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             let _ = connection.await;
@@ -526,8 +154,7 @@ async fn serve(
     drop(listener);
     let _ = stop.send(true);
     let _ = tokio::time::timeout(GRACE, graceful.shutdown()).await;
-    let open: Vec<Arc<Guarded>> = state.sessions().values().cloned().collect();
-    for guarded in open {
+    for guarded in state.open() {
         state.end(&guarded);
     }
     eprintln_guard("stopped by a signal");

@@ -18,6 +18,8 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
+use super::headers::{self, MAX_HEADERS};
+
 /// The upstream URL as messages show it: without its query and userinfo, which may hold a
 /// token.
 fn shown(uri: &Uri) -> String {
@@ -103,7 +105,7 @@ impl Upstream {
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .http1_max_buf_size(super::MAX_HEADERS)
+            .http1_max_buf_size(MAX_HEADERS)
             .build(connector);
         Ok(Self {
             client,
@@ -145,7 +147,7 @@ impl Upstream {
             Ok(Ok(response)) => {
                 // The status line, `HTTP/1.1 200 OK`, with the canonical reason phrase.
                 let line = 13 + response.status().canonical_reason().map_or(0, str::len);
-                if super::headers::head_size(line, response.headers()) > super::MAX_HEADERS {
+                if headers::head_size(line, response.headers()) > MAX_HEADERS {
                     return Err(Failure::Broken(
                         "the answer's head exceeds 64 KiB".to_owned(),
                     ));

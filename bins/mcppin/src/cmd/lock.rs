@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use mcppin_core::artifact::Artifact;
 use mcppin_core::lockfile::{CaptureView, Lockfile, Selection};
 use mcppin_core::manifest::{Manifest, ServerSurface};
 use mcppin_core::policy::{FailOn, Options, Report, verify};
@@ -107,6 +108,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<Exit> {
     let mut closing = beside;
     if !args.approve.is_empty() {
         closing.push(unapproved_text(&approving, &next, &manifest));
+    }
+    for (id, pinned, reason) in kept_artifacts(&next, &manifest) {
+        closing.push(format!(
+            "note: server {:?}: the capture did not pin what it runs ({}); the lockfile keeps \
+             the approved artifact ({})",
+            escape(id),
+            escape(reason),
+            escape(&pinned.to_string())
+        ));
     }
     if !manifest.complete {
         closing.push(
@@ -218,6 +228,28 @@ fn unapproved_text(shown: &Report, next: &Lockfile, manifest: &Manifest) -> Stri
     text
 }
 
+/// The servers whose capture did not pin what runs (`unknown`, or no artifact recorded) while
+/// the lockfile written keeps a pinned artifact for them: (id, the pin kept, why the capture
+/// could not pin one).
+fn kept_artifacts<'a>(
+    next: &'a Lockfile,
+    manifest: &'a Manifest,
+) -> Vec<(&'a str, &'a Artifact, &'a str)> {
+    manifest
+        .servers
+        .iter()
+        .filter_map(|(id, surface)| {
+            let reason = match &surface.artifact {
+                Some(Artifact::Unknown { reason }) => reason.as_str(),
+                None => "it recorded no artifact",
+                Some(_) => return None,
+            };
+            let pinned = next.servers.get(id)?.artifact.as_ref()?;
+            (!pinned.is_unknown()).then_some((id.as_str(), pinned, reason))
+        })
+        .collect()
+}
+
 /// The lockfile at `path` with its bytes, when there is one.
 fn read_existing(path: &Path) -> anyhow::Result<Option<(Vec<u8>, Lockfile)>> {
     if path.symlink_metadata().is_err() {
@@ -245,9 +277,10 @@ fn approved_surface(view: &CaptureView) -> Manifest {
         surface
             .protocol_version
             .clone_from(&server.protocol_version);
-        // The launch, capabilities and widened surface too: the diff shown names a launch or
-        // instructions being approved, not only items.
+        // The launch, artifact, capabilities and widened surface too: the diff shown names a
+        // launch, an artifact or instructions being approved, not only items.
         surface.launch.clone_from(&server.launch);
+        surface.artifact.clone_from(&server.artifact);
         surface
             .client_capabilities
             .clone_from(&server.client_capabilities);

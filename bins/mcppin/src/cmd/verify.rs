@@ -122,8 +122,8 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
     });
     // Before anything is compared: a lockfile whose signature does not hold is unreadable as
     // an approval (exit 4).
-    let (approved, lock_bytes) = lock?;
-    if let Some(note) = crate::signature::note(&approved.signature, lock_path) {
+    let read = lock?;
+    if let Some(note) = read.note() {
         let _ = writeln!(
             std::io::stderr().lock(),
             "mcppin: {}",
@@ -132,9 +132,10 @@ fn compare(args: &Args) -> anyhow::Result<Exit> {
     }
     // The JSON and SARIF reports state the signature check (the text report has the note).
     let signature = (args.format != Format::Text)
-        .then(|| crate::signature::status(&args.signature, &approved))
+        .then(|| crate::signature::status(&args.signature, &read.approved))
         .transpose()?;
-    let lock = approved.lockfile;
+    let lock_bytes = read.lockfile;
+    let lock = read.approved.lockfile;
     let manifest = manifest?;
 
     let servers: BTreeSet<String> = args.servers.iter().cloned().collect();

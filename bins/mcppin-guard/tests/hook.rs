@@ -1,0 +1,410 @@
+//! `mcppin-guard hook`: Claude Code's PreToolUse input through the real binary, every way a call
+//! is allowed or blocked, and the state a running guard writes for it (`--state`).
+
+mod util;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+
+use mcppin_core::Digest;
+use serde_json::{Value, json};
+use util::{ClientEnd, Dir, Run, call, counter_surface, initialize, request};
+
+/// Claude Code's PreToolUse input for `tool_name`, as its documentation shows it.
+fn input(tool_name: &str) -> Value {
+    json!({
+        "session_id": "abc123",
+        "transcript_path": "/home/u/.claude/projects/p/abc123.jsonl",
+        "cwd": "/home/u/p",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool_name,
+        "tool_input": {"text": "hello"},
+        "tool_use_id": "toolu_01ABC123"
+    })
+}
+
+/// Runs the hook with `args` and `stdin`, its input then closed.
+fn hook(dir: &Dir, args: &[&str], stdin: &[u8]) -> Run {
+    hook_as(dir, args, stdin, ClientEnd::Closes)
+}
+
+fn hook_as(dir: &Dir, args: &[&str], stdin: &[u8], end: ClientEnd) -> Run {
+    mcppin_testkit::run(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .arg("hook")
+            .args(args)
+            .current_dir(dir.path())
+            .env_clear(),
+        stdin.to_vec(),
+        end,
+    )
+}
+
+fn allowed(run: &Run) {
+    run.code(0);
+    assert_eq!(
+        (run.stdout.as_str(), run.stderr.as_str()),
+        ("", ""),
+        "{run:?}"
+    );
+}
+
+fn blocked<'r>(run: &'r Run, reason: &str) -> &'r Run {
+    run.code(2)
+        .stderr_has("mcppin-guard hook: blocked: ")
+        .stderr_has(reason);
+    assert_eq!(run.stdout, "");
+    run
+}
+
+#[test]
+fn an_approved_tool_is_allowed_without_a_word() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let stdin = input("mcp__fixture__summarize").to_string();
+    allowed(&hook(&dir, &["--lock", "mcp.lock.json"], stdin.as_bytes()));
+    // With the configured name Claude Code 2.1.328 sends beside it.
+    let mut named = input("mcp__fixture__summarize");
+    named["mcp_server"] = json!({"name": "fixture", "source": "user"});
+    allowed(&hook(
+        &dir,
+        &["--lock", "mcp.lock.json"],
+        named.to_string().as_bytes(),
+    ));
+}
+
+#[test]
+fn a_call_nobody_approved_is_blocked() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let lock = ["--lock", "mcp.lock.json"];
+    let run = |tool: &str| hook(&dir, &lock, input(tool).to_string().as_bytes());
+    blocked(
+        &run("mcp__fixture__delete_everything"),
+        "server \"fixture\" has no approved tool of this name",
+    )
+    .stderr_lacks("delete_everything");
+    blocked(
+        &run("mcp__other__summarize"),
+        "no server of the lockfile is named so",
+    );
+    blocked(&run("Bash"), "not an MCP tool");
+    let mut other_server = input("mcp__fixture__summarize");
+    other_server["mcp_server"] = json!({"name": "fixture.old"});
+    blocked(
+        &hook(&dir, &lock, other_server.to_string().as_bytes()),
+        "no server of the lockfile is named so",
+    );
+}
+
+#[test]
+fn a_name_two_servers_could_have_is_blocked() {
+    let dir = Dir::new();
+    let manifest = json!({"schema_version": 2, "complete": true, "servers": [
+        {"id": "my.docs", "tools": [{"name": "search"}]},
+        {"id": "my_docs", "tools": [{"name": "search"}]}]});
+    let manifest = mcppin_core::manifest::Manifest::parse(manifest.to_string().as_bytes()).unwrap();
+    let lock = mcppin_core::lockfile::Lockfile::approve(None, &manifest, &[]).unwrap();
+    dir.write("mcp.lock.json", lock.to_bytes());
+    let stdin = input("mcp__my_docs__search").to_string();
+    blocked(
+        &hook(&dir, &["--lock", "mcp.lock.json"], stdin.as_bytes()),
+        "stands for 2 approved tools",
+    );
+    let mut named = input("mcp__my_docs__search");
+    named["mcp_server"] = json!({"name": "my.docs"});
+    allowed(&hook(
+        &dir,
+        &["--lock", "mcp.lock.json"],
+        named.to_string().as_bytes(),
+    ));
+}
+
+#[test]
+fn an_input_that_cannot_be_read_is_blocked() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let lock = ["--lock", "mcp.lock.json"];
+    blocked(&hook(&dir, &lock, b""), "the hook input is not JSON");
+    blocked(
+        &hook(&dir, &lock, b"{\"tool_name\": "),
+        "the hook input is not JSON",
+    );
+    blocked(&hook(&dir, &lock, b"[1]"), "not a JSON object");
+    blocked(
+        &hook(&dir, &lock, br#"{"hook_event_name": "PreToolUse"}"#),
+        "no string \"tool_name\"",
+    );
+    let mut post = input("mcp__fixture__summarize");
+    post["hook_event_name"] = json!("PostToolUse");
+    blocked(
+        &hook(&dir, &lock, post.to_string().as_bytes()),
+        "not PreToolUse",
+    );
+    blocked(
+        &hook(
+            &dir,
+            &lock,
+            br#"{"hook_event_name": "PreToolUse", "tool_name": "mcp__fixture__summarize", "tool_name": "mcp__x__y"}"#,
+        ),
+        "\"tool_name\" more than once",
+    );
+    // Control characters in what is echoed are escaped.
+    let mut odd = input("mcp__fixture__summarize");
+    odd["hook_event_name"] = json!("Pre\u{1b}[2J");
+    let run = hook(&dir, &lock, odd.to_string().as_bytes());
+    blocked(&run, "<U+001B>[2J");
+    assert!(!run.stderr.contains('\u{1b}'));
+}
+
+#[test]
+fn an_input_that_never_ends_is_blocked_in_time() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let run = hook_as(
+        &dir,
+        &["--lock", "mcp.lock.json", "--timeout", "1s"],
+        b"{\"hook_event_name\": ",
+        ClientEnd::StaysOpen,
+    );
+    blocked(&run, "no decision within 1s (--timeout)");
+}
+
+#[test]
+fn an_unreadable_approval_or_command_line_is_blocked() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let stdin = input("mcp__fixture__summarize").to_string();
+    let stdin = stdin.as_bytes();
+    blocked(
+        &hook(&dir, &["--lock", "missing.json"], stdin),
+        "cannot read missing.json",
+    );
+    let bob = format!(
+        "{}/../../testdata/keys/test-bob.pem.pub",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    blocked(
+        &hook(&dir, &["--lock", "mcp.lock.json", "--pubkey", &bob], stdin),
+        "mcp.lock.json.sig: ",
+    );
+    blocked(
+        &hook(
+            &dir,
+            &["--lock", "mcp.lock.json", "--min-serial", "2"],
+            stdin,
+        ),
+        "approval serial below the floor",
+    );
+    // A usage error blocks too: any other exit code would let the call through.
+    blocked(&hook(&dir, &["--lock"], stdin), "a value is required");
+    blocked(
+        &hook(&dir, &["--lock", "mcp.lock.json", "--bogus"], stdin),
+        "unexpected argument",
+    );
+    blocked(&hook(&dir, &[], stdin), "--lock");
+    // Asked by a person.
+    hook(&dir, &["--help"], b"")
+        .code(0)
+        .stdout_has("PreToolUse");
+}
+
+/// A guard in front of the counter fixture (quarantine mode) with `--state state`, driven one
+/// request at a time.
+struct Session {
+    child: Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Session {
+    fn start(dir: &Dir) -> Self {
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .args([
+                "--lock",
+                "mcp.lock.json",
+                "--server",
+                "fixture",
+                "--mode",
+                "quarantine",
+            ])
+            .args(["--state", "state", "--"])
+            .arg(mcppin_fixture::locate("guard-fixture"))
+            .args(["--mode", "counter"])
+            .current_dir(dir.path())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mcppin-guard");
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self { child, lines }
+    }
+
+    /// Sends `message` and reads up to its answer.
+    fn ask(&mut self, message: &Value) -> Value {
+        writeln!(self.child.stdin.as_mut().unwrap(), "{message}").unwrap();
+        loop {
+            let line = self.lines.next().expect("an answer").expect("a line");
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer.get("id") == message.get("id") && answer.get("method").is_none() {
+                return answer;
+            }
+        }
+    }
+
+    /// Closes the client's end and waits for the guard (bounded by its own shutdown).
+    fn end(mut self) -> i32 {
+        drop(self.child.stdin.take());
+        for _ in self.lines.by_ref() {}
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_guard_s_current_reading_decides_each_call() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let args = ["--lock", "mcp.lock.json", "--state", "state"];
+    let check = |tool: &str| {
+        hook(
+            &dir,
+            &args,
+            input(&format!("mcp__fixture__{tool}"))
+                .to_string()
+                .as_bytes(),
+        )
+    };
+    let mut session = Session::start(&dir);
+    session.ask(&initialize(1));
+    // Started, nothing listed yet: no tool is admitted.
+    blocked(
+        &check("summarize"),
+        "did not admit \"summarize\" in its current reading of the list (catalog generation 0)",
+    );
+    session.ask(&request(2, "tools/list", json!({})));
+    allowed(&check("summarize"));
+    allowed(&check("read_text_file"));
+    let state: Value = serde_json::from_str(&dir.read("state/fixture.json")).unwrap();
+    assert_eq!(state["catalog_generation"], json!(1));
+    assert_eq!(state["transport"], json!("stdio"));
+    assert_eq!(state["pid"], json!(session.child.id()));
+    // Three calls, and the server rewrites summarize: the next reading withholds it.
+    for id in 3..=5 {
+        session.ask(&call(id, "summarize"));
+    }
+    let listed = session.ask(&request(6, "tools/list", json!({})));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"summarize"), "{names:?}");
+    blocked(
+        &check("summarize"),
+        "(catalog generation 2): withheld, or not listed yet",
+    );
+    allowed(&check("read_text_file"));
+    // The guard stops: its state goes with it.
+    assert_eq!(session.end(), 0);
+    assert!(!dir.path().join("state/fixture.json").exists());
+    blocked(
+        &check("read_text_file"),
+        "no state of the guard in front of server \"fixture\"",
+    );
+}
+
+/// A state for server `fixture` under `lock_digest`, by process `pid`, admitting `summarize`
+/// as approved in `dir`'s lockfile.
+fn state(dir: &Dir, pid: u32, lock_digest: Digest) -> String {
+    let lock =
+        mcppin_core::lockfile::Lockfile::parse(dir.read("mcp.lock.json").as_bytes()).unwrap();
+    let mcppin_core::lockfile::Pin::Digest(approved) =
+        lock.servers["fixture"].tools["summarize"].pin().clone()
+    else {
+        panic!("a digest")
+    };
+    json!({
+        "catalog_generation": 1, "lock_digest": lock_digest.to_string(),
+        "observed_at": "2026-08-01T09:30:00.000Z", "pid": pid, "process_start": null,
+        "run": "r1", "schema": "mcppin-guard-state", "schema_version": 1, "server": "fixture",
+        "session_id": "r1", "tools": {"summarize": approved.to_string()}, "transport": "stdio"
+    })
+    .to_string()
+}
+
+#[test]
+fn a_stale_or_unreadable_state_is_blocked() {
+    let dir = Dir::new();
+    let lock = dir.lock(&counter_surface());
+    std::fs::create_dir(dir.path().join("state")).unwrap();
+    let digest = mcppin_sign::lock_digest(&std::fs::read(lock).unwrap()).unwrap();
+    let args = ["--lock", "mcp.lock.json", "--state", "state"];
+    let stdin = input("mcp__fixture__summarize").to_string();
+    let check = || hook(&dir, &args, stdin.as_bytes());
+    // A running process (this test) holding it: the state holds.
+    dir.write(
+        "state/fixture.json",
+        state(&dir, std::process::id(), digest),
+    );
+    allowed(&check());
+    // Written under another lockfile.
+    dir.write(
+        "state/fixture.json",
+        state(&dir, std::process::id(), Digest::of_bytes(b"x")),
+    );
+    blocked(&check(), "is stale: it was written under lockfile sha256:");
+    // Its guard is gone: a process that ran and ended.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    dir.write("state/fixture.json", state(&dir, pid, digest));
+    blocked(&check(), "is stale: the guard that wrote it is not running");
+    // Not a state.
+    dir.write("state/fixture.json", "{\"schema\": \"mcppin-guard-state\"");
+    blocked(&check(), "cannot be read");
+    let mut extra: Value = serde_json::from_str(&state(&dir, std::process::id(), digest)).unwrap();
+    extra["admitted_everything"] = json!(true);
+    dir.write("state/fixture.json", extra.to_string());
+    blocked(
+        &check(),
+        "/admitted_everything: not a member of the guard state",
+    );
+}
+
+#[test]
+fn a_state_directory_the_guard_cannot_write_is_refused_before_the_server_starts() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let args: Vec<String> = [
+        "--lock",
+        "mcp.lock.json",
+        "--server",
+        "fixture",
+        "--state",
+        "missing/dir",
+        "--log",
+        "admission.jsonl",
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo started > started",
+    ]
+    .map(String::from)
+    .to_vec();
+    dir.run_guard_bounded(&args, Vec::new())
+        .code(2)
+        .stderr_has("cannot write the state in missing/dir");
+    assert_eq!(dir.read("started"), "");
+    assert_eq!(dir.read("admission.jsonl"), "", "no run begun in the log");
+}

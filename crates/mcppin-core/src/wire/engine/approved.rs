@@ -1,0 +1,72 @@
+//! What a session admits against: one server's approved surface, made in one of two ways,
+//! each of which says how the lockfile came to be trusted.
+
+use std::sync::Arc;
+
+use crate::lockfile::LockedServer;
+
+/// One server's approved surface, as a [`Session`](super::Session) admits against it.
+///
+/// Two ways make one, and each says how the lockfile came to be the approval:
+///
+/// - `mcppin_sign::Approval::check`, which reads the lockfile strictly and checks its
+///   signature against the trusted keys, its serial floor and its age, then
+///   `mcppin_sign::Approved::server`: what `mcppin-guard` does, and what a gateway with
+///   signed lockfiles does;
+/// - [`ApprovedServer::unsigned`], which takes a server's entry as its approval with no
+///   signature checked: for an embedder whose lockfiles are not signed (and says so to its
+///   users), and for tests.
+///
+/// Cloning is cheap (the surface is shared, never copied): a transport running many sessions
+/// of one approval clones it for each.
+///
+/// ```
+/// use mcppin_core::engine::{ApprovedServer, Config, Session};
+/// use mcppin_core::lockfile::Lockfile;
+///
+/// let lock = Lockfile::parse(br#"{"schema_version": 2, "approval_serial": 1, "servers": [
+///     {"id": "docs", "tools": []}]}"#)?;
+/// // No signature is checked here: the lockfile is trusted as it was read.
+/// let approved = ApprovedServer::unsigned(lock.servers["docs"].clone());
+/// let session = Session::new(approved, Config::default());
+/// # Ok::<(), mcppin_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ApprovedServer {
+    server: Arc<LockedServer>,
+}
+
+impl ApprovedServer {
+    /// A server's entry of a lockfile taken as its approval **with no signature checked**:
+    /// whoever handed the lockfile over is trusted. A signed lockfile goes through
+    /// `mcppin_sign::Approval::check` instead.
+    #[must_use]
+    pub fn unsigned(server: LockedServer) -> Self {
+        Self {
+            server: Arc::new(server),
+        }
+    }
+
+    /// The door of a signature check: `mcppin_sign::Approved::server` makes its approvals
+    /// here, after `mcppin_sign::Approval::check` held. Rust has no way to let only that crate
+    /// call it; called without that check, it makes an unsigned approval look checked, so
+    /// it is left out of the documentation: use [`ApprovedServer::unsigned`].
+    #[doc(hidden)]
+    #[must_use]
+    pub fn signature_checked(server: LockedServer) -> Self {
+        Self {
+            server: Arc::new(server),
+        }
+    }
+
+    /// The approved surface.
+    #[must_use]
+    pub fn surface(&self) -> &LockedServer {
+        &self.server
+    }
+
+    /// The shared surface, for the session's gate.
+    pub(super) fn shared(&self) -> Arc<LockedServer> {
+        Arc::clone(&self.server)
+    }
+}
