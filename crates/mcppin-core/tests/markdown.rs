@@ -205,7 +205,7 @@ fn new_and_gone_servers_are_named_in_their_sections() {
 
 const LAUNCHED: &str = r#"{"schema_version":4,"complete":true,"servers":[
   {"id":"docs","launch":{"command":"npx","args":["-y","docs-mcp@1.2.0"]},
-   "artifact":{"kind":"npm","packages":[{"name":"docs-mcp","version":"1.2.0","integrity":"sha512-AAAA"}]},
+   "artifact":{"kind":"npm","packages":[{"name":"docs-mcp","version":"1.2.0","integrity":"sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}]},
    "tools":[{"name":"search"}]},
   {"id":"files","launch":{"command":"./server.sh"},
    "artifact":{"kind":"local","program":{"path":"/bin/sh","sha256":"1111111111111111111111111111111111111111111111111111111111111111"},
@@ -219,7 +219,7 @@ const LAUNCHED: &str = r#"{"schema_version":4,"complete":true,"servers":[
 fn launch_and_artifact_findings_show_both_sides() {
     let served = LAUNCHED
         .replace("docs-mcp@1.2.0", "docs-mcp@1.3.0")
-        .replace(r#""version":"1.2.0","integrity":"sha512-AAAA""#, r#""version":"1.3.0","integrity":"sha512-BBBB""#)
+        .replace(r#""version":"1.2.0","integrity":"sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==""#, r#""version":"1.3.0","integrity":"sha512-BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA==""#)
         .replace(
             "2222222222222222222222222222222222222222222222222222222222222222",
             "4444444444444444444444444444444444444444444444444444444444444444",
@@ -232,7 +232,7 @@ fn launch_and_artifact_findings_show_both_sides() {
     insta::assert_snapshot!("launch_and_artifact", md);
     for expected in [
         "launch-changed [gated]: docs\n-npx -y docs-mcp@1.2.0\n+npx -y docs-mcp@1.3.0\n",
-        "artifact-changed [gated]: docs\n-npm docs-mcp@1.2.0 sha512-AAAA\n+npm docs-mcp@1.3.0 sha512-BBBB\n",
+        "artifact-changed [gated]: docs\n-npm docs-mcp@1.2.0 sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\n+npm docs-mcp@1.3.0 sha512-BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA==\n",
         "artifact-changed [gated]: files\n-file ./server.sh sha256:2222",
         "artifact-unknown [reported]: web\nreason: the engine EVIL`` <b>x</b> could not resolve",
     ] {
