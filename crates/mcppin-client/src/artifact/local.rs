@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use mcppin_core::artifact::{Artifact, File};
 
-use super::{sha256_file, shown, text};
+use super::file::{open_regular, sha256_file, shown, text};
 use crate::ServerCommand;
 
 /// How many bytes of a file the kernel reads for its `#!` line (Linux `BINPRM_BUF_SIZE`).
@@ -243,8 +243,7 @@ fn resolve(
 /// The first bytes of a file, for its `#!` line.
 fn read_head(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
-    let file =
-        super::open_regular(path).map_err(|e| format!("cannot read {}: {e}", shown(path)))?;
+    let file = open_regular(path).map_err(|e| format!("cannot read {}: {e}", shown(path)))?;
     let mut head = Vec::with_capacity(SHEBANG_BYTES);
     file.take(SHEBANG_BYTES as u64)
         .read_to_end(&mut head)

@@ -20,7 +20,7 @@ use mcppin_core::artifact::{Artifact, NpmPackage, is_integrity};
 use mcppin_core::{Value, parse};
 use sha2::{Digest as _, Sha512};
 
-use super::{read_bounded, shown};
+use super::file::{hex, read_bounded, shown};
 use crate::{Error, ServerCommand};
 
 /// The largest npm lockfile or `package.json` read.
@@ -193,7 +193,7 @@ pub fn install_dir(packages: &[String]) -> String {
         .collect::<Vec<_>>()
         .join("\n");
     let digest = Sha512::digest(joined.as_bytes());
-    super::hex(&digest[..8])
+    hex(&digest[..8])
 }
 
 /// A sort key that orders package specs as the English collation of `localeCompare` does at

@@ -28,7 +28,7 @@ use mcppin_core::artifact::{Artifact, PypiDist, is_sha256_hex};
 use mcppin_core::launch::Launch;
 use sha2::{Digest as _, Sha256};
 
-use super::{read_bounded, shown};
+use super::file::{hex, read_bounded, shown};
 use crate::{Error, ServerCommand};
 
 /// The largest metadata file read (`METADATA`, `RECORD`, a cache entry).
@@ -254,7 +254,7 @@ pub fn record_digest(bytes: &[u8]) -> Result<String, Error> {
         return Err(bad(1, "at least one file with its hash"));
     }
     rows.sort();
-    Ok(super::hex(&Sha256::digest(rows.join("\n").as_bytes())))
+    Ok(hex(&Sha256::digest(rows.join("\n").as_bytes())))
 }
 
 /// One CSV row (RFC 4180 quoting, as Python's `csv` writes it); `None` for a broken quote.
