@@ -269,3 +269,48 @@ fn a_wrong_command_line_or_an_unreadable_input_is_no_verdict() {
     .code(0)
     .stdout_has("0 entries in 1 configuration");
 }
+
+/// The audit's SARIF log, checked by the official SARIF validator (needs
+/// `testdata/tools/install.sh`; `scripts/test` runs it with `--ignored`): a log of bypasses
+/// and a log of none, neither with an error or a warning but the tool's unnamed home page
+/// (SARIF2005: the project has no public address to name).
+#[test]
+#[ignore = "needs testdata/tools/install.sh; scripts/test runs it"]
+fn the_audits_sarif_validates() {
+    let dir = Dir::new();
+    dir.write("mcp.lock.json", LOCK);
+    dir.write("mcp.json", config(&dir));
+    let args = [
+        "--audit",
+        "mcp.lock.json",
+        "--config",
+        "mcp.json",
+        "--format",
+        "sarif",
+    ];
+    let bypassed = export(&dir, &args, &[]);
+    bypassed.code(1);
+    dir.write("bypassed.sarif", &bypassed.stdout);
+    let lock = dir.path().join("mcp.lock.json");
+    dir.write(
+        "mcp.json",
+        format!(
+            r#"{{"mcpServers": {{"files": {{"command": "mcppin-guard",
+              "args": ["--lock", "{}", "--server", "files", "--", "srv"]}}}}}}"#,
+            lock.display()
+        ),
+    );
+    let guarded = export(&dir, &args, &[]);
+    guarded.code(0);
+    dir.write("guarded.sarif", &guarded.stdout);
+    for file in ["bypassed.sarif", "guarded.sarif"] {
+        let (console, results) = mcppin_testkit::sarif::validate(dir.path(), file);
+        for (rule, message) in &results {
+            assert!(
+                rule == "SARIF2005" && message == "Warning_ProvideToolnformationUri",
+                "{file}: {rule} {message}\n{console}"
+            );
+        }
+    }
+    assert!(!dir.path().join("ran").exists(), "a server was started");
+}

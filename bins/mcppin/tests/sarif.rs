@@ -3,15 +3,8 @@
 //!
 //! Needs `testdata/tools/install.sh` to have run, so it is ignored by a plain `cargo test`;
 //! `.ci/run` installs the tool and runs it with `--ignored`.
-//!
-//! The validator's rule SARIF2006 fetches every URI in the log over HTTP. Tests never touch the
-//! network: the tool runs with an HTTP(S) proxy on a closed loopback port, so each fetch fails
-//! at once and yields a note, which is neither an error nor a warning.
 
 mod util;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use util::Dir;
 
@@ -25,62 +18,9 @@ const DELIVERY_INSIGHTS: &str = r#"
         }
 "#;
 
-fn multitool() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool");
-    assert!(
-        path.exists(),
-        "{} is missing: run testdata/tools/install.sh",
-        path.display()
-    );
-    path
-}
-
-/// Validates `file` (in `dir`) at levels error and warning; returns the tool's console output,
-/// and the results of its output log as (rule id, message id) pairs.
+/// Validates `dir/file` with the SARIF Multitool ([`mcppin_testkit::sarif::validate`]).
 fn validate(dir: &Dir, file: &str) -> (String, Vec<(String, String)>) {
-    let out = dir.path().join(format!("{file}.validation.sarif"));
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let run = Command::new(multitool())
-        .arg("validate")
-        .arg(dir.path().join(file))
-        .arg("--output")
-        .arg(&out)
-        .args(["--level", "Error;Warning"])
-        .env_clear()
-        .env("HOME", &home)
-        .env("HTTP_PROXY", "http://127.0.0.1:9")
-        .env("HTTPS_PROXY", "http://127.0.0.1:9")
-        .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
-        .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
-        .output()
-        .expect("run the SARIF multitool");
-    let console = format!(
-        "{}{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(run.status.success(), "multitool failed:\n{console}");
-    let log = std::fs::read(&out).expect("validation log");
-    let log = log.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&log);
-    let value = mcppin_core::parse(log).expect("validation log is JSON");
-    let results = value
-        .pointer("/runs/0/results")
-        .and_then(|r| r.as_array())
-        .unwrap_or_default()
-        .iter()
-        .map(|r| {
-            let field = |pointer: &str| {
-                r.pointer(pointer)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            (field("/ruleId"), field("/message/id"))
-        })
-        .collect();
-    (console, results)
+    mcppin_testkit::sarif::validate(dir.path(), file)
 }
 
 /// The one finding the validator may report on a log written without `--sarif-help-base`:
