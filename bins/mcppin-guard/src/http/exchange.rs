@@ -14,12 +14,11 @@ use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
-use mcppin_core::http::MediaType;
+use mcppin_core::http::{self, Ending, MAX_HEADERS, MediaType, SESSION_ID, SessionIds};
 use mcppin_core::jsonrpc::{HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, REFUSED};
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
-use super::headers::{self, MAX_HEADERS, SESSION_ID};
 use super::session::{Guarded, Refused, State, eprintln_guard};
 use super::upstream::Failure;
 
@@ -33,9 +32,7 @@ const EVENT_STREAM: &str = "text/event-stream";
 
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
-    // The request line: method, target, `HTTP/1.1`, two spaces.
-    let line = request.method().as_str().len() + request.uri().to_string().len() + 10;
-    if headers::head_size(line, request.headers()) > MAX_HEADERS {
+    if http::request_head_size(request.method(), request.uri(), request.headers()) > MAX_HEADERS {
         return fail(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             INVALID_REQUEST,
@@ -109,7 +106,7 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
     if !headers.contains_key(SESSION_ID) {
         return Ok(Belongs::Fresh(state.fresh()));
     }
-    let id = headers::text(headers, SESSION_ID);
+    let id = http::header_text(headers, SESSION_ID);
     if id.is_some_and(|id| state.inward(id).is_none()) {
         return Err(fail(
             StatusCode::NOT_FOUND,
@@ -129,47 +126,11 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
     }
 }
 
-/// The client's headers for the server: [`headers::pass_on`], and with `--replica` the
-/// session id without its tag, as the server assigned it.
-fn toward_server(state: &State, from: &HeaderMap) -> HeaderMap {
-    let mut out = headers::pass_on(from, true);
-    if state.tags() && out.contains_key(SESSION_ID) {
-        let inward = headers::text(from, SESSION_ID)
-            .and_then(|id| state.inward(id))
-            .and_then(|id| HeaderValue::from_str(id).ok());
-        out.remove(SESSION_ID);
-        if let Some(value) = inward {
-            out.insert(headers::name(SESSION_ID), value);
-        }
-    }
-    out
-}
-
-/// The server's headers for the client: [`headers::pass_on`], and with `--replica` each
-/// session id tagged. One that is not text is dropped: it cannot be tagged, and a request
-/// carrying it would never be routed back to this replica.
-fn toward_client(state: &State, from: &HeaderMap) -> HeaderMap {
-    let mut out = headers::pass_on(from, false);
-    if state.tags() && out.contains_key(SESSION_ID) {
-        let tagged: Vec<HeaderValue> = from
-            .get_all(SESSION_ID)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .filter_map(|id| HeaderValue::from_str(&state.outward(id)).ok())
-            .collect();
-        out.remove(SESSION_ID);
-        for value in tagged {
-            out.append(headers::name(SESSION_ID), value);
-        }
-    }
-    out
-}
-
 async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let (parts, body) = request.into_parts();
     // The body is judged as UTF-8 JSON: a head telling the server to read it otherwise (a
     // charset, a coding) is refused before anything is read or forwarded.
-    let media = match headers::decoding(&parts.headers) {
+    let media = match http::check_headers(&parts.headers) {
         Ok(media) => media,
         Err(refusal) => {
             return fail(
@@ -201,7 +162,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
              empty batch); nothing was forwarded",
         );
     }
-    if let Err(why) = headers::check_mirrored(&parts.headers, &line) {
+    if let Err(why) = http::check_mirrored(&parts.headers, &line) {
         return fail(
             StatusCode::BAD_REQUEST,
             HEADER_MISMATCH,
@@ -259,7 +220,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let mut upstream = Request::new(Full::new(forward));
     *upstream.method_mut() = Method::POST;
     *upstream.uri_mut() = state.upstream.uri().clone();
-    let mut toward = toward_server(&state, &parts.headers);
+    let mut toward = http::toward_server(&parts.headers, &*state);
     // The guard's own media type for the bytes it judged, no parameter of the client's.
     toward.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
     *upstream.headers_mut() = toward;
@@ -303,7 +264,7 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.method_mut() = parts.method.clone();
     *upstream.uri_mut() = state.upstream.uri().clone();
-    *upstream.headers_mut() = toward_server(&state, &parts.headers);
+    *upstream.headers_mut() = http::toward_server(&parts.headers, &*state);
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
@@ -330,11 +291,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     };
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.uri_mut() = uri;
-    let mut toward = toward_server(state, &parts.headers);
-    // No session goes beside the endpoint: a server serving MCP there gets no session to
-    // answer in.
-    toward.remove(SESSION_ID);
-    *upstream.headers_mut() = toward;
+    *upstream.headers_mut() = http::toward_beside(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(_) => {
@@ -348,7 +305,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     let (mut head, body) = response.into_parts();
     // Passed on under a media type the guard writes: a head naming another charset or a
     // coding is refused like the endpoint's answers are.
-    let Ok(media) = headers::decoding(&head.headers) else {
+    let Ok(media) = http::check_headers(&head.headers) else {
         return fail(
             StatusCode::BAD_GATEWAY,
             REFUSED,
@@ -374,23 +331,6 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
             INVALID_REQUEST,
             "mcppin-guard: the server's answer was too long or too slow",
         ),
-    }
-}
-
-/// What the guard needs to end a session upstream: the headers of the request that ends it
-/// (the client's `Authorization` goes with the DELETE, never into a log).
-#[derive(Clone, Debug)]
-struct Ending {
-    authorization: Option<HeaderValue>,
-    version: Option<HeaderValue>,
-}
-
-impl Ending {
-    fn of(headers: &HeaderMap) -> Self {
-        Self {
-            authorization: headers.get(header::AUTHORIZATION).cloned(),
-            version: headers.get("mcp-protocol-version").cloned(),
-        }
     }
 }
 
@@ -442,7 +382,7 @@ async fn relay(
         );
     }
     if let Belongs::Fresh(_) = &belongs
-        && let Some(key) = headers::text(&head.headers, SESSION_ID)
+        && let Some(key) = http::header_text(&head.headers, SESSION_ID)
     {
         match state.keep(key, &guarded) {
             Ok(()) => {}
@@ -491,7 +431,7 @@ async fn relay(
     }
     // The guard judges the body as UTF-8 bytes: a head telling the client to read it otherwise
     // (a charset, a compression, a range) is refused whole.
-    let media = match headers::decoding(&head.headers) {
+    let media = match http::check_headers(&head.headers) {
         Ok(media) => media,
         Err(refusal) => {
             state.say(
@@ -625,7 +565,7 @@ fn stream(
     passing: Option<Passing>,
     mut asked: Vec<serde_json::Value>,
 ) -> Response<Out> {
-    let mut headers = toward_client(&state, &head.headers);
+    let mut headers = http::toward_client(&head.headers, &*state);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     // One event waits for the client beside the one being written: a client that reads
     // slowly holds the server's stream back, never a queue of events of up to
@@ -866,19 +806,8 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
 /// Ends the session `key` at the server: a DELETE carrying the client's `Authorization`, sent
 /// without waiting for its answer.
 fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
-    let mut request = Request::new(Full::new(Bytes::new()));
-    *request.method_mut() = Method::DELETE;
-    *request.uri_mut() = state.upstream.uri().clone();
-    let headers = request.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(key) {
-        headers.insert(headers::name(SESSION_ID), value);
-    }
-    if let Some(value) = &end.authorization {
-        headers.insert(header::AUTHORIZATION, value.clone());
-    }
-    if let Some(value) = &end.version {
-        headers.insert(headers::name("mcp-protocol-version"), value.clone());
-    }
+    let request =
+        http::end_request(state.upstream.uri(), key, end).map(|()| Full::new(Bytes::new()));
     let state = Arc::clone(state);
     tokio::spawn(async move {
         match state.upstream.send(request).await {
@@ -943,7 +872,7 @@ async fn read_body(
             ),
         )
     };
-    let declared = headers::text(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
+    let declared = http::header_text(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > state.max_message as u64) {
         return Err(too_long());
     }
@@ -1032,7 +961,7 @@ fn with_head(
 ) -> Response<Out> {
     let mut response = Response::new(Full::new(body).boxed());
     *response.status_mut() = head.status;
-    let mut headers = toward_client(state, &head.headers);
+    let mut headers = http::toward_client(&head.headers, state);
     if let Some(value) = media.and_then(|m| HeaderValue::from_str(m.essence()).ok()) {
         headers.insert(header::CONTENT_TYPE, value);
     }

@@ -36,7 +36,6 @@ use crate::log::Log;
 
 mod config;
 mod exchange;
-mod headers;
 mod replica;
 mod session;
 mod upstream;
@@ -144,7 +143,7 @@ async fn serve(
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(config.timeout)
-            .max_buf_size(headers::MAX_HEADERS);
+            .max_buf_size(mcppin_core::http::MAX_HEADERS);
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             let _ = connection.await;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcppin_core::engine::{self, ApprovedServer, Event, Note, Session, Withheld};
+use mcppin_core::http::SessionIds;
 use tokio::sync::watch;
 
 use super::config::Config;
@@ -199,28 +200,6 @@ impl State {
         *before = now;
     }
 
-    /// The server's session id inside the id a client sent: the id itself, or without
-    /// `--replica` its tag; `None` when it lacks this replica's tag.
-    pub(crate) fn inward<'a>(&self, id: &'a str) -> Option<&'a str> {
-        match &self.replica {
-            None => Some(id),
-            Some(replica) => replica.inward(id),
-        }
-    }
-
-    /// The id a client sees for the server's session id: with `--replica`, tagged.
-    pub(crate) fn outward(&self, id: &str) -> String {
-        match &self.replica {
-            None => id.to_owned(),
-            Some(replica) => replica.outward(id),
-        }
-    }
-
-    /// Whether session ids are tagged (`--replica`).
-    pub(crate) fn tags(&self) -> bool {
-        self.replica.is_some()
-    }
-
     /// The session kept under `key` (the server's id), if it is open.
     pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
         self.sessions().get(key).cloned()
@@ -344,6 +323,27 @@ impl State {
     /// A line of the guard's own about a session on stderr (escaped by the caller).
     pub(crate) fn say(&self, guarded: &Guarded, text: &str) {
         eprintln_guard(&format!("session {}: {text}", guarded.number));
+    }
+}
+
+/// The session ids clients see: the server's, or with `--replica` tagged.
+impl SessionIds for State {
+    fn inward<'a>(&self, id: &'a str) -> Option<&'a str> {
+        match &self.replica {
+            None => Some(id),
+            Some(replica) => replica.inward(id),
+        }
+    }
+
+    fn outward(&self, id: &str) -> String {
+        match &self.replica {
+            None => id.to_owned(),
+            Some(replica) => replica.outward(id),
+        }
+    }
+
+    fn tags(&self) -> bool {
+        self.replica.is_some()
     }
 }
 

@@ -18,7 +18,7 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use super::headers::{self, MAX_HEADERS};
+use mcppin_core::http::{MAX_HEADERS, beside_uri, response_head_size};
 
 /// The upstream URL as messages show it: without its query and userinfo, which may hold a
 /// token.
@@ -127,13 +127,7 @@ impl Upstream {
     /// The URI of another path on the server (`/.well-known/...`); `None` for a path with a
     /// dot segment (a server resolving it could serve its MCP endpoint there).
     pub(crate) fn beside(&self, path_and_query: &str) -> Option<Uri> {
-        let path = path_and_query.split('?').next().unwrap_or_default();
-        if has_dot_segment(path) {
-            return None;
-        }
-        let mut parts = self.uri.clone().into_parts();
-        parts.path_and_query = Some(path_and_query.parse().ok()?);
-        Uri::from_parts(parts).ok()
+        beside_uri(&self.uri, path_and_query)
     }
 
     /// Sends a request; the answer's head arrives within the timeout or the request fails.
@@ -145,9 +139,7 @@ impl Upstream {
             Err(_) => Err(Failure::Timeout),
             Ok(Err(err)) => Err(Failure::Broken(error_chain(&err))),
             Ok(Ok(response)) => {
-                // The status line, `HTTP/1.1 200 OK`, with the canonical reason phrase.
-                let line = 13 + response.status().canonical_reason().map_or(0, str::len);
-                if headers::head_size(line, response.headers()) > MAX_HEADERS {
+                if response_head_size(response.status(), response.headers()) > MAX_HEADERS {
                     return Err(Failure::Broken(
                         "the answer's head exceeds 64 KiB".to_owned(),
                     ));
@@ -156,35 +148,6 @@ impl Upstream {
             }
         }
     }
-}
-
-/// Whether a path holds a `.` or `..` segment, written plainly or percent-encoded (`%2e`,
-/// `%2E`, mixed), with `/`, `\` or their encoded forms as separators: a server resolving dot
-/// segments (as WHATWG URL parsing does) would read another path than the one checked.
-fn has_dot_segment(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        let escaped = (b == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match escaped {
-            Some(byte) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            None => {
-                decoded.push(b);
-                i += 1;
-            }
-        }
-    }
-    decoded
-        .split(|b| *b == b'/' || *b == b'\\')
-        .any(|segment| segment == b"." || segment == b"..")
 }
 
 /// An error with its causes, for stderr.
@@ -197,38 +160,4 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_dot_segment;
-
-    #[test]
-    fn dot_segments_are_found_however_written() {
-        for path in [
-            "/.well-known/../mcp",
-            "/.well-known/./x",
-            "/.well-known/%2e%2e/mcp",
-            "/.well-known/%2E./mcp",
-            "/.well-known/.%2E/mcp",
-            "/.well-known/..%2fmcp",
-            "/.well-known/..\\mcp",
-            "/.well-known/x/..",
-        ] {
-            assert!(has_dot_segment(path), "{path}");
-        }
-    }
-
-    #[test]
-    fn names_holding_dots_are_no_dot_segments() {
-        for path in [
-            "/.well-known/oauth-protected-resource",
-            "/.well-known/oauth-authorization-server/mcp",
-            "/.well-known/a..b/...",
-            "/.well-known/%2e%2e%2e",
-            "/.well-known/x%2",
-        ] {
-            assert!(!has_dot_segment(path), "{path}");
-        }
-    }
 }

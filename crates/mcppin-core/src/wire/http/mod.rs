@@ -8,6 +8,11 @@
 //! instruction is refused ([`check_decoding`]), and what a proxy forwards carries no header of
 //! [`is_decoding_header`] from its peer: it writes its own media type, without parameters.
 //!
+//! The headers a proxy passes between client and server, and the session id it carries
+//! between the client's name for it and the server's, are ruled here too ([`pass_on`],
+//! [`toward_server`], [`toward_client`], [`SessionIds`]), in the types of the `http` crate and
+//! without I/O.
+//!
 //! The `Content-Type` grammar is RFC 9110 section 8.3.1 (`type "/" subtype *( OWS ";" OWS
 //! [ parameter ] )`, tokens of section 5.6.2, quoted strings of section 5.6.4), read strictly:
 //! visible ASCII only, no comma (a list of media types is no media type).
@@ -26,6 +31,14 @@
 //! ```
 
 use std::fmt;
+
+mod headers;
+
+pub use headers::{
+    Ending, MAX_HEADERS, Mirror, Plain, SESSION_ID, SessionIds, beside_uri, check_headers,
+    check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
+    request_head_size, response_head_size, toward_beside, toward_client, toward_server,
+};
 
 /// The headers of a message that say how its body is read, lowercase. A proxy writes its own
 /// (a bare media type) and never passes these on from a peer.
