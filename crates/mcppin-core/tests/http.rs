@@ -2,11 +2,18 @@
 //! and server and how the session id is carried (docs/guard.md, "Streamable HTTP"), and the
 //! guard's answers joined with the server's batch.
 
+use std::time::Duration;
+
 use http::header::{HeaderMap, HeaderValue};
-use http::{Method, Uri};
+use http::{Method, StatusCode, Uri};
+use mcppin_core::engine::{ApprovedServer, Config, Forward, Session};
 use mcppin_core::http::{
-    Ending, Plain, SessionIds, beside_uri, end_request, toward_beside, toward_client, toward_server,
+    Ending, Plain, SessionIds, answered, beside_uri, end_request, splice, toward_beside,
+    toward_client, toward_server,
 };
+use mcppin_core::lockfile::{LockedItem, LockedServer};
+use mcppin_core::parse;
+use serde_json::{Value, json};
 
 /// `--replica r1`: the tag `r1.` on every id a client sees.
 struct Tagged;
@@ -116,4 +123,102 @@ fn the_delete_that_ends_a_session_carries_the_clients_credentials() {
     assert_eq!(headers.len(), 3, "{headers:?}");
     let bare = end_request(&endpoint, "s-1", &Ending::of(&HeaderMap::new()));
     assert_eq!(bare.headers().len(), 1);
+}
+
+/// A session of the guard over a server whose lock approves one tool, `summarize`.
+fn session() -> Session {
+    let mut server = LockedServer::default();
+    let tool = parse(br#"{"name":"summarize","inputSchema":{"type":"object"}}"#).unwrap();
+    server
+        .tools
+        .insert("summarize".into(), LockedItem::approve(tool));
+    let mut config = Config::default();
+    config.refuser = "mcppin-guard";
+    Session::new(ApprovedServer::unsigned(server), config)
+}
+
+fn call(id: u32, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}})
+}
+
+fn body(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn a_batch_loses_its_refused_element_and_the_refusal_comes_back() {
+    // 2025-03-26 allowed batches: a call to a tool the lock does not know is answered here,
+    // the rest goes on.
+    let mut session = session();
+    let now = Duration::ZERO;
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"marker": "KEPT"}},
+        call(8, "MARK_unknown_tool"),
+    ])
+    .to_string();
+    let action = session.client_line(batch.as_bytes(), now);
+    let Forward::Replace(forwarded) = &action.to_server else {
+        panic!("{:?}", action.to_server);
+    };
+    let forwarded = String::from_utf8_lossy(forwarded);
+    assert!(forwarded.contains("KEPT"), "{forwarded}");
+    assert!(!forwarded.contains("MARK_unknown_tool"), "{forwarded}");
+    // The server accepts the rest without a body (202): the guard's answer is all there is,
+    // an array (the request was a batch).
+    let answer = answered(action.to_client.clone(), true);
+    assert_eq!(answer.status(), StatusCode::OK);
+    let answers = body(answer.body());
+    assert_eq!(answers[0]["id"], json!(8), "{answers}");
+    assert_eq!(answers[0]["error"]["code"], json!(-32001), "{answers}");
+    assert_eq!(answers.as_array().map(Vec::len), Some(1), "{answers}");
+
+    // The server answers the rest of a batch with its own: the guard's answers go first.
+    let batch = json!([call(7, "summarize"), call(9, "MARK_other")]).to_string();
+    let action = session.client_line(batch.as_bytes(), now);
+    assert!(
+        matches!(action.to_server, Forward::Replace(_)),
+        "{:?}",
+        action.to_server
+    );
+    let served = br#"[{"jsonrpc":"2.0","id":7,"result":{"content":[]}}]"#;
+    let judged = session.server_line(served, now);
+    let passed = judged.to_client.bytes(served).expect("the answer passes");
+    let joined = body(&splice(&action.to_client, passed));
+    assert_eq!(joined[0]["id"], json!(9), "{joined}");
+    assert_eq!(joined[0]["error"]["code"], json!(-32001), "{joined}");
+    assert_eq!(joined[1], body(&served[1..served.len() - 1]), "{joined}");
+
+    // A batch refused whole is answered whole, as an array, and nothing is forwarded.
+    let refused = json!([call(10, "MARK_a"), call(11, "MARK_b")]).to_string();
+    let action = session.client_line(refused.as_bytes(), now);
+    assert!(
+        matches!(action.to_server, Forward::Nothing),
+        "{:?}",
+        action.to_server
+    );
+    let answers = body(answered(action.to_client, true).body());
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+}
+
+#[test]
+fn an_approved_batch_passes_with_nothing_of_the_guards() {
+    // The holding case of the test above: nothing refused, nothing answered here, the
+    // server's bytes pass as they are.
+    let mut session = session();
+    let now = Duration::ZERO;
+    let batch = json!([call(1, "summarize")]).to_string();
+    let action = session.client_line(batch.as_bytes(), now);
+    assert!(
+        matches!(action.to_server, Forward::Original),
+        "{:?}",
+        action.to_server
+    );
+    assert!(action.to_client.is_empty());
+    let served = br#"[{"jsonrpc":"2.0","id":1,"result":{"content":[]}}]"#;
+    let judged = session.server_line(served, now);
+    assert!(
+        matches!(judged.to_client, Forward::Original),
+        "{:?}",
+        judged.to_client
+    );
 }

@@ -14,7 +14,9 @@ use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
-use mcppin_core::http::{self, Ending, MAX_HEADERS, MediaType, SESSION_ID, SessionIds};
+use mcppin_core::http::{
+    self, EVENT_STREAM, Ending, JSON, MAX_HEADERS, MediaType, SESSION_ID, SessionIds,
+};
 use mcppin_core::jsonrpc::{HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, REFUSED};
 use mcppin_core::sse;
 use tokio::sync::mpsc;
@@ -24,11 +26,6 @@ use super::upstream::Failure;
 
 /// The body of an answer to the client.
 pub(crate) type Out = BoxBody<Bytes, Infallible>;
-
-/// The media type of a JSON body, as the guard writes it.
-const JSON: &str = "application/json";
-/// The media type of an SSE stream, as the guard writes it.
-const EVENT_STREAM: &str = "text/event-stream";
 
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
@@ -212,7 +209,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
                 "mcppin-guard refused the notification; nothing was forwarded",
             );
         }
-        Forward::Nothing => return answered(answers, batch),
+        Forward::Nothing => return boxed(http::answered(answers, batch)),
         Forward::Original => bytes.clone(),
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
     };
@@ -472,7 +469,7 @@ async fn relay(
             return with_head(&state, &head, None, bytes);
         }
         // The guard's answers are all there is: they answer elements of a batch.
-        return answered(answers, true);
+        return boxed(http::answered(answers, true));
     }
     if !media.as_ref().is_some_and(|m| m.is(JSON)) {
         if head.status.is_success() {
@@ -525,7 +522,7 @@ async fn relay(
             _ => Bytes::copy_from_slice(forwarded),
         }
     } else {
-        Bytes::from(merge(forwarded, &answers))
+        Bytes::from(http::splice(&answers, forwarded))
     };
     with_head(&state, &head, media.as_ref(), forwarded)
 }
@@ -914,40 +911,9 @@ async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
     }
 }
 
-/// The answers the guard gives in the server's place: one message, or, to a batch, an
-/// array.
-fn answered(answers: Vec<Vec<u8>>, batch: bool) -> Response<Out> {
-    let body = match answers.len() {
-        0 => return status_only(StatusCode::ACCEPTED),
-        1 if !batch => answers.into_iter().next().unwrap_or_default(),
-        _ => merge(b"[]", &answers),
-    };
-    json(StatusCode::OK, Bytes::from(body))
-}
-
-/// A JSON answer (one message or a batch) with the guard's answers added: one batch.
-fn merge(forwarded: &[u8], answers: &[Vec<u8>]) -> Vec<u8> {
-    let trimmed = forwarded.trim_ascii();
-    let inner = match trimmed
-        .strip_prefix(b"[")
-        .and_then(|t| t.strip_suffix(b"]"))
-    {
-        Some(inner) => inner.trim_ascii(),
-        None => trimmed,
-    };
-    let mut out = vec![b'['];
-    let mut parts: Vec<&[u8]> = answers.iter().map(Vec::as_slice).collect();
-    if !inner.is_empty() {
-        parts.push(inner);
-    }
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(part);
-    }
-    out.push(b']');
-    out
+/// An answer the core wrote, with its body for hyper.
+fn boxed(response: Response<Vec<u8>>) -> Response<Out> {
+    response.map(|body| Full::new(Bytes::from(body)).boxed())
 }
 
 /// An answer with the server's status and headers (hop-by-hop ones and those saying how a body
@@ -978,12 +944,6 @@ fn json(status: StatusCode, body: Bytes) -> Response<Out> {
     response
 }
 
-fn status_only(status: StatusCode) -> Response<Out> {
-    let mut response = Response::new(Full::new(Bytes::new()).boxed());
-    *response.status_mut() = status;
-    response
-}
-
 /// An HTTP error with a JSON-RPC error body (id null: the request was not read as one).
 /// `message` is the guard's own, never a string from the wire.
 fn fail(status: StatusCode, code: i64, message: &str) -> Response<Out> {
@@ -1009,18 +969,5 @@ impl Body for Stream {
         self.0
             .poll_recv(cx)
             .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_guards_answers_join_the_servers_batch() {
-        let answers = vec![b"{\"id\":2}".to_vec()];
-        assert_eq!(merge(b"[{\"id\":1}]", &answers), b"[{\"id\":2},{\"id\":1}]");
-        assert_eq!(merge(b"{\"id\":1}", &answers), b"[{\"id\":2},{\"id\":1}]");
-        assert_eq!(merge(b"[]", &answers), b"[{\"id\":2}]");
     }
 }

@@ -1525,7 +1525,7 @@ fn error_answer(id: &[u8], code: i64, message: &str) -> Vec<u8> {
 }
 
 /// `[` + `parts` joined by `,` + `]`.
-fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
+pub(crate) fn join_parts(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
     let mut out = vec![b'['];
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {

@@ -33,12 +33,14 @@
 use std::fmt;
 
 mod headers;
+mod response;
 
 pub use headers::{
     Ending, MAX_HEADERS, Mirror, Plain, SESSION_ID, SessionIds, beside_uri, check_headers,
     check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
+pub use response::{EVENT_STREAM, JSON, answered, splice};
 
 /// The headers of a message that say how its body is read, lowercase. A proxy writes its own
 /// (a bare media type) and never passes these on from a peer.
