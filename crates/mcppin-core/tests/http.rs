@@ -8,8 +8,8 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use mcppin_core::engine::{ApprovedServer, Config, Forward, Session};
 use mcppin_core::http::{
-    Ending, Plain, SessionIds, answered, beside_uri, end_request, splice, toward_beside,
-    toward_client, toward_server,
+    Ending, Mirror, NotKept, Plain, Refusal, Reject, SessionIds, answered, beside_uri, end_request,
+    splice, toward_beside, toward_client, toward_server,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
@@ -221,4 +221,70 @@ fn an_approved_batch_passes_with_nothing_of_the_guards() {
         "{:?}",
         judged.to_client
     );
+}
+
+/// Every refusal the guard writes, as a client reads it.
+fn every_reject() -> Vec<Reject> {
+    vec![
+        Reject::HeadTooLarge,
+        Reject::NotTheEndpoint,
+        Reject::MethodNotAllowed,
+        Reject::Decoding(Refusal::Charset),
+        Reject::NotJsonMedia,
+        Reject::BodyTooLong { max: 4096 },
+        Reject::BodyUnreadable,
+        Reject::BodySlow,
+        Reject::NotJsonRpc,
+        Reject::Mirrored(Mirror::Name),
+        Reject::SessionRepeated,
+        Reject::NotThisReplica,
+        Reject::NoSuchSession,
+        Reject::Full,
+        Reject::NotificationRefused,
+        Reject::DotSegment,
+        Reject::UpstreamTimeout,
+        Reject::Unreachable,
+        Reject::Redirect,
+        Reject::AnswerRefused,
+        Reject::NotOpened(NotKept::Taken),
+        Reject::NotOpened(NotKept::Full),
+        Reject::NotOpened(NotKept::TooLong),
+        Reject::Ended,
+        Reject::BesideDecoding,
+        Reject::BesideNotMetadata,
+        Reject::BesideUnread,
+    ]
+}
+
+#[test]
+fn every_refusal_has_its_status_code_and_message() {
+    let mut out = String::new();
+    for refuser in ["mcppin-guard", ""] {
+        out.push_str(&format!("refuser {refuser:?}\n"));
+        for reject in every_reject() {
+            let response = reject.response(refuser);
+            let body = body(response.body());
+            assert_eq!(body["id"], Value::Null, "{body}");
+            assert_eq!(body["error"]["code"], json!(reject.code()), "{body}");
+            assert_eq!(
+                body["error"]["message"],
+                json!(reject.message(refuser)),
+                "{body}"
+            );
+            assert_eq!(response.status(), reject.status());
+            assert_eq!(response.headers()["content-type"], "application/json");
+            let allow = response
+                .headers()
+                .get("allow")
+                .map(|v| format!(" (Allow: {})", v.to_str().unwrap()))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  {} {}{allow}: {}\n",
+                reject.status().as_u16(),
+                reject.code(),
+                reject.message(refuser)
+            ));
+        }
+    }
+    insta::assert_snapshot!(out);
 }

@@ -15,13 +15,13 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::{
-    self, EVENT_STREAM, Ending, JSON, MAX_HEADERS, MediaType, SESSION_ID, SessionIds,
+    self, EVENT_STREAM, Ending, JSON, MAX_HEADERS, MediaType, Reject, SESSION_ID, SessionIds,
 };
-use mcppin_core::jsonrpc::{HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, REFUSED};
+use mcppin_core::jsonrpc::REFUSED;
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
-use super::session::{Guarded, Refused, State, eprintln_guard};
+use super::session::{Guarded, State, eprintln_guard};
 use super::upstream::Failure;
 
 /// The body of an answer to the client.
@@ -30,11 +30,7 @@ pub(crate) type Out = BoxBody<Bytes, Infallible>;
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     if http::request_head_size(request.method(), request.uri(), request.headers()) > MAX_HEADERS {
-        return fail(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            INVALID_REQUEST,
-            "mcppin-guard: the request head exceeds 64 KiB; nothing was forwarded",
-        );
+        return state.reject(Reject::HeadTooLarge);
     }
     let path = request.uri().path();
     if path != state.upstream.endpoint_path() {
@@ -43,26 +39,12 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Res
         if path.starts_with("/.well-known/") && request.method() == Method::GET {
             return well_known(&state, request).await;
         }
-        return fail(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "mcppin-guard serves MCP only at the endpoint of its upstream",
-        );
+        return state.reject(Reject::NotTheEndpoint);
     }
     match *request.method() {
         Method::POST => post(state, request).await,
         Method::GET | Method::DELETE => other(state, request).await,
-        _ => {
-            let mut response = fail(
-                StatusCode::METHOD_NOT_ALLOWED,
-                INVALID_REQUEST,
-                "mcppin-guard: the MCP endpoint takes POST, GET and DELETE",
-            );
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-            response
-        }
+        _ => state.reject(Reject::MethodNotAllowed),
     }
 }
 
@@ -94,32 +76,19 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
     if headers.get_all(SESSION_ID).iter().nth(1).is_some() {
         // Two sessions named: whichever one a server or balancer takes, it may not be the
         // one the guard would judge the request by.
-        return Err(fail(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "mcppin-guard: the Mcp-Session-Id header is repeated; nothing was forwarded",
-        ));
+        return Err(state.reject(Reject::SessionRepeated));
     }
     if !headers.contains_key(SESSION_ID) {
         return Ok(Belongs::Fresh(state.fresh()));
     }
     let id = http::header_text(headers, SESSION_ID);
     if id.is_some_and(|id| state.inward(id).is_none()) {
-        return Err(fail(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "mcppin-guard: this Mcp-Session-Id was not handed out by this replica (--replica); \
-             nothing was forwarded",
-        ));
+        return Err(state.reject(Reject::NotThisReplica));
     }
     let key = id.and_then(|id| state.inward(id));
     match key.and_then(|key| state.find(key).map(|g| (g, key))) {
         Some((guarded, key)) => Ok(Belongs::Open(guarded, key.to_owned())),
-        None => Err(fail(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never began)",
-        )),
+        None => Err(state.reject(Reject::NoSuchSession)),
     }
 }
 
@@ -130,19 +99,11 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let media = match http::check_headers(&parts.headers) {
         Ok(media) => media,
         Err(refusal) => {
-            return fail(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                INVALID_REQUEST,
-                &format!("mcppin-guard: {refusal}; nothing was forwarded"),
-            );
+            return state.reject(Reject::Decoding(refusal));
         }
     };
     if !media.is_some_and(|m| m.is(JSON)) {
-        return fail(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            INVALID_REQUEST,
-            "mcppin-guard: a POST to the MCP endpoint carries application/json",
-        );
+        return state.reject(Reject::NotJsonMedia);
     }
     let bytes = match read_body(&state, body, &parts.headers).await {
         Ok(bytes) => bytes,
@@ -152,19 +113,10 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     // JSON-RPC 2.0 section 6: a batch is answered with an array, even of one answer.
     let batch = bytes.trim_ascii_start().starts_with(b"[");
     if !line.is_routable() {
-        return fail(
-            StatusCode::BAD_REQUEST,
-            PARSE_ERROR,
-            "mcppin-guard: the body is not a JSON-RPC message (not JSON, not an object, or an \
-             empty batch); nothing was forwarded",
-        );
+        return state.reject(Reject::NotJsonRpc);
     }
     if let Err(why) = http::check_mirrored(&parts.headers, &line) {
-        return fail(
-            StatusCode::BAD_REQUEST,
-            HEADER_MISMATCH,
-            &format!("mcppin-guard: {why}; nothing was forwarded"),
-        );
+        return state.reject(Reject::Mirrored(why));
     }
     let belongs = match belongs(&state, &parts.headers) {
         Ok(belongs) => belongs,
@@ -175,11 +127,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     {
         // It could open a session the guard cannot keep: refused before the server opens one.
         eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
-        return fail(
-            StatusCode::SERVICE_UNAVAILABLE,
-            INVALID_REQUEST,
-            "mcppin-guard could not open the session (--max-sessions); nothing was forwarded",
-        );
+        return state.reject(Reject::Full);
     }
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
@@ -188,12 +136,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         let mut session = guarded.session();
         if session.is_stopped() {
             // Ended by another exchange since it was found.
-            return fail(
-                StatusCode::NOT_FOUND,
-                INVALID_REQUEST,
-                "mcppin-guard: no open session has this Mcp-Session-Id (it ended, or never \
-                 began)",
-            );
+            return state.reject(Reject::NoSuchSession);
         }
         session.client(&line, now)
     };
@@ -203,11 +146,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let forward = match &action.to_server {
         Forward::Nothing if answers.is_empty() => {
             // A notification the engine refused (there is no id to answer): not accepted.
-            return fail(
-                StatusCode::BAD_REQUEST,
-                REFUSED,
-                "mcppin-guard refused the notification; nothing was forwarded",
-            );
+            return state.reject(Reject::NotificationRefused);
         }
         Forward::Nothing => return boxed(http::answered(answers, batch)),
         Forward::Original => bytes.clone(),
@@ -279,12 +218,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     let (parts, _) = request.into_parts();
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let Some(uri) = state.upstream.beside(target) else {
-        return fail(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "mcppin-guard: a path with a dot segment (`.`, `..`, percent-encoded or not) is \
-             refused; nothing was forwarded",
-        );
+        return state.reject(Reject::DotSegment);
     };
     let mut upstream = Request::new(Full::new(Bytes::new()));
     *upstream.uri_mut() = uri;
@@ -292,42 +226,24 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(_) => {
-            return fail(
-                StatusCode::BAD_GATEWAY,
-                INVALID_REQUEST,
-                "mcppin-guard: the server could not be reached",
-            );
+            return state.reject(Reject::Unreachable);
         }
     };
     let (mut head, body) = response.into_parts();
     // Passed on under a media type the guard writes: a head naming another charset or a
     // coding is refused like the endpoint's answers are.
     let Ok(media) = http::check_headers(&head.headers) else {
-        return fail(
-            StatusCode::BAD_GATEWAY,
-            REFUSED,
-            "mcppin-guard refused the server's answer beside the endpoint (a charset other \
-             than utf-8, or a coding)",
-        );
+        return state.reject(Reject::BesideDecoding);
     };
     // Metadata is a document: a redirect (a client follows it within the guard's origin) or
     // an event stream (MCP messages) is no metadata, and passes unjudged nowhere.
     if head.status.is_redirection() || media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
-        return fail(
-            StatusCode::BAD_GATEWAY,
-            REFUSED,
-            "mcppin-guard refused the server's answer beside the endpoint (a redirect or an \
-             event stream)",
-        );
+        return state.reject(Reject::BesideNotMetadata);
     }
     head.headers.remove(SESSION_ID);
     match collect(state, body).await {
         Ok(bytes) => with_head(state, &head, media.as_ref(), bytes),
-        Err(_) => fail(
-            StatusCode::BAD_GATEWAY,
-            INVALID_REQUEST,
-            "mcppin-guard: the server's answer was too long or too slow",
-        ),
+        Err(_) => state.reject(Reject::BesideUnread),
     }
 }
 
@@ -355,11 +271,7 @@ async fn relay(
         if !guarded.is_kept() {
             state.end(&guarded);
         }
-        return fail(
-            StatusCode::BAD_GATEWAY,
-            REFUSED,
-            "mcppin-guard refused the server's answer (a redirect)",
-        );
+        return state.reject(Reject::Redirect);
     }
     if names_another_session(&belongs, &head.headers) {
         // A client reads a repeated header as its values joined by ", ", and the TypeScript
@@ -372,11 +284,7 @@ async fn relay(
              session's); refused, nothing of it was forwarded",
         );
         end_session(&state, &guarded, &end, "the server broke the protocol");
-        return fail(
-            StatusCode::BAD_GATEWAY,
-            REFUSED,
-            "mcppin-guard refused the server's answer; the session was ended",
-        );
+        return state.reject(Reject::AnswerRefused);
     }
     if let Belongs::Fresh(_) = &belongs
         && let Some(key) = http::header_text(&head.headers, SESSION_ID)
@@ -384,30 +292,14 @@ async fn relay(
         match state.keep(key, &guarded) {
             Ok(()) => {}
             Err(refused) => {
-                let why = match refused {
-                    Refused::Taken => "the server assigned the id of a session already open",
-                    Refused::Full => "the guard holds --max-sessions sessions",
-                    Refused::TooLong => {
-                        "the server assigned a session id longer than 1024 bytes (the most the \
-                         guard keeps)"
-                    }
-                };
-                state.say(&guarded, &format!("refused a new session: {why}"));
-                if let Refused::Full | Refused::TooLong = refused {
+                state.say(&guarded, &format!("refused a new session: {refused}"));
+                if refused.ends_at_server() {
                     // Opened at the server (by a request that raced others past the check in
                     // `post`, or under an id the guard does not keep): ended there. Never for
                     // `Taken`: the id is another client's.
                     delete_at_server(&state, key, &end, guarded.number);
                 }
-                let status = match refused {
-                    Refused::TooLong => StatusCode::BAD_GATEWAY,
-                    Refused::Taken | Refused::Full => StatusCode::SERVICE_UNAVAILABLE,
-                };
-                return fail(
-                    status,
-                    INVALID_REQUEST,
-                    "mcppin-guard could not open the session",
-                );
+                return state.reject(Reject::NotOpened(refused));
             }
         }
     }
@@ -436,11 +328,7 @@ async fn relay(
                 &format!("{refusal}; the server's answer was refused"),
             );
             end_session(&state, &guarded, &end, "the server broke the protocol");
-            return fail(
-                StatusCode::BAD_GATEWAY,
-                REFUSED,
-                "mcppin-guard refused the server's answer; the session was ended",
-            );
+            return state.reject(Reject::AnswerRefused);
         }
     };
     if media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
@@ -456,11 +344,7 @@ async fn relay(
                 &end,
                 "the server's answer could not be read",
             );
-            return fail(
-                StatusCode::BAD_GATEWAY,
-                REFUSED,
-                "mcppin-guard refused the server's answer; the session was ended",
-            );
+            return state.reject(Reject::AnswerRefused);
         }
     };
     if bytes.is_empty() {
@@ -478,11 +362,7 @@ async fn relay(
                 "the server answered with neither JSON nor an SSE stream",
             );
             end_session(&state, &guarded, &end, "the server broke the protocol");
-            return fail(
-                StatusCode::BAD_GATEWAY,
-                REFUSED,
-                "mcppin-guard refused the server's answer; the session was ended",
-            );
+            return state.reject(Reject::AnswerRefused);
         }
         // An HTTP error the server explains in text: no message for the model, passed on.
         return with_head(&state, &head, media.as_ref(), bytes);
@@ -502,19 +382,11 @@ async fn relay(
         Some(fatal) => {
             state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
             end_session(&state, &guarded, &end, "the server broke the protocol");
-            return fail(
-                StatusCode::BAD_GATEWAY,
-                REFUSED,
-                "mcppin-guard refused the server's answer; the session was ended",
-            );
+            return state.reject(Reject::AnswerRefused);
         }
     }
     let Some(forwarded) = action.to_client.bytes(&bytes) else {
-        return fail(
-            StatusCode::BAD_GATEWAY,
-            REFUSED,
-            "mcppin-guard: the session has ended",
-        );
+        return state.reject(Reject::Ended);
     };
     let forwarded = if answers.is_empty() {
         match &action.to_client {
@@ -832,22 +704,14 @@ fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> 
                 guarded,
                 "the server did not answer within --upstream-timeout",
             );
-            fail(
-                StatusCode::GATEWAY_TIMEOUT,
-                INVALID_REQUEST,
-                "mcppin-guard: the server did not answer in time",
-            )
+            state.reject(Reject::UpstreamTimeout)
         }
         Failure::Broken(why) => {
             state.say(
                 guarded,
                 &format!("the server could not be reached: {}", escape_non_ascii(why)),
             );
-            fail(
-                StatusCode::BAD_GATEWAY,
-                INVALID_REQUEST,
-                "mcppin-guard: the server could not be reached",
-            )
+            state.reject(Reject::Unreachable)
         }
     }
 }
@@ -860,14 +724,9 @@ async fn read_body(
     headers: &HeaderMap,
 ) -> Result<Bytes, Response<Out>> {
     let too_long = || {
-        fail(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            INVALID_REQUEST,
-            &format!(
-                "mcppin-guard: the body exceeds --max-message ({} bytes); nothing was forwarded",
-                state.max_message
-            ),
-        )
+        state.reject(Reject::BodyTooLong {
+            max: state.max_message,
+        })
     };
     let declared = http::header_text(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > state.max_message as u64) {
@@ -881,16 +740,8 @@ async fn read_body(
     match read {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(err)) if err.is::<LengthLimitError>() => Err(too_long()),
-        Ok(Err(_)) => Err(fail(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "mcppin-guard: the body could not be read",
-        )),
-        Err(_) => Err(fail(
-            StatusCode::REQUEST_TIMEOUT,
-            INVALID_REQUEST,
-            "mcppin-guard: the body did not arrive in time",
-        )),
+        Ok(Err(_)) => Err(state.reject(Reject::BodyUnreadable)),
+        Err(_) => Err(state.reject(Reject::BodySlow)),
     }
 }
 
@@ -935,24 +786,11 @@ fn with_head(
     response
 }
 
-fn json(status: StatusCode, body: Bytes) -> Response<Out> {
-    let mut response = Response::new(Full::new(body).boxed());
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
-    response
-}
-
-/// An HTTP error with a JSON-RPC error body (id null: the request was not read as one).
-/// `message` is the guard's own, never a string from the wire.
-fn fail(status: StatusCode, code: i64, message: &str) -> Response<Out> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": code, "message": message},
-    });
-    json(status, Bytes::from(body.to_string()))
+impl State {
+    /// The answer that refuses an exchange ([`Reject::response`]), naming the guard.
+    fn reject(&self, reject: Reject) -> Response<Out> {
+        boxed(reject.response(self.refuser()))
+    }
 }
 
 /// A streamed body fed by a task.

@@ -7,17 +7,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcppin_core::engine::{self, ApprovedServer, Event, Note, Session, Withheld};
-use mcppin_core::http::SessionIds;
+use mcppin_core::http::{MAX_SESSION_ID, NotKept, SessionIds};
 use tokio::sync::watch;
 
 use super::config::Config;
 use super::replica::Replica;
 use super::upstream::Upstream;
 use crate::log::Log;
-
-/// The longest session id a server may assign, in bytes: the guard keeps each open session
-/// under its id, so the bound is what an idle session's id can cost (docs/performance.md).
-pub(crate) const MAX_SESSION_ID: usize = 1024;
 
 /// One MCP session through the guard.
 #[derive(Debug)]
@@ -111,17 +107,6 @@ pub(crate) struct State {
     pub(crate) stopping: watch::Receiver<bool>,
 }
 
-/// Why a session could not be kept under the id the server assigned.
-#[derive(Debug)]
-pub(crate) enum Refused {
-    /// The id names a session already open (a server reusing ids would merge two sessions).
-    Taken,
-    /// The table holds `--max-sessions` sessions.
-    Full,
-    /// The id is longer than [`MAX_SESSION_ID`].
-    TooLong,
-}
-
 impl State {
     /// The state of a guard that starts now, holding no session yet.
     pub(super) fn new(
@@ -149,6 +134,11 @@ impl State {
             replica: config.replica.clone(),
             stopping,
         }
+    }
+
+    /// Who refuses, as clients read it (the engine's `refuser`).
+    pub(crate) fn refuser(&self) -> &'static str {
+        self.engine.refuser
     }
 
     /// Every session kept under an id now.
@@ -212,16 +202,16 @@ impl State {
     }
 
     /// Keeps `guarded` under the id the server assigned.
-    pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), Refused> {
+    pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), NotKept> {
         if key.len() > MAX_SESSION_ID {
-            return Err(Refused::TooLong);
+            return Err(NotKept::TooLong);
         }
         let mut sessions = self.sessions();
         if sessions.contains_key(key) {
-            return Err(Refused::Taken);
+            return Err(NotKept::Taken);
         }
         if sessions.len() >= self.max_sessions {
-            return Err(Refused::Full);
+            return Err(NotKept::Full);
         }
         sessions.insert(key.to_owned(), Arc::clone(guarded));
         *guarded.key() = Some(key.to_owned());

@@ -1513,7 +1513,7 @@ fn refusal(id: &[u8], message: &str) -> Vec<u8> {
 }
 
 /// A JSON-RPC error answer.
-fn error_answer(id: &[u8], code: i64, message: &str) -> Vec<u8> {
+pub(crate) fn error_answer(id: &[u8], code: i64, message: &str) -> Vec<u8> {
     let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
     out.extend_from_slice(id);
     out.extend_from_slice(br#","error":{"code":"#);

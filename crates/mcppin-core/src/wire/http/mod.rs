@@ -33,6 +33,7 @@
 use std::fmt;
 
 mod headers;
+mod reject;
 mod response;
 
 pub use headers::{
@@ -40,6 +41,7 @@ pub use headers::{
     check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
+pub use reject::{MAX_SESSION_ID, NotKept, Reject};
 pub use response::{EVENT_STREAM, JSON, answered, splice};
 
 /// The headers of a message that say how its body is read, lowercase. A proxy writes its own
