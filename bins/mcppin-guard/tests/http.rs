@@ -601,6 +601,48 @@ fn a_server_that_breaks_the_protocol_gets_its_session_ended() {
 }
 
 #[test]
+fn a_session_the_server_no_longer_holds_gets_404_so_the_client_starts_over() {
+    // The server ended a session the guard still holds (it restarted, or ended it itself) and
+    // answers 404 with a JSON-RPC error, as the TypeScript SDK's server does. A client reads
+    // 404 as "open a new session"; a 502 would read as a broken gateway.
+    let dir = Dir::new();
+    let lock = dir.lock(&mcppin_fixture::surface(false));
+    let server = fixture(&dir, &[]);
+    let guard = guard(&lock, &server.url, &[]);
+    let session = open(&guard.url);
+    let ended = send(&server.url, "DELETE", &[("mcp-session-id", &session)], "");
+    assert_eq!(ended.status, 200, "{ended:?}");
+    let listed = post(
+        &guard.url,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 404, "{listed:?}");
+    let error = &listed.messages()[0];
+    assert_eq!(error["id"], Value::Null, "{listed:?}");
+    // The guard's own error: nothing of the server's unjudged answer.
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("mcppin-guard"), "{listed:?}");
+    assert!(!listed.body.contains("Session not found"), "{listed:?}");
+    // The guard ended the session too: its id gets 404 without reaching the server.
+    let again = post(
+        &guard.url,
+        Some(&session),
+        &util::request(3, "tools/list", json!({})),
+    );
+    assert_eq!(again.status, 404, "{again:?}");
+    assert!(!record(&dir).contains(r#""id":3"#), "{}", record(&dir));
+    // And the client starts over: a new session lists the tools.
+    let fresh = open(&guard.url);
+    let listed = post(
+        &guard.url,
+        Some(&fresh),
+        &util::request(4, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+}
+
+#[test]
 fn a_server_message_over_max_message_is_never_forwarded() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));

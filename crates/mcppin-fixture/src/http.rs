@@ -210,7 +210,7 @@ async fn handle(
         match &session {
             Some(id) => match sessions.open.get_mut(id) {
                 Some(server) => (server.handle(&message), None),
-                None => return status(StatusCode::NOT_FOUND),
+                None => return session_not_found(),
             },
             None if method == "initialize" => {
                 let mut server = Server::new(script);
@@ -243,6 +243,18 @@ async fn handle(
     {
         response.headers_mut().insert("mcp-session-id", value);
     }
+    response
+}
+
+/// The answer to a request in a session the server does not hold (never opened, or ended):
+/// 404 with a JSON-RPC error, as the TypeScript SDK's server writes it. A client reading 404
+/// starts a new session.
+fn session_not_found() -> Response<Out> {
+    let mut response = json(
+        r#"{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}"#
+            .to_owned(),
+    );
+    *response.status_mut() = StatusCode::NOT_FOUND;
     response
 }
 

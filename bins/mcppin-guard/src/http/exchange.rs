@@ -315,8 +315,11 @@ async fn relay(
     if let Belongs::Open(..) = &belongs
         && head.status == StatusCode::NOT_FOUND
     {
-        // The server no longer knows the session: neither does the guard.
+        // The server no longer knows the session: neither does the guard. The client gets
+        // 404, which tells it to open a new session (docs/guard.md), with the guard's own
+        // error: the server's body is about a session that is gone, and is not judged.
         state.end(&guarded);
+        return state.reject(Reject::NoSuchSession);
     }
     // The guard judges the body as UTF-8 bytes: a head telling the client to read it otherwise
     // (a charset, a compression, a range) is refused whole.
