@@ -1,13 +1,12 @@
 //! The sessions of the HTTP guard: one [`Guarded`] per MCP session, the table that keeps
 //! them under the ids the server assigned, and the [`State`] every exchange shares.
 
-use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcppin_core::engine::{self, ApprovedServer, Event, Note, Session, Withheld};
-use mcppin_core::http::{MAX_SESSION_ID, NotKept, SessionIds};
+use mcppin_core::http::{Activity, NotKept, SessionIds, SessionTable};
 use tokio::sync::watch;
 
 use super::config::Config;
@@ -89,15 +88,11 @@ pub(crate) struct State {
     pub(crate) upstream: Upstream,
     pub(crate) max_message: usize,
     pub(crate) timeout: Duration,
-    max_sessions: usize,
-    session_idle: Duration,
     started: Instant,
     approved: ApprovedServer,
     engine: engine::Config,
-    sessions: Mutex<HashMap<String, Arc<Guarded>>>,
-    /// What stateless exchanges withhold, carried from one to the next: approved names only
-    /// (the engine admits no other), so it never grows past the lock.
-    withheld: Mutex<Withheld>,
+    /// The open sessions, and what stateless exchanges withhold.
+    table: Mutex<SessionTable<Arc<Guarded>>>,
     next: AtomicU64,
     log: Mutex<Log>,
     log_failed: AtomicBool,
@@ -120,13 +115,10 @@ impl State {
             upstream,
             max_message: config.max_message,
             timeout: config.timeout,
-            max_sessions: config.max_sessions,
-            session_idle: config.session_idle,
             started: Instant::now(),
             approved,
             engine: config.engine,
-            sessions: Mutex::new(HashMap::new()),
-            withheld: Mutex::new(Withheld::default()),
+            table: Mutex::new(SessionTable::new(config.max_sessions, config.session_idle)),
             next: AtomicU64::new(0),
             log: Mutex::new(log),
             log_failed: AtomicBool::new(false),
@@ -143,24 +135,18 @@ impl State {
 
     /// Every session kept under an id now.
     pub(super) fn open(&self) -> Vec<Arc<Guarded>> {
-        self.sessions().values().cloned().collect()
+        self.table().open()
     }
 
-    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Guarded>>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn withheld(&self) -> MutexGuard<'_, Withheld> {
-        self.withheld.lock().unwrap_or_else(PoisonError::into_inner)
+    fn table(&self) -> MutexGuard<'_, SessionTable<Arc<Guarded>>> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A fresh session, not yet kept under any id, withholding what stateless exchanges
     /// withhold now.
     pub(crate) fn fresh(&self) -> Arc<Guarded> {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let withheld = self.withheld().clone();
-        let mut session = Session::new(self.approved.clone(), self.engine);
-        session.withhold(&withheld);
+        let (session, withheld) = self.table().fresh(self.approved.clone(), self.engine);
         Arc::new(Guarded {
             number,
             session: Mutex::new(session),
@@ -184,37 +170,30 @@ impl State {
         if now == *before {
             return;
         }
-        let mut all = self.withheld();
-        carry(&mut all.tools, &before.tools, &now.tools);
-        carry(&mut all.prompts, &before.prompts, &now.prompts);
-        *before = now;
+        self.table().carry(before, now);
     }
 
     /// The session kept under `key` (the server's id), if it is open.
     pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
-        self.sessions().get(key).cloned()
+        self.table().find(key).cloned()
     }
 
     /// Whether the table holds `--max-sessions` sessions: a request that could open another
     /// one is refused before it reaches the server.
     pub(crate) fn is_full(&self) -> bool {
-        self.sessions().len() >= self.max_sessions
+        self.table().is_full()
     }
 
     /// Keeps `guarded` under the id the server assigned.
     pub(crate) fn keep(&self, key: &str, guarded: &Arc<Guarded>) -> Result<(), NotKept> {
-        if key.len() > MAX_SESSION_ID {
-            return Err(NotKept::TooLong);
+        {
+            // The table stays locked until the session knows its key: an `end` finds it
+            // whole.
+            let mut table = self.table();
+            table.keep(key, Arc::clone(guarded))?;
+            *guarded.key() = Some(key.to_owned());
         }
-        let mut sessions = self.sessions();
-        if sessions.contains_key(key) {
-            return Err(NotKept::Taken);
-        }
-        if sessions.len() >= self.max_sessions {
-            return Err(NotKept::Full);
-        }
-        sessions.insert(key.to_owned(), Arc::clone(guarded));
-        *guarded.key() = Some(key.to_owned());
+        // Not under the table's lock: `share` takes the table while holding this.
         *guarded.shared() = None;
         Ok(())
     }
@@ -225,7 +204,7 @@ impl State {
     pub(crate) fn end(&self, guarded: &Guarded) -> Option<String> {
         let key = guarded.key().take();
         if let Some(key) = &key {
-            self.sessions().remove(key);
+            self.table().end(key);
         }
         let events = guarded.session().finish(self.now());
         self.write(guarded, events);
@@ -242,17 +221,11 @@ impl State {
     /// stream. The server is not told (the guard holds no credentials of the client's to send
     /// a DELETE with); a client coming back gets 404 and opens a new session.
     pub(super) fn sweep(&self) {
-        let idle = u64::try_from(self.session_idle.as_millis()).unwrap_or(u64::MAX);
-        let now = self.elapsed();
-        let stale: Vec<Arc<Guarded>> = self
-            .sessions()
-            .values()
-            .filter(|g| {
-                g.streams.load(Ordering::Relaxed) == 0
-                    && now.saturating_sub(g.used.load(Ordering::Relaxed)) > idle
-            })
-            .cloned()
-            .collect();
+        let now = Duration::from_millis(self.elapsed());
+        let stale = self.table().idle_at(now, |g| Activity {
+            used: Duration::from_millis(g.used.load(Ordering::Relaxed)),
+            streams: g.streams.load(Ordering::Relaxed),
+        });
         for guarded in stale {
             self.end(&guarded);
             self.say(
@@ -334,17 +307,6 @@ impl SessionIds for State {
 
     fn tags(&self) -> bool {
         self.replica.is_some()
-    }
-}
-
-/// Applies to `all` what changed from `before` to `now`: names added are withheld, names gone
-/// are lifted.
-fn carry(all: &mut BTreeSet<String>, before: &BTreeSet<String>, now: &BTreeSet<String>) {
-    for added in now.difference(before) {
-        all.insert(added.clone());
-    }
-    for lifted in before.difference(now) {
-        all.remove(lifted);
     }
 }
 

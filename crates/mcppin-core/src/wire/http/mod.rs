@@ -35,6 +35,7 @@ use std::fmt;
 mod headers;
 mod reject;
 mod response;
+mod table;
 
 pub use headers::{
     Ending, MAX_HEADERS, Mirror, Plain, SESSION_ID, SessionIds, beside_uri, check_headers,
@@ -43,6 +44,7 @@ pub use headers::{
 };
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
 pub use response::{EVENT_STREAM, JSON, answered, splice};
+pub use table::{Activity, SessionTable};
 
 /// The headers of a message that say how its body is read, lowercase. A proxy writes its own
 /// (a bare media type) and never passes these on from a peer.
