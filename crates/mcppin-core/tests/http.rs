@@ -8,8 +8,8 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::http::{
-    Activity, Ending, Mirror, NotKept, Plain, Refusal, Reject, SessionIds, SessionTable, answered,
-    beside_uri, end_request, splice, toward_beside, toward_client, toward_server,
+    Activity, Ending, Mirror, NotKept, Plain, Refusal, Reject, Route, SessionIds, SessionTable,
+    answered, beside_uri, end_request, route, splice, toward_beside, toward_client, toward_server,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
@@ -422,4 +422,94 @@ fn what_one_stateless_exchange_withholds_the_next_fresh_session_withholds() {
     let (mut third, _) = widened(&table);
     assert!(reaches(&mut third, "tools/call", "summarize"));
     assert!(!reaches(&mut third, "prompts/get", "review"));
+}
+
+fn request(method: &str, target: &str, headers: &[(&str, &str)]) -> http::Request<()> {
+    let mut builder = http::Request::builder().method(method).uri(target);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(()).unwrap()
+}
+
+const MAX: usize = 4096;
+
+fn routed(method: &str, target: &str, headers: &[(&str, &str)]) -> Result<Route, Reject> {
+    route(&request(method, target, headers), "/mcp", MAX)
+}
+
+#[test]
+fn a_request_head_is_routed_or_refused_before_its_body_is_read() {
+    let json = ("content-type", "application/json; charset=utf-8");
+    // Holds: each way a request goes.
+    assert_eq!(routed("POST", "/mcp", &[json]), Ok(Route::Post));
+    assert_eq!(
+        routed("POST", "/mcp?x=1", &[json, ("content-length", "4096")]),
+        Ok(Route::Post)
+    );
+    assert_eq!(routed("GET", "/mcp", &[]), Ok(Route::Get));
+    assert_eq!(routed("DELETE", "/mcp", &[]), Ok(Route::Delete));
+    assert_eq!(
+        routed("GET", "/.well-known/oauth-protected-resource", &[]),
+        Ok(Route::Beside)
+    );
+    // Fires: each refusal.
+    for (method, target, headers, reject) in [
+        ("POST", "/other", &[json][..], Reject::NotTheEndpoint),
+        ("POST", "/.well-known/x", &[json], Reject::NotTheEndpoint),
+        ("PUT", "/mcp", &[json], Reject::MethodNotAllowed),
+        (
+            "POST",
+            "/mcp",
+            &[("content-type", "application/json; charset=latin1")],
+            Reject::Decoding(Refusal::Charset),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[json, ("content-encoding", "gzip")],
+            Reject::Decoding(Refusal::ContentEncoding),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[("content-type", "text/plain")],
+            Reject::NotJsonMedia,
+        ),
+        ("POST", "/mcp", &[], Reject::NotJsonMedia),
+        (
+            "POST",
+            "/mcp",
+            &[json, ("content-length", "4097")],
+            Reject::BodyTooLong { max: MAX },
+        ),
+    ] {
+        assert_eq!(
+            routed(method, target, headers),
+            Err(reject),
+            "{method} {target} {headers:?}"
+        );
+    }
+}
+
+#[test]
+fn the_head_is_bounded_at_64_kib_and_checked_first() {
+    // `POST /mcp HTTP/1.1` with its line end and the empty line that ends the head (20),
+    // each header as `name: value` and its line end.
+    let json = ("content-type", "application/json");
+    let at = 64 * 1024 - 20 - (json.0.len() + json.1.len() + 4) - ("x-pad".len() + 4);
+    let pad = |n: usize| "a".repeat(n);
+    assert_eq!(
+        routed("POST", "/mcp", &[("x-pad", &pad(at)), json]),
+        Ok(Route::Post)
+    );
+    assert_eq!(
+        routed("POST", "/mcp", &[("x-pad", &pad(at + 1)), json]),
+        Err(Reject::HeadTooLarge)
+    );
+    // Over the bound, the head's size decides before the path, the method or the media.
+    assert_eq!(
+        routed("PUT", "/elsewhere", &[("x-pad", &pad(at + 1)), json]),
+        Err(Reject::HeadTooLarge)
+    );
 }

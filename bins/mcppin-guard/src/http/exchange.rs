@@ -15,7 +15,7 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use mcppin_core::engine::{Forward, Line, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::{
-    self, EVENT_STREAM, Ending, JSON, MAX_HEADERS, MediaType, Reject, SESSION_ID, SessionIds,
+    self, EVENT_STREAM, Ending, JSON, MediaType, Reject, Route, SESSION_ID, SessionIds,
 };
 use mcppin_core::jsonrpc::REFUSED;
 use mcppin_core::sse;
@@ -29,22 +29,13 @@ pub(crate) type Out = BoxBody<Bytes, Infallible>;
 
 /// Handles one request from the client.
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
-    if http::request_head_size(request.method(), request.uri(), request.headers()) > MAX_HEADERS {
-        return state.reject(Reject::HeadTooLarge);
-    }
-    let path = request.uri().path();
-    if path != state.upstream.endpoint_path() {
-        // OAuth discovery (RFC 9728, RFC 8414) reads metadata beside the endpoint: it carries
-        // no MCP message and passes untouched.
-        if path.starts_with("/.well-known/") && request.method() == Method::GET {
-            return well_known(&state, request).await;
-        }
-        return state.reject(Reject::NotTheEndpoint);
-    }
-    match *request.method() {
-        Method::POST => post(state, request).await,
-        Method::GET | Method::DELETE => other(state, request).await,
-        _ => state.reject(Reject::MethodNotAllowed),
+    let route = http::route(&request, state.upstream.endpoint_path(), state.max_message);
+    match route {
+        Ok(Route::Post) => post(state, request).await,
+        Ok(Route::Get | Route::Delete) => other(state, request).await,
+        Ok(Route::Beside) => well_known(&state, request).await,
+        Ok(_) => state.reject(Reject::MethodNotAllowed),
+        Err(reject) => state.reject(reject),
     }
 }
 
@@ -94,18 +85,8 @@ fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>>
 
 async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let (parts, body) = request.into_parts();
-    // The body is judged as UTF-8 JSON: a head telling the server to read it otherwise (a
-    // charset, a coding) is refused before anything is read or forwarded.
-    let media = match http::check_headers(&parts.headers) {
-        Ok(media) => media,
-        Err(refusal) => {
-            return state.reject(Reject::Decoding(refusal));
-        }
-    };
-    if !media.is_some_and(|m| m.is(JSON)) {
-        return state.reject(Reject::NotJsonMedia);
-    }
-    let bytes = match read_body(&state, body, &parts.headers).await {
+    // The head was checked by `http::route`.
+    let bytes = match read_body(&state, body).await {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
@@ -721,20 +702,12 @@ fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> 
 
 /// Reads the client's body: at most `--max-message` bytes (413 past it, whatever
 /// `Content-Length` says), within the timeout (408).
-async fn read_body(
-    state: &State,
-    body: Incoming,
-    headers: &HeaderMap,
-) -> Result<Bytes, Response<Out>> {
+async fn read_body(state: &State, body: Incoming) -> Result<Bytes, Response<Out>> {
     let too_long = || {
         state.reject(Reject::BodyTooLong {
             max: state.max_message,
         })
     };
-    let declared = http::header_text(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > state.max_message as u64) {
-        return Err(too_long());
-    }
     let read = tokio::time::timeout(
         state.timeout,
         Limited::new(body, state.max_message).collect(),

@@ -34,6 +34,7 @@ use std::fmt;
 
 mod headers;
 mod reject;
+mod request;
 mod response;
 mod table;
 
@@ -43,6 +44,7 @@ pub use headers::{
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
+pub use request::{Route, route};
 pub use response::{EVENT_STREAM, JSON, answered, splice};
 pub use table::{Activity, SessionTable};
 
