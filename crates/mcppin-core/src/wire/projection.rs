@@ -57,7 +57,7 @@ use crate::surface::ItemKind;
 use crate::value::{Kind, Member, Object, Value, escape_pointer_token};
 
 /// What a projection keeps of a member it knows.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 enum Keep {
     /// The value as it is (a string, a boolean, a free-form object such as `inputSchema`).
     Whole,
@@ -141,7 +141,11 @@ const RESOURCE_TEMPLATE: &[(&str, Keep)] = &[
 /// In a member the model knows, `null` counts as absent (an optional member read as `null`
 /// is written out as no member at all); an empty object it knows stays (`"annotations": {}`
 /// when none of its members was kept).
-#[derive(Debug)]
+///
+/// An `engine::Session` whose `Config::projection` names one admits against an
+/// `ApprovedServer::projected` entry, and refuses a list answer holding an item with a member
+/// the projection drops.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Projection {
     name: &'static str,
     tool: &'static [(&'static str, Keep)],
@@ -185,6 +189,24 @@ impl Projection {
     #[must_use]
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The first item of a list answer's `result` (`tools/list`, `prompts/list`,
+    /// `resources/templates/list`) holding a member this projection drops; `None` for another
+    /// method, and for a list whose items hold only members the projection keeps.
+    #[must_use]
+    pub fn foreign_in_list(&self, method: &str, result: &Value) -> Option<Foreign> {
+        let (kind, member) = match method {
+            "tools/list" => (ItemKind::Tool, "tools"),
+            "prompts/list" => (ItemKind::Prompt, "prompts"),
+            "resources/templates/list" => (ItemKind::ResourceTemplate, "resourceTemplates"),
+            _ => return None,
+        };
+        result
+            .get(member)?
+            .as_array()?
+            .iter()
+            .find_map(|item| self.foreign(kind, item))
     }
 
     fn table(&self, kind: ItemKind) -> &'static [(&'static str, Keep)] {
