@@ -15,7 +15,10 @@
 //! A projection is a table of the members the gateway's model keeps, per kind of item and
 //! per typed member below it (a tool's `annotations`, a prompt's `arguments`, each entry of
 //! `icons`); a free-form member (`inputSchema`, `outputSchema`, `_meta`) is kept whole.
-//! [`Projection::RMCP_3_1`] is the one of `rmcp` 3.1, which agentgateway 1.4 uses.
+//! [`Projection::RMCP_3_1`] is the one of `rmcp` 3.1: agentgateway's main branch pins rmcp
+//! 3.1.2, and v1.4.1's rmcp 3.0.0-beta.5 has the same item model. v1.4.0 builds on rmcp
+//! 2.0.0, whose tool keeps `execution`: behind it, this projection's foreign-member check
+//! refuses every tool that declares one.
 //!
 //! A served item carrying a member the projection drops means the gateway projects
 //! differently (a newer model that keeps, say, a tool's `execution`): comparing its digest
@@ -154,7 +157,7 @@ pub struct Projection {
 }
 
 impl Projection {
-    /// `rmcp-3.1`: the model of the `rmcp` SDK 3.1 (agentgateway 1.4 pins 3.1.2), whose
+    /// `rmcp-3.1`: the model of the `rmcp` SDK 3.1 (agentgateway's main branch pins 3.1.2), whose
     /// items hold exactly these members:
     ///
     /// - tool: `name`, `title`, `description`, `inputSchema`, `outputSchema`, `annotations`
