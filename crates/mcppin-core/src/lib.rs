@@ -56,7 +56,7 @@
 //! each using only those before it: [`json`] (`parse`, `value`, `canon`, `digest`, `outline`,
 //! ...), [`surface`] (`manifest`, `lockfile`, `launch`, `artifact`), [`judge`] (`diff`,
 //! `scan`, `policy`, `report`, `remedy`) and [`wire`] (`engine`, `admission`, `http`, `log`,
-//! `hook`). Every
+//! `hook`, `projection`). Every
 //! module is also named from the crate root, as above. The JSON layer fails with
 //! [`JsonError`], the surface layer with [`Error`] (which holds a `JsonError` as
 //! [`Error::Json`]); both say their [`Category`], whose exit code follows docs/cli.md.
@@ -96,7 +96,7 @@ pub mod wire;
 pub use json::{fold, number, outline, sse, value};
 pub use judge::{diff, policy, remedy, report, scan};
 pub use surface::{artifact, launch, lockfile, manifest};
-pub use wire::{engine, hook, http, jsonrpc, log};
+pub use wire::{engine, hook, http, jsonrpc, log, projection};
 // The modules without a public path, named from the root as the crate's files name them.
 use json::{canon, digest, error, escape, parse};
 use surface::document;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::lockfile::LockedServer;
+use crate::projection::{Projection, Renaming, Unprojectable};
 
 /// One server's approved surface, as a [`Session`](super::Session) admits against it.
 ///
@@ -57,6 +58,26 @@ impl ApprovedServer {
         Self {
             server: Arc::new(server),
         }
+    }
+
+    /// The same approval as a gateway with `projection` and `renaming` shows it
+    /// ([`Projection::server`]): the approved items projected, renamed and pinned by digest,
+    /// for a session whose [`Config::projection`](super::Config) is `projection`. It is
+    /// checked as this approval was (signed or not); the lockfile's raw pins stay where they
+    /// are.
+    ///
+    /// # Errors
+    ///
+    /// [`Unprojectable`] when an item is stored as a digest alone, or two items collide once
+    /// renamed.
+    pub fn projected(
+        &self,
+        projection: &Projection,
+        renaming: &Renaming,
+    ) -> Result<Self, Unprojectable> {
+        Ok(Self {
+            server: Arc::new(projection.server(&self.server, renaming)?),
+        })
     }
 
     /// The approved surface.

@@ -68,6 +68,7 @@ use std::time::Duration;
 use crate::admission::{Decision, Gate, LockCheck, PageReport, session_policy};
 use crate::lockfile::Pin;
 use crate::outline::{Node, Outline, Picked, Shape};
+use crate::projection::Projection;
 use crate::report::Policy;
 use crate::{Strictness, Value, escape, fold, parse, parse_with};
 
@@ -144,6 +145,12 @@ pub struct Config {
     /// begins with `refused`. The engine writes it into JSON strings as they are, so any
     /// text is safe on the wire; keep it short, printable and of your own.
     pub refuser: &'static str,
+    /// The projection of the gateway in front, when the session sees a gateway's
+    /// re-serialisation of each answer rather than the server's bytes (`None`: the bytes).
+    /// The session then admits against [`ApprovedServer::projected`] with this projection,
+    /// and refuses, as a malformed answer with a [`Note::Foreign`], a list answer holding an
+    /// item with a member the projection drops: the gateway projects differently.
+    pub projection: Option<&'static Projection>,
 }
 
 impl Config {
@@ -1129,6 +1136,21 @@ impl Session {
             });
         }
         let method = &*pending.method;
+        if let Some(foreign) = self
+            .config
+            .projection
+            .and_then(|projection| projection.foreign_in_list(method, result))
+        {
+            self.changed = true;
+            let reason = Reason::Malformed {
+                pointer: String::new(),
+            };
+            let note = Note::Foreign {
+                method: method.to_owned(),
+                foreign,
+            };
+            return self.refuse_unread(pending, &reason, note, action);
+        }
         if (method == "initialize" || method == "server/discover")
             && let Some(renamed) = self.gate.identity(result)
         {
@@ -1219,6 +1241,21 @@ impl Session {
     /// malformed `tools/list` page), while `initialize` has nothing to keep and is refused in
     /// both modes.
     fn malformed(&self, pending: &Pending, reason: &Reason, action: &mut ServerAction) -> Element {
+        let note = Note::Malformed {
+            method: pending.method.to_string(),
+            reason: reason.clone(),
+        };
+        self.refuse_unread(pending, reason, note, action)
+    }
+
+    /// [`Session::malformed`] with `note` for stderr.
+    fn refuse_unread(
+        &self,
+        pending: &Pending,
+        reason: &Reason,
+        note: Note,
+        action: &mut ServerAction,
+    ) -> Element {
         let method = escape(&pending.method);
         if self.config.events {
             action.events.push(Event::AnswerAdmission(AnswerAdmission {
@@ -1229,10 +1266,7 @@ impl Session {
                 reason: Some(reason.policy().name()),
             }));
         }
-        action.notes.push(Note::Malformed {
-            method: pending.method.to_string(),
-            reason: reason.clone(),
-        });
+        action.notes.push(note);
         // The policy only: the pointer may hold a member name the server chose.
         let reply = refusal(
             &pending.id,

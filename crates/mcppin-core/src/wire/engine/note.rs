@@ -9,6 +9,7 @@ use crate::admission::{Reason, ToolChange, shown};
 use crate::error::Literals;
 use crate::escape;
 use crate::fold::Conflict;
+use crate::projection::Foreign;
 use crate::report::{GuardPolicy, Policy, value_text};
 use crate::value::Value;
 
@@ -69,6 +70,15 @@ pub enum Note {
         method: String,
         /// Where it is malformed.
         reason: Reason,
+    },
+    /// A list answer holding an item with a member the session's projection drops: the
+    /// gateway in front projects differently, so nothing of the answer was compared; refused
+    /// as a malformed answer.
+    Foreign {
+        /// The method answered (raw).
+        method: String,
+        /// The item and its member.
+        foreign: Foreign,
     },
     /// An item of the widened surface (a prompt, a resource template, the instructions) that
     /// departs from the lock.
@@ -314,6 +324,9 @@ impl fmt::Display for Note {
             }
             Self::Malformed { method, reason } => {
                 write!(f, "refused {}: {reason}", escape(method))
+            }
+            Self::Foreign { method, foreign } => {
+                write!(f, "refused {}: {foreign}", escape(method))
             }
             Self::Departed {
                 policy,
