@@ -5,8 +5,7 @@
 
 mod util;
 
-#[path = "../../../crates/mcppin-client/tests/peer/mod.rs"]
-mod peer;
+use mcppin_testkit::peer;
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -4,8 +4,7 @@
 
 mod util;
 
-#[path = "../../../crates/mcppin-client/tests/peer/mod.rs"]
-mod peer;
+use mcppin_testkit::peer;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

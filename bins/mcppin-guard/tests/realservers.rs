@@ -18,8 +18,7 @@
 
 mod util;
 
-#[path = "../../../crates/mcppin-client/tests/peer/mod.rs"]
-mod peer;
+use mcppin_testkit::peer;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! answers no honest server gives), and against the reference server-everything in its
 //! `streamableHttp` and `sse` modes (the same tools as over stdio).
 
-mod peer;
+use mcppin_testkit::peer;
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -2,7 +2,8 @@
 //! once: [`Run`] (the outcome of one run, with assertions that print exit code, stdout and
 //! stderr on failure), [`run`] (a binary run with its output drained and a bound on hangs),
 //! [`Scratch`] (a fresh directory per test), process helpers and [`npm`] (a local npm registry
-//! for real `npx` installs), [`sarif`] (the official SARIF validator on a log a test wrote);
+//! for real `npx` installs), [`peer`] (a scriptable HTTP/1.1 server for remote-capture and
+//! HTTP-guard tests), [`sarif`] (the official SARIF validator on a log a test wrote);
 //! and for every crate's tests, [`import`]: the file-level imports of
 //! a crate's source and the circles among them. A dev-dependency only, never published; panics
 //! are its way to fail a test.
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 
 pub mod import;
 pub mod npm;
+pub mod peer;
 pub mod sarif;
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far

@@ -1,7 +1,6 @@
 //! A small HTTP/1.1 server for the tests of remote capture: one request per connection
 //! (`Connection: close`), each handled by a closure that writes the whole response itself, so
 //! a test can split an event stream, hang, redirect or echo headers. Every request is logged.
-#![allow(dead_code, reason = "each test file uses a different subset")]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -13,9 +12,13 @@ use std::time::Duration;
 /// One request as received.
 #[derive(Clone, Debug)]
 pub struct Request {
+    /// The request line's method.
     pub method: String,
+    /// The request line's target (path and query).
     pub target: String,
+    /// The headers, in order, as received.
     pub headers: Vec<(String, String)>,
+    /// The body (by `Content-Length`).
     pub body: Vec<u8>,
 }
 
@@ -56,12 +59,15 @@ type Handler = dyn Fn(&Request, &mut TcpStream) + Send + Sync;
 
 /// A running test server; it stops accepting when dropped.
 pub struct Peer {
+    /// Where it listens (127.0.0.1, a free port).
     pub addr: SocketAddr,
     log: Arc<Mutex<Vec<Request>>>,
     stop: Arc<AtomicBool>,
 }
 
 impl Peer {
+    /// Listens on a free port of 127.0.0.1 and answers each request, on a thread of its own,
+    /// with `handler`, which writes the whole response.
     pub fn start(handler: impl Fn(&Request, &mut TcpStream) + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");
@@ -90,6 +96,7 @@ impl Peer {
         Self { addr, log, stop }
     }
 
+    /// `http://ADDR` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
