@@ -49,7 +49,8 @@ when it cannot listen or --upstream is not a URL, 4 as above.
 `mcppin-guard hook --lock FILE [--state DIR]` is the pre-call check for Claude Code's
 PreToolUse hooks: see `mcppin-guard hook --help` (it exits 0 or 2 only).";
 
-/// A stdio proxy that refuses MCP tool-surface drift on the wire, mid-session.
+/// A guard that refuses MCP tool-surface drift on the wire, mid-session: in front of a stdio
+/// server, or of a remote one with --listen.
 #[derive(Debug, Parser)]
 #[command(name = "mcppin-guard", version, about, after_help = EXIT_CODES)]
 struct Cli {
