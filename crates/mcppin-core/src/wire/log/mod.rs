@@ -155,10 +155,9 @@ impl Chain {
         (chain, terminated(line))
     }
 
-    /// The line for one event: `members` (its `event` and its own members) with the chain's
-    /// members set (`schema_version`, `run`, `seq`, `prev`, `server`, `observed_at`).
-    #[must_use]
-    pub fn append(&mut self, observed_at: &str, mut members: Object) -> Vec<u8> {
+    /// Sets the chain's members of the next line on `members` (`schema_version`, `run`, the
+    /// next `seq`, `prev`, `server`, `observed_at`).
+    fn link(&mut self, members: &mut Object, observed_at: &str) {
         self.seq += 1;
         members.insert("schema_version", SCHEMA_VERSION);
         members.insert("run", self.run.as_str());
@@ -166,6 +165,13 @@ impl Chain {
         members.insert("prev", self.prev.to_string());
         members.insert("server", self.server.as_str());
         members.insert("observed_at", observed_at);
+    }
+
+    /// The line for one event: `members` (its `event` and its own members) with the chain's
+    /// members set (`schema_version`, `run`, `seq`, `prev`, `server`, `observed_at`).
+    #[must_use]
+    pub fn append(&mut self, observed_at: &str, mut members: Object) -> Vec<u8> {
+        self.link(&mut members, observed_at);
         let line = canonicalize_exact(&Value::from(members));
         self.prev = Digest::of_bytes(&line);
         terminated(line)
@@ -175,17 +181,11 @@ impl Chain {
     /// when the start announced a key. Nothing can be appended after it.
     #[must_use]
     pub fn stop(mut self, observed_at: &str, exit_code: u8) -> Stop {
-        self.seq += 1;
         let mut members = Object::new();
         members.insert("event", STOP);
         members.insert("exit_code", u64::from(exit_code));
         members.insert("log_key", digest_or_null(self.log_key));
-        members.insert("schema_version", SCHEMA_VERSION);
-        members.insert("run", self.run.as_str());
-        members.insert("seq", self.seq);
-        members.insert("prev", self.prev.to_string());
-        members.insert("server", self.server.as_str());
-        members.insert("observed_at", observed_at);
+        self.link(&mut members, observed_at);
         Stop {
             members,
             key: self.log_key,
