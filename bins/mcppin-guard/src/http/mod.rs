@@ -134,6 +134,9 @@ async fn serve(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
+        // Answers go out as soon as they are written: an exchange is one request and one
+        // answer, and Nagle's algorithm would hold a second segment for the client's ACK.
+        let _ = stream.set_nodelay(true);
         let state = Arc::clone(&state);
         let service = service_fn(move |request| {
             let state = Arc::clone(&state);
