@@ -1,14 +1,15 @@
 //! What `mcppin-guard --listen` costs (docs/performance.md, "Guard over HTTP"): the latency a
-//! `tools/call` round trip gains through the guard against the same request direct, at 1, 64
-//! and 1,000 concurrent sessions, the requests per second of each, and the guard's resident
-//! memory per idle session.
+//! `tools/call` round trip gains through the guard against the same request direct and through
+//! nginx `proxy_pass` (the floor of any HTTP process in the middle), at 1, 64 and 1,000
+//! concurrent sessions, the requests per second of each, and the guard's resident memory per
+//! idle session.
 //!
 //! Run with `cargo bench -p mcppin-guard --bench http`; `-- --only latency|memory` runs one
 //! part. The upstream is this program itself: a minimal Streamable HTTP MCP server (JSON
 //! answers, `Mcp-Session-Id`) that answers each request at once, so the numbers show the proxy
-//! and nothing else, the worst case for a proxy. Direct and guarded runs take turns at each
-//! level, so a disturbance on the machine falls on both. Every run is bounded in count and in
-//! time.
+//! and nothing else, the worst case for a proxy. Direct, nginx and guarded runs take turns at
+//! each level, so a disturbance on the machine falls on all three. Every run is bounded in count
+//! and in time. The latency part fails, naming the install, where nginx is not installed.
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpStream};
@@ -228,10 +229,7 @@ struct Guard {
 
 impl Guard {
     fn start(lock: &Path, upstream: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .arg("--lock")
@@ -248,18 +246,7 @@ impl Guard {
             .stdout(Stdio::null())
             .spawn()
             .expect("start mcppin-guard");
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let start = Instant::now();
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("mcppin-guard exited ({status}) before listening");
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "mcppin-guard is not listening after 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_listening(&mut child, "mcppin-guard", port);
         Self {
             child,
             url: format!("http://{listen}/mcp"),
@@ -282,6 +269,155 @@ impl Drop for Guard {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// nginx as a plain reverse proxy in front of `upstream`: one worker per core, kept-alive
+/// connections on both sides, no log; stopped (master and workers) on drop.
+struct Nginx {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(upstream: &str) -> Self {
+        let nginx = std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .chain([std::path::PathBuf::from("/usr/sbin")])
+            .map(|dir| dir.join("nginx"))
+            .find(|p| p.is_file())
+            .expect("nginx is not installed: apt-get install nginx (a step of .ci/run)");
+        let upstream = upstream
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .expect("the upstream's URL");
+        let port = free_port();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path().display();
+        let conf = format!(
+            "daemon off;\n\
+             worker_processes auto;\n\
+             pid {d}/nginx.pid;\n\
+             error_log {d}/error.log error;\n\
+             events {{ worker_connections 4096; }}\n\
+             http {{\n\
+             \x20   access_log off;\n\
+             \x20   client_body_temp_path {d}/body;\n\
+             \x20   proxy_temp_path {d}/proxy;\n\
+             \x20   fastcgi_temp_path {d}/fastcgi;\n\
+             \x20   uwsgi_temp_path {d}/uwsgi;\n\
+             \x20   scgi_temp_path {d}/scgi;\n\
+             \x20   upstream bench {{ server {upstream}; keepalive 1024; }}\n\
+             \x20   server {{\n\
+             \x20       listen 127.0.0.1:{port};\n\
+             \x20       keepalive_requests 1000000;\n\
+             \x20       location / {{\n\
+             \x20           proxy_pass http://bench;\n\
+             \x20           proxy_http_version 1.1;\n\
+             \x20           proxy_set_header Connection \"\";\n\
+             \x20           proxy_buffering off;\n\
+             \x20       }}\n\
+             \x20   }}\n\
+             }}\n"
+        );
+        let path = dir.path().join("nginx.conf");
+        std::fs::write(&path, conf).expect("write nginx.conf");
+        let mut child = Command::new(nginx)
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-e")
+            .arg(dir.path().join("error.log"))
+            .arg("-c")
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start nginx");
+        wait_listening(&mut child, "nginx", port);
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            _dir: dir,
+        }
+    }
+}
+
+impl Nginx {
+    /// The master's pid and its workers' (waiting for the workers, which start after the
+    /// master listens, for at most 30 s).
+    fn pids(&self) -> Vec<u32> {
+        let master = self.child.id();
+        let start = Instant::now();
+        loop {
+            let children =
+                std::fs::read_to_string(format!("/proc/{master}/task/{master}/children"))
+                    .expect("read nginx's workers");
+            let workers: Vec<u32> = children
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if !workers.is_empty() {
+                return std::iter::once(master).chain(workers).collect();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "nginx started no worker in 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The user and system CPU time `pids` have used so far (`/proc/PID/stat`, in clock ticks of
+/// 1/100 s, the unit Linux shows user space on every architecture).
+fn cpu(pids: &[u32]) -> Duration {
+    let ticks: u64 = pids
+        .iter()
+        .map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read stat");
+            // Fields after the command name, which is in parentheses and may hold spaces.
+            let rest = stat.rsplit_once(')').expect("a stat line").1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            // utime and stime: fields 14 and 15 of the line, 12 and 13 after the name.
+            fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+        })
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // TERM to the master stops its workers too; KILL would leave them running.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port free now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Waits until `child` accepts connections on `port`, for at most 30 s.
+fn wait_listening(child: &mut Child, name: &str, port: u16) {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let start = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{name} exited ({status}) before listening");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{name} is not listening after 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -474,32 +610,49 @@ fn ms(d: Duration) -> String {
 
 async fn latency(sizes: Sizes, upstream: &str, lock: &Path) {
     let guard = Guard::start(lock, upstream);
+    let nginx = Nginx::start(upstream);
     println!(
-        "tools/call round trips on loopback, upstream answering at once; {} turns of direct and \
-         guarded runs per level, samples pooled",
+        "tools/call round trips on loopback, upstream answering at once; {} turns of direct, \
+         nginx proxy_pass and guarded runs per level, samples pooled",
         sizes.turns
     );
+    let urls = [upstream, nginx.url.as_str(), guard.url.as_str()];
+    // Whose CPU time is counted: none for direct (the upstream is this program), nginx's
+    // processes, the guard's.
+    let pids = [Vec::new(), nginx.pids(), vec![guard.child.id()]];
     println!();
     println!("paced: each session sends one request every pause (added latency)");
-    table(sizes, upstream, &guard, true).await;
+    table(sizes, urls, &pids, true).await;
     println!();
-    println!("back to back: each session sends its next request on the answer (throughput)");
-    table(sizes, upstream, &guard, false).await;
+    println!(
+        "back to back: each session sends its next request on the answer (throughput; the CPU \
+         time the process in the middle used per request does not depend on the host's load)"
+    );
+    table(sizes, urls, &pids, false).await;
 }
 
-async fn table(sizes: Sizes, upstream: &str, guard: &Guard, paced: bool) {
+/// The three ways of a run: direct, through nginx, through the guard.
+const WAYS: [&str; 3] = ["direct", "nginx", "guard"];
+
+async fn table(sizes: Sizes, urls: [&str; 3], pids: &[Vec<u32>; 3], paced: bool) {
     println!(
-        "| sessions | pause | requests | direct p50 | direct p99 | direct req/s | guard p50 | \
-         guard p99 | guard req/s | added p50 | added p99 | failed (direct / guard) |"
+        "| sessions | pause | requests | direct p50 | direct p99 | direct req/s | nginx p50 | \
+         nginx p99 | nginx req/s | guard p50 | guard p99 | guard req/s | guard added p50 | \
+         guard added p99 | guard / nginx req/s | guard / direct req/s | nginx CPU per request | \
+         guard CPU per request | failed |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &(sessions, requests, pause) in sizes.levels {
         let pause = paced.then_some(pause);
-        let mut samples = [Sample::default(), Sample::default()];
+        let mut samples = [Sample::default(), Sample::default(), Sample::default()];
+        let mut used = [Duration::ZERO; 3];
         for _ in 0..sizes.turns {
-            for (i, url) in [upstream, guard.url.as_str()].into_iter().enumerate() {
+            for ((sample, url), (pids, used)) in
+                samples.iter_mut().zip(urls).zip(pids.iter().zip(&mut used))
+            {
+                let before = cpu(pids);
                 let one = run(url, sessions, requests, sizes.bound, pause).await;
-                let sample = &mut samples[i];
+                *used += cpu(pids).saturating_sub(before);
                 sample.times.extend(one.times);
                 sample.took += one.took;
                 sample.errors += one.errors;
@@ -521,22 +674,31 @@ async fn table(sizes: Sizes, upstream: &str, guard: &Guard, paced: bool) {
             })
             .collect();
         let (d50, d99, drate) = stats[0];
-        let (g50, g99, grate) = stats[1];
+        let (n50, n99, nrate) = stats[1];
+        let (g50, g99, grate) = stats[2];
         let pause = pause.map_or_else(|| "none".to_owned(), |p| format!("{} ms", p.as_millis()));
         println!(
-            "| {sessions} | {pause} | {} | {} ms | {} ms | {drate:.0} | {} ms | {} ms | {grate:.0} | \
-             {} ms | {} ms | {} / {} |",
-            samples[1].times.len(),
+            "| {sessions} | {pause} | {} | {} ms | {} ms | {drate:.0} | {} ms | {} ms | {nrate:.0} \
+             | {} ms | {} ms | {grate:.0} | {} ms | {} ms | {:.2} | {:.2} | {:.1} us | {:.1} us \
+             | {} / {} / {} |",
+            samples[2].times.len(),
             ms(d50),
             ms(d99),
+            ms(n50),
+            ms(n99),
             ms(g50),
             ms(g99),
             ms(g50.saturating_sub(d50)),
             ms(g99.saturating_sub(d99)),
+            grate / nrate,
+            grate / drate,
+            used[1].as_secs_f64() * 1e6 / samples[1].times.len().max(1) as f64,
+            used[2].as_secs_f64() * 1e6 / samples[2].times.len().max(1) as f64,
             samples[0].errors,
             samples[1].errors,
+            samples[2].errors,
         );
-        for (name, sample) in ["direct", "guard"].iter().zip(&samples) {
+        for (name, sample) in WAYS.iter().zip(&samples) {
             if let Some(e) = &sample.first_error {
                 println!(
                     "  {name}: {} failed exchanges, the first: {e}",
