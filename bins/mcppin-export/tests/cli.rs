@@ -563,9 +563,12 @@ fn kill_after_bounds_the_wait_for_a_server_that_ignores_sigterm() {
 fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
     use rustix::process::{Pid, Signal, kill_process};
     let dir = Dir::new();
-    // A silent server also ignores the end of its input: only a signal stops it.
-    dir.config(&[("demo", &["--mode", "silent"])]);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+    // A silent server also ignores the end of its input: only a signal stops it. It records
+    // each request it reads, so the test knows when the export waits for its tool list.
+    let record = dir.path().join("demo.requests");
+    let record = record.to_string_lossy();
+    dir.config(&[("demo", &["--mode", "silent", "--record", &record])]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
         .args([
             "--config",
             "mcp.json",
@@ -582,13 +585,29 @@ fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    while !dir.exists("demo.pid") {
+    // The export sends tools/list once the handshake is done, after it noted the server as
+    // running: from then on the signal handler is the one that stops it.
+    let bound = std::time::Duration::from_secs(60);
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(dir.path().join("demo.requests"))
+        .is_ok_and(|requests| requests.contains("\"tools/list\""))
+    {
+        if started.elapsed() > bound {
+            let _ = child.kill();
+            panic!("the export never asked for the tool list");
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Let the export reach its wait for tools/list.
-    std::thread::sleep(std::time::Duration::from_millis(300));
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
     kill_process(pid, Signal::INT).unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > bound {
+            let _ = child.kill();
+            panic!("the interrupted export did not exit within {bound:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let out = child.wait_with_output().unwrap();
     let run = Run {
         code: out.status.code().unwrap_or(-1),
