@@ -702,6 +702,7 @@ fn serve_extmcp(
         targets,
         max_sessions: cli.max_sessions,
         idle: cli.session_idle,
+        run: run_id.clone(),
     });
     let config = extmcp::Config {
         listen,

@@ -5,7 +5,7 @@
 //!
 //! - A request phase becomes a client line `{"jsonrpc":"2.0","id":N,"method":M,"params":P}`
 //!   with a number `N` of the processor's own; the verdict is returned with metadata
-//!   `mcppin: "N"`, which the gateway hands back to the response phase (its `metadata`
+//!   `mcppin: "RUN.N"` (`RUN` the guard run's id), which the gateway hands back to the response phase (its `metadata`
 //!   expression `mcpGuardrails.mcppin`), so that the answer is judged as the answer to that
 //!   very request (`prompts/get` is pinned by its name and arguments, which its answer does
 //!   not carry).
@@ -43,12 +43,12 @@ pub(crate) const TOKEN_KEY: &str = "mcppin";
 /// The metadata key of the client's session id (`request.headers["mcp-session-id"]`).
 pub(crate) const SESSION_KEY: &str = "session";
 
-/// Methods the gateway hooks in their response phase only: nothing was seen of the request.
-const RESPONSE_ONLY: [&str; 3] = [
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-];
+/// Methods whose answer is judged with what their request asked (`prompts/get` is pinned by
+/// its name and arguments) or admitted only through their request phase (a call's tool): an
+/// answer of one whose request phase this processor did not see is denied. Any other answer
+/// is judged on its own when its request phase ran elsewhere (another replica) or never (a
+/// method the gateway hooks in its response phase only).
+const NEEDS_REQUEST: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
 /// One gateway target, mapped to its lockfile entry.
 #[derive(Debug)]
@@ -119,6 +119,9 @@ pub(crate) struct Config {
     pub(crate) max_sessions: usize,
     /// How long a session is kept without a phase of it.
     pub(crate) idle: Duration,
+    /// This run's id: the numbers handed to the gateway carry it, so that a number another
+    /// processor (a replica) gave is never taken for one of this one's.
+    pub(crate) run: String,
 }
 
 /// A session of one target.
@@ -322,7 +325,8 @@ impl Processor {
             McpRequestResult::deny(refusal_message(answer).unwrap_or(stopped))
         } else if action.to_server == Forward::Original {
             kept.pending.push(number);
-            McpRequestResult::pass(Some(string_struct([(TOKEN_KEY, number.to_string())])))
+            let token = format!("{}.{number}", self.config.run);
+            McpRequestResult::pass(Some(string_struct([(TOKEN_KEY, token)])))
         } else {
             McpRequestResult::deny(stopped)
         };
@@ -346,7 +350,9 @@ impl Processor {
             Err(reason) => return (McpResponseResult::deny(reason), said),
         };
         let metadata = response.metadata_context.as_ref();
-        let token = metadata_str(metadata, TOKEN_KEY).and_then(|t| t.parse::<u64>().ok());
+        let token = metadata_str(metadata, TOKEN_KEY)
+            .and_then(|t| t.strip_prefix(self.config.run.as_str())?.strip_prefix('.'))
+            .and_then(|n| n.parse::<u64>().ok());
         let unmatched = self.refused(format_args!(
             "{word}: the answer cannot be matched with its request: the gateway hands back no \
              metadata {TOKEN_KEY} this processor gave (mcppin-unmatched)"
@@ -357,7 +363,20 @@ impl Processor {
         let full = self.refused(format_args!(
             "{word}: the processor holds --max-sessions sessions (mcppin-unavailable)"
         ));
-        let key = match (session_key(metadata), token) {
+        // The request this answers, when this processor saw its request phase.
+        let digest = session_key(metadata);
+        let matched = token.filter(|token| match &digest {
+            Some(digest) => self
+                .kept
+                .get(&Key::Session(*digest, target))
+                .is_some_and(|kept| kept.pending.contains(token)),
+            None => self.kept.contains_key(&Key::Alone(*token)),
+        });
+        if matched.is_none() && NEEDS_REQUEST.contains(&method) {
+            // What the request asked is part of the judgement: never guessed.
+            return (McpResponseResult::deny(unmatched), said);
+        }
+        let key = match (digest, matched) {
             (Some(digest), _) => Key::Session(digest, target),
             (None, Some(token)) => Key::Alone(token),
             (None, None) => {
@@ -366,19 +385,18 @@ impl Processor {
             }
         };
         let name = self.config.targets[target].label();
-        if matches!(key, Key::Alone(_)) && token.is_some() && !self.kept.contains_key(&key) {
-            return (McpResponseResult::deny(unmatched), said);
-        }
         let Some(kept) = self.session(&key, target, now) else {
             return (McpResponseResult::deny(full), said);
         };
         if kept.session.is_stopped() {
             return (McpResponseResult::deny(stopped), said);
         }
-        let number = match token {
-            Some(token) if kept.pending.contains(&token) => token,
-            None if RESPONSE_ONLY.contains(&method) => {
-                // The request was never shown: it is judged now, without params.
+        let number = match matched {
+            Some(token) => token,
+            None => {
+                // The request phase ran elsewhere (another replica), or never (a method hooked
+                // in its response phase only): the request is judged now, without params,
+                // which the answer of this method does not need.
                 let number = match key {
                     Key::Alone(number) => number,
                     Key::Session(..) => {
@@ -397,12 +415,6 @@ impl Processor {
                     return (McpResponseResult::deny(stopped), said);
                 }
                 number
-            }
-            _ => {
-                if matches!(key, Key::Alone(_)) {
-                    self.kept.remove(&key);
-                }
-                return (McpResponseResult::deny(unmatched), said);
             }
         };
         let malformed = self.refused(format_args!(

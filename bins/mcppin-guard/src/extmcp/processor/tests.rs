@@ -46,6 +46,10 @@ fn approved() -> ApprovedServer {
 }
 
 fn processor_with(mode: engine::Mode, prefix: PrefixMode, names: &[&str]) -> Processor {
+    replica("run", mode, prefix, names)
+}
+
+fn replica(run: &str, mode: engine::Mode, prefix: PrefixMode, names: &[&str]) -> Processor {
     let mut config = engine::Config::default();
     config.mode = mode;
     config.refuser = "mcppin-guard";
@@ -69,6 +73,7 @@ fn processor_with(mode: engine::Mode, prefix: PrefixMode, names: &[&str]) -> Pro
         targets,
         max_sessions: 4,
         idle: Duration::from_secs(60),
+        run: run.to_owned(),
     })
 }
 
@@ -321,7 +326,7 @@ fn an_answer_without_the_request_phase_s_metadata_is_denied() {
     };
     assert!(e.reason.contains("mcppin-unmatched"), "{}", e.reason);
     // A number this processor never gave is denied the same way.
-    let forged = string_struct([("mcppin", "99".to_owned())]);
+    let forged = string_struct([("mcppin", "run.99".to_owned())]);
     let answered = g.response("prompts/get", Some(&forged), r#"{"messages":[]}"#);
     assert!(matches!(answered.result, Some(Verdict::Error(_))));
     // With the metadata handed back, the same answer passes.
@@ -487,4 +492,52 @@ fn without_a_session_what_quarantine_withholds_holds_for_later_requests() {
         Some(r#"{"name":"get-sum","arguments":{}}"#),
         r#"{"content":[]}"#,
     ));
+}
+
+#[test]
+fn a_list_whose_request_phase_another_replica_saw_is_judged_against_the_lock_all_the_same() {
+    // Two processors on one lock; the gateway sent the request phase to one, the answer to
+    // the other.
+    let one = |run| {
+        replica(
+            run,
+            engine::Mode::Refuse,
+            PrefixMode::Conditional,
+            &["everything"],
+        )
+    };
+    let (mut first, mut second) = (one("r1"), one("r2"));
+    // The second has a request of its own outstanding in the session, under the number the
+    // first hands out: the first's number is not taken for it.
+    let _ = gateway(&mut second, Some("sid-1")).request("tools/list", None);
+    let asked = gateway(&mut first, Some("sid-1")).request("tools/list", None);
+    let token = asked.metadata.as_ref();
+    let mut g = gateway(&mut second, Some("sid-1"));
+    let honest = g.response("tools/list", token, &tools(&[ECHO_SHOWN, SUM]));
+    assert!(
+        matches!(honest.result, Some(Verdict::Pass(_))),
+        "{honest:?}"
+    );
+    let pulled = SUM.replace("two numbers", "two numbers!");
+    let pulled = g.response("tools/list", token, &tools(&[ECHO_SHOWN, &pulled]));
+    let Some(Verdict::Error(e)) = pulled.result else {
+        panic!("a rug pull passed on the replica that did not see the request: {pulled:?}");
+    };
+    assert!(e.reason.contains("tool-changed"), "{}", e.reason);
+    // Without a session the same.
+    let mut g = gateway(&mut second, None);
+    let honest = g.response("tools/list", token, &tools(&[ECHO_SHOWN, SUM]));
+    assert!(
+        matches!(honest.result, Some(Verdict::Pass(_))),
+        "{honest:?}"
+    );
+    // A call's answer, whose tool only its request phase showed, is denied there.
+    let asked = gateway(&mut first, Some("sid-2"))
+        .request("tools/call", Some(r#"{"name":"echo","arguments":{}}"#));
+    let mut g = gateway(&mut second, Some("sid-2"));
+    let answered = g.response("tools/call", asked.metadata.as_ref(), r#"{"content":[]}"#);
+    let Some(Verdict::Error(e)) = answered.result else {
+        panic!("expected a denial: {answered:?}");
+    };
+    assert!(e.reason.contains("mcppin-unmatched"), "{}", e.reason);
 }
