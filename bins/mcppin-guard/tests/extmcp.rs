@@ -239,6 +239,7 @@ fn the_processor_passes_the_honest_surface_denies_a_rug_pull_and_stops_the_sessi
     let written = std::fs::read_to_string(&log).unwrap();
     assert!(written.contains(r#""transport":"extmcp""#), "{written}");
     assert!(written.contains("tool_admission"), "{written}");
+    assert!(written.contains(r#""projection":"rmcp-3.1""#), "{written}");
     assert!(!written.contains("sid-1"), "the session id is never logged");
 }
 
