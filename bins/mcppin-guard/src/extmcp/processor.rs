@@ -427,6 +427,12 @@ impl Processor {
         let line = answer_line(number, &response.mcp_response);
         let action = kept.session.server_line(&line, now);
         said.engine(kept, &name, &action.notes, action.events);
+        if action.to_client != Forward::Original
+            && let Some(hint) =
+                prefix_hint(&self.config.targets[target], method, &response.mcp_response)
+        {
+            said.note(kept.number, &name, &hint);
+        }
         let verdict = match (&action.stop, &action.to_client) {
             (Some(Stop::Fatal(violation)), _) => {
                 said.note(kept.number, &name, &format_args!("stopped: {violation}"));
@@ -478,6 +484,36 @@ impl Processor {
         *name = format!("{}_{name}", target.name);
         serde_json::to_vec(&object).map_err(|_| malformed())
     }
+}
+
+/// Why a list answer the engine did not pass may be the gateway renaming otherwise than
+/// `--prefix-mode` says: every item's name has the target's prefix while the guard expects
+/// none, or none has it while the guard expects it. `None` when the names do not tell.
+fn prefix_hint(target: &Target, method: &str, result: &[u8]) -> Option<&'static str> {
+    let member = match method {
+        "tools/list" => "tools",
+        "prompts/list" => "prompts",
+        _ => return None,
+    };
+    let value = mcppin_core::parse(result).ok()?;
+    let items = value.get(member)?.as_array()?;
+    let prefix = format!("{}_", target.name);
+    let names: Vec<&str> = items
+        .iter()
+        .filter_map(|item| item.get("name")?.as_str())
+        .collect();
+    let prefixed = names.iter().filter(|n| n.starts_with(&prefix)).count();
+    let expected = target.renaming.prefixes_names();
+    if names.is_empty() || (expected && prefixed > 0) || (!expected && prefixed < names.len()) {
+        return None;
+    }
+    Some(if expected {
+        "no name the gateway shows has the target's prefix, which --prefix-mode expects: \
+         give the gateway's mcp.prefixMode"
+    } else {
+        "every name the gateway shows has the target's prefix, which --prefix-mode does not \
+         expect: give the gateway's mcp.prefixMode"
+    })
 }
 
 /// Applies to `all` what changed from `before` to `now`.

@@ -397,6 +397,50 @@ fn a_gateway_prefixing_otherwise_than_the_guard_is_denied() {
         g.exchange("tools/list", None, &tools(&[ECHO_SHOWN, SUM])),
         "tool-added",
     );
+    // Stderr says why: the flag, not the server, differs.
+    let response = McpResponse {
+        service_names: vec!["everything".into()],
+        method: "tools/list".into(),
+        metadata_context: None,
+        mcp_response: tools(&[ECHO_SHOWN, SUM]).into_bytes(),
+    };
+    let (_, said) = p.check_response(&response, Duration::ZERO);
+    assert!(
+        said.notes
+            .iter()
+            .any(|n| n.contains("--prefix-mode expects")),
+        "{:?}",
+        said.notes
+    );
+    // The other way round: the gateway prefixes, the guard expects no prefix.
+    let mut p = processor(engine::Mode::Refuse);
+    let echo = ECHO_SHOWN.replace(r#""name":"echo""#, r#""name":"everything_echo""#);
+    let response = McpResponse {
+        mcp_response: tools(&[&echo]).into_bytes(),
+        ..response
+    };
+    let (verdict, said) = p.check_response(&response, Duration::ZERO);
+    assert!(matches!(verdict.result, Some(Verdict::Error(_))));
+    assert!(
+        said.notes
+            .iter()
+            .any(|n| n.contains("--prefix-mode does not")),
+        "{:?}",
+        said.notes
+    );
+    // Drift that is not the prefix says nothing of it.
+    let mut p = processor(engine::Mode::Refuse);
+    let pulled = SUM.replace("two numbers", "two numbers!");
+    let response = McpResponse {
+        mcp_response: tools(&[ECHO_SHOWN, &pulled]).into_bytes(),
+        ..response
+    };
+    let (_, said) = p.check_response(&response, Duration::ZERO);
+    assert!(
+        !said.notes.iter().any(|n| n.contains("--prefix-mode")),
+        "{:?}",
+        said.notes
+    );
     // The gateway prefixing as the guard mirrors passes, and the call (the gateway shows the
     // processor the name without its prefix) is judged under the prefixed name.
     let mut p = processor_with(engine::Mode::Refuse, PrefixMode::Always, &["everything"]);
