@@ -12,13 +12,14 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use clap::{Parser, ValueEnum};
+use clap::{ArgGroup, Parser, ValueEnum};
 use mcppin_cli::approval;
 use mcppin_client::DEFAULT_MAX_LINE;
 use mcppin_core::engine;
 use mcppin_core::engine::ApprovedServer;
 
 mod exit;
+mod extmcp;
 mod feed;
 mod hint;
 mod hook;
@@ -44,15 +45,17 @@ Exit codes (a public contract):
      --log-key cannot be read (the server was never started)
 With --listen (an HTTP proxy serving many sessions), drift and misbehaving servers end their
 session, not the guard: it runs until SIGINT, SIGTERM or SIGHUP and then exits 0; it exits 2
-when it cannot listen or --upstream is not a URL, 4 as above.
+when it cannot listen or --upstream is not a URL, 4 as above. With --extmcp-listen (a
+gateway's guardrail processor) the same: drift denies and stops a session, the guard runs on.
 
 `mcppin-guard hook --lock FILE [--state DIR]` is the pre-call check for Claude Code's
 PreToolUse hooks: see `mcppin-guard hook --help` (it exits 0 or 2 only).";
 
 /// A guard that refuses MCP tool-surface drift on the wire, mid-session: in front of a stdio
-/// server, or of a remote one with --listen.
+/// server, of a remote one with --listen, or inside an MCP gateway with --extmcp-listen.
 #[derive(Debug, Parser)]
 #[command(name = "mcppin-guard", version, about, after_help = EXIT_CODES)]
+#[command(group(ArgGroup::new("listener").args(["listen", "extmcp_listen"])))]
 struct Cli {
     /// The lockfile holding the approved surface (or MCPPIN_LOCK).
     #[arg(long, value_name = "FILE")]
@@ -120,23 +123,83 @@ struct Cli {
     /// also how long a client may take to send its headers and body.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     upstream_timeout: Duration,
-    /// The most sessions open at once; a new one beyond is refused with 503.
-    #[arg(long, value_name = "N", default_value_t = 10_000, requires = "listen")]
+    /// The most sessions open at once; a new one beyond is refused with 503 (with
+    /// --extmcp-listen: denied).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        requires = "listener"
+    )]
     max_sessions: usize,
     /// End a session after this long without a request or an open stream (1h, 30m).
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
     session_idle: Duration,
     /// The most client connections served at once; more wait to be accepted.
-    #[arg(long, value_name = "N", default_value_t = 1024, requires = "listen")]
+    #[arg(long, value_name = "N", default_value_t = 1024, requires = "listener")]
     max_connections: usize,
     /// Tag the session ids handed to clients `TAG.<the server's id>` (1 to 32 of A-Z a-z 0-9 _
     /// -), so a load balancer can send each session to its replica; an id without this tag
     /// gets 404.
     #[arg(long, value_name = "TAG", requires = "listen")]
     replica: Option<String>,
+    /// Serve agentgateway's ExtMcp guardrail protocol (gRPC over cleartext HTTP/2) on this
+    /// address (HOST:PORT): the gateway asks the guard about each request and answer of the
+    /// targets --target maps (docs/gateway.md). No COMMAND, no --server then.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with_all = ["command", "listen", "server", "state"]
+    )]
+    extmcp_listen: Option<SocketAddr>,
+    /// With --extmcp-listen: the gateway's target NAME is held to the lockfile's entry ID
+    /// (NAME alone: the entry of the same name). Give every target of the gateway's backend;
+    /// a request to a target not given is denied.
+    #[arg(long, value_name = "NAME=ID", value_parser = target_arg)]
+    target: Vec<(String, String)>,
+    /// With --extmcp-listen: the gateway's `mcp.prefixMode` (default conditional, the
+    /// gateway's), which decides how it renames the targets' items; a guard given another one
+    /// denies what the gateway shows.
+    #[arg(long, value_enum, value_name = "MODE")]
+    prefix_mode: Option<PrefixArg>,
+    /// With --extmcp-listen: how the gateway writes each item out again, the members it
+    /// keeps (default rmcp-3.1: agentgateway built on rmcp 3.x); an item holding any other
+    /// member is refused, never passed.
+    #[arg(long, value_name = "NAME")]
+    projection: Option<String>,
     /// The server command and its arguments (after `--`, or first on the command line).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+}
+
+/// The gateway's `mcp.prefixMode`.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, ValueEnum)]
+enum PrefixArg {
+    /// Prefix names only when the gateway has more than one target (its default).
+    Conditional,
+    /// Prefix names and URIs even of a single target.
+    Always,
+    /// Never prefix names (URIs of several targets are prefixed all the same).
+    Never,
+}
+
+impl From<PrefixArg> for mcppin_core::projection::PrefixMode {
+    fn from(mode: PrefixArg) -> Self {
+        match mode {
+            PrefixArg::Conditional => Self::Conditional,
+            PrefixArg::Always => Self::Always,
+            PrefixArg::Never => Self::Never,
+        }
+    }
+}
+
+/// `--target NAME=ID`, or `NAME` for the entry of the same name.
+fn target_arg(text: &str) -> Result<(String, String), String> {
+    let (name, id) = text.split_once('=').unwrap_or((text, text));
+    if name.is_empty() || id.is_empty() {
+        return Err("expected NAME=ID, both non-empty".to_owned());
+    }
+    Ok((name.to_owned(), id.to_owned()))
 }
 
 /// What happens when an answer drifts.
@@ -270,6 +333,18 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             })?,
             "MCPPIN_SERVER",
         ),
+        // The processor's entries are named by --target.
+        (None, None) if cli.extmcp_listen.is_some() => {
+            if cli.target.is_empty() {
+                return Err(usage(
+                    "--extmcp-listen needs --target NAME=ID for each target of the gateway"
+                        .to_owned(),
+                )
+                .into());
+            }
+            let ids: Vec<&str> = cli.target.iter().map(|(_, id)| id.as_str()).collect();
+            (ids.join(","), "--target")
+        }
         (None, None) => {
             return Err(usage(
                 "the following required argument was not provided: --server <ID> (or \
@@ -279,6 +354,13 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
             .into());
         }
     };
+    if cli.extmcp_listen.is_some() && server_from != "--target" {
+        return Err(usage(format!(
+            "{server_from} does not go with --extmcp-listen: name each target's entry with \
+             --target NAME=ID"
+        ))
+        .into());
+    }
     let mode = match (cli.mode.take(), env("MCPPIN_MODE")) {
         (Some(_), Some(_)) => return Err(both("--mode", "MCPPIN_MODE").into()),
         (Some(mode), None) => mode,
@@ -323,7 +405,7 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
         cli.pubkey = std::env::split_paths(&keys).collect();
         pubkey_from = "MCPPIN_PUBKEY";
     }
-    if cli.command.is_empty() && cli.listen.is_none() {
+    if cli.command.is_empty() && cli.listen.is_none() && cli.extmcp_listen.is_none() {
         return Err(usage(hint::NO_COMMAND.to_owned()).into());
     }
     if cli.max_signature_age.is_some() && cli.pubkey.is_empty() {
@@ -347,6 +429,16 @@ fn settings(mut cli: Cli) -> anyhow::Result<(Cli, Settings)> {
 }
 
 fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
+    if cli.extmcp_listen.is_none()
+        && (!cli.target.is_empty() || cli.prefix_mode.is_some() || cli.projection.is_some())
+    {
+        return Err(Fail::new(
+            Exit::Usage,
+            "--target, --prefix-mode and --projection go with --extmcp-listen (the gateway's \
+             guardrail processor)",
+        )
+        .into());
+    }
     if cli.listen.is_none() && (cli.upstream.is_some() || !cli.upstream_ca.is_empty()) {
         return Err(Fail::new(
             Exit::Usage,
@@ -389,7 +481,12 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         min_serial: cli.min_serial,
         max_age,
     };
-    let loaded = load(&files, &settings)?;
+    let ids: Vec<&str> = if cli.extmcp_listen.is_some() {
+        cli.target.iter().map(|(_, id)| id.as_str()).collect()
+    } else {
+        vec![settings.server.as_str()]
+    };
+    let loaded = load(&files, &settings, &ids)?;
     let log_key = cli.log_key.as_deref().map(read_log_key).transpose()?;
     let started = clock.now();
     let session_id = session_id(started);
@@ -434,7 +531,9 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
                 .open(path)
                 .map_err(cannot)?;
             let opening = log::Opening {
-                transport: if cli.listen.is_some() {
+                transport: if cli.extmcp_listen.is_some() {
+                    "extmcp"
+                } else if cli.listen.is_some() {
                     "http"
                 } else {
                     "stdio"
@@ -468,7 +567,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         &settings,
         replica,
         session_id,
-        loaded.server,
+        loaded.servers,
         log.clone(),
     );
     // The run's last line, with the exit code the guard ends with; after a signal the handler
@@ -494,9 +593,16 @@ fn serve(
     settings: &Settings,
     replica: Option<http::Replica>,
     session_id: String,
-    approved: ApprovedServer,
+    servers: Vec<ApprovedServer>,
     log: log::Log,
 ) -> anyhow::Result<Exit> {
+    if let Some(listen) = cli.extmcp_listen {
+        return serve_extmcp(cli, settings, listen, session_id, &servers, log);
+    }
+    let approved = servers
+        .into_iter()
+        .next()
+        .context("no lockfile entry was loaded")?;
     if let (Some(listen), Some(upstream)) = (cli.listen, &cli.upstream) {
         let config = http::Config {
             listen,
@@ -525,6 +631,86 @@ fn serve(
         server: settings.server.clone(),
     };
     proxy::run(&config, approved, log)
+}
+
+/// Runs the guard as a gateway's guardrail processor: each `--target` held to its entry,
+/// projected as the gateway shows it.
+fn serve_extmcp(
+    cli: &Cli,
+    settings: &Settings,
+    listen: SocketAddr,
+    run_id: String,
+    servers: &[ApprovedServer],
+    log: log::Log,
+) -> anyhow::Result<Exit> {
+    let usage = |message: String| Fail::new(Exit::Usage, message);
+    let name = cli.projection.as_deref().unwrap_or("rmcp-3.1");
+    let projection = mcppin_core::projection::Projection::named(name).ok_or_else(|| {
+        let known: Vec<&str> = mcppin_core::projection::Projection::ALL
+            .iter()
+            .map(|p| p.name())
+            .collect();
+        usage(format!(
+            "--projection {}: expected one of {}",
+            mcppin_core::Excerpt::quoted(name),
+            known.join(", ")
+        ))
+    })?;
+    let mode = cli
+        .prefix_mode
+        .map_or_else(Default::default, mcppin_core::projection::PrefixMode::from);
+    let names: Vec<&str> = cli.target.iter().map(|(name, _)| name.as_str()).collect();
+    if let Some(name) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, name)| names[..i].contains(name).then_some(name))
+    {
+        return Err(usage(format!(
+            "--target {} is given twice",
+            mcppin_core::Excerpt::quoted(name)
+        ))
+        .into());
+    }
+    let mut targets = Vec::new();
+    for ((name, id), approved) in cli.target.iter().zip(servers) {
+        let target = extmcp::Target::new(
+            name.clone(),
+            id.clone(),
+            approved,
+            projection,
+            mode,
+            cli.target.len(),
+        )
+        .map_err(|e| {
+            Fail::new(
+                Exit::Unreadable,
+                format!(
+                    "{}: --target {}={}: {}",
+                    settings.lock.display(),
+                    mcppin_core::escape(&e.target),
+                    mcppin_core::escape(&e.id),
+                    e.error
+                ),
+            )
+        })?;
+        targets.push(target);
+    }
+    let mut engine = settings.mode.engine(log.enabled());
+    engine.projection = Some(projection);
+    let processor = extmcp::Processor::new(extmcp::ProcessorConfig {
+        engine,
+        targets,
+        max_sessions: cli.max_sessions,
+        idle: cli.session_idle,
+        run: run_id.clone(),
+    });
+    let config = extmcp::Config {
+        listen,
+        max_message: cli.max_message,
+        max_connections: cli.max_connections,
+        run_id,
+    };
+    extmcp::run(config, processor, log)
 }
 
 /// Reads the private key of `--log-key`: an unencrypted PKCS#8 PEM Ed25519 key. An encrypted
@@ -557,7 +743,8 @@ fn read_log_key(path: &Path) -> anyhow::Result<mcppin_sign::SigningKey> {
 
 /// The approval the guard runs under: the server's entry, and what the log's start names.
 struct Loaded {
-    server: ApprovedServer,
+    /// The entry of each id asked for, in order.
+    servers: Vec<ApprovedServer>,
     lock_digest: mcppin_core::Digest,
     approval_serial: u64,
     /// The key whose signature of the lockfile was verified, if one was.
@@ -566,9 +753,10 @@ struct Loaded {
 
 /// Reads the lockfile, the signature beside it and the keys and checks them as an approval
 /// ([`mcppin_cli::approval::read`], the reading `mcppin verify` makes, with its messages),
-/// says on stderr what the signature check found, and finds the server's entry. Messages name
-/// the setting each path or id came from (`--lock` or `MCPPIN_LOCK`, and so on).
-fn load(files: &approval::Files<'_>, settings: &Settings) -> anyhow::Result<Loaded> {
+/// says on stderr what the signature check found, and finds the entry of each of `ids` (one
+/// reading of the lockfile for all). Messages name the setting each path or id came from
+/// (`--lock` or `MCPPIN_LOCK`, and so on).
+fn load(files: &approval::Files<'_>, settings: &Settings, ids: &[&str]) -> anyhow::Result<Loaded> {
     let hint = |flag: &str, path: &Path| {
         let setting = match flag {
             "--lock" => settings.lock_from,
@@ -586,38 +774,46 @@ fn load(files: &approval::Files<'_>, settings: &Settings) -> anyhow::Result<Load
         let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(&note));
     }
     let lock = files.lock;
-    let (server, context) = (&settings.server, settings.auth_context.as_ref());
+    let context = settings.auth_context.as_ref();
     let lockfile = &read.approved.lockfile;
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
-    let Some(entry) = read.approved.server_in(server, context) else {
-        let contexts = lockfile.contexts_of(server);
-        if contexts.is_empty() {
-            let servers = &lockfile.servers;
-            return Err(
-                unreadable(hint::no_entry(lock, server, settings.server_from, servers)).into(),
-            );
-        }
-        // Surfaces of different authorizations are never compared: the entry of another
-        // context proves nothing about what this one is served.
-        let names: Vec<&str> = contexts
-            .iter()
-            .map(|c| mcppin_core::surface::AuthContext::name(*c))
-            .collect();
-        return Err(unreadable(format!(
-            "{}: server {} is approved under authorization context {} only, not {} ({}): \
+    let mut entries = Vec::new();
+    for server in ids {
+        let Some(entry) = read.approved.server_in(server, context) else {
+            let contexts = lockfile.contexts_of(server);
+            if contexts.is_empty() {
+                let servers = &lockfile.servers;
+                return Err(unreadable(hint::no_entry(
+                    lock,
+                    server,
+                    settings.server_from,
+                    servers,
+                ))
+                .into());
+            }
+            // Surfaces of different authorizations are never compared: the entry of another
+            // context proves nothing about what this one is served.
+            let names: Vec<&str> = contexts
+                .iter()
+                .map(|c| mcppin_core::surface::AuthContext::name(*c))
+                .collect();
+            return Err(unreadable(format!(
+                "{}: server {} is approved under authorization context {} only, not {} ({}): \
              capture and lock it under {}, or start the guard with the context it was \
              approved under",
-            lock.display(),
-            mcppin_core::Excerpt::quoted(server),
-            names.join(", "),
-            mcppin_core::surface::AuthContext::name(context),
-            settings.auth_context_from,
-            mcppin_core::surface::AuthContext::name(context),
-        ))
-        .into());
-    };
+                lock.display(),
+                mcppin_core::Excerpt::quoted(server),
+                names.join(", "),
+                mcppin_core::surface::AuthContext::name(context),
+                settings.auth_context_from,
+                mcppin_core::surface::AuthContext::name(context),
+            ))
+            .into());
+        };
+        entries.push(entry);
+    }
     Ok(Loaded {
-        server: entry,
+        servers: entries,
         lock_digest: read.approved.lock_digest,
         approval_serial: lockfile.approval_serial,
         lock_key: match read.approved.signature {

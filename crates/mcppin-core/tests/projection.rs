@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Stop};
+use mcppin_core::engine::{ApprovedServer, Config, Event, Forward, Mode, Session, Stop, Verdict};
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
 use mcppin_core::projection::{PrefixMode, Projection, Renaming};
@@ -166,4 +166,40 @@ fn without_a_projection_no_member_is_foreign() {
         r#"{"prompts":[{"name":"greet","x-extra":1}]}"#,
     );
     assert_eq!(action.to_client, Forward::Original, "{:?}", notes(&action));
+}
+
+#[test]
+fn log_events_name_the_projection_their_digests_are_of() {
+    let admissions = |projection: Option<&'static Projection>, served: &str| {
+        let raw = ApprovedServer::unsigned(approved());
+        let renaming = Renaming::new(PrefixMode::Conditional, 2, "everything");
+        let approval = match projection {
+            Some(projection) => raw.projected(projection, &renaming).unwrap(),
+            None => raw,
+        };
+        let mut config = Config::default();
+        config.events = true;
+        config.projection = projection;
+        let mut session = Session::new(approval, config);
+        answer(&mut session, "tools/list", &tools(served)).events
+    };
+    let through = admissions(Some(&Projection::RMCP_3_1), SHOWN);
+    let Some(Event::ToolAdmission(admission)) = through.first() else {
+        panic!("a tool_admission event: {through:?}");
+    };
+    assert_eq!(admission.decision, Verdict::Allow);
+    assert_eq!(admission.projection, Some("rmcp-3.1"));
+    let line = through[0].to_object();
+    assert_eq!(
+        line.get("projection").and_then(|p| p.as_str()),
+        Some("rmcp-3.1"),
+        "the log line says which digest approved_digest is"
+    );
+    let raw = admissions(None, ECHO);
+    let Some(Event::ToolAdmission(admission)) = raw.first() else {
+        panic!("a tool_admission event: {raw:?}");
+    };
+    assert_eq!(admission.decision, Verdict::Allow);
+    assert_eq!(admission.projection, None);
+    assert!(!raw[0].to_object().contains("projection"));
 }

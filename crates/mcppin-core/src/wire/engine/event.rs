@@ -54,6 +54,9 @@ impl Event {
                 if let Some(shown) = e.shown {
                     object.insert("shown", shown);
                 }
+                if let Some(projection) = e.projection {
+                    object.insert("projection", projection);
+                }
                 "tool_admission"
             }
             Self::ToolCompletion(e) => {
@@ -69,6 +72,9 @@ impl Event {
                 object.insert("name", optional(e.name.as_deref()));
                 object.insert("decision", e.decision.as_str());
                 object.insert("reason", optional(e.reason));
+                if let Some(projection) = e.projection {
+                    object.insert("projection", projection);
+                }
                 "answer_admission"
             }
             Self::ToolRemoved(e) => {
@@ -132,6 +138,11 @@ pub struct ToolAdmission {
     /// an answer refused as a whole). Absent for calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shown: Option<bool>,
+    /// The projection the digests are of (`rmcp-3.1`), when the session sees a gateway's
+    /// re-serialisation ([`Config::projection`](super::Config::projection)): then
+    /// `approved_digest` is the projected pin, not the lockfile's raw one. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<&'static str>,
 }
 
 /// The members of a `tool_completion` line.
@@ -162,6 +173,9 @@ pub struct AnswerAdmission {
     pub decision: Verdict,
     /// The policy that denied it; `None` when allowed.
     pub reason: Option<&'static str>,
+    /// The projection the answer was compared through, as for [`ToolAdmission::projection`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<&'static str>,
 }
 
 /// The members of a `tool_removed` line.
@@ -368,6 +382,7 @@ mod tests {
                 decision: Verdict::Deny,
                 reason: Some("tool-changed"),
                 shown: Some(false),
+                projection: Some("rmcp-3.1"),
             }),
             Event::ToolAdmission(ToolAdmission {
                 request_id: RequestId::new(b"-3"),
@@ -379,6 +394,7 @@ mod tests {
                 decision: Verdict::Allow,
                 reason: None,
                 shown: None,
+                projection: None,
             }),
             Event::ToolCompletion(ToolCompletion {
                 request_id: id.clone(),
@@ -392,6 +408,7 @@ mod tests {
                 name: Some("p".into()),
                 decision: Verdict::Allow,
                 reason: None,
+                projection: Some("rmcp-3.1"),
             }),
             Event::ToolRemoved(ToolRemoved {
                 request_id: id.clone(),

@@ -1208,6 +1208,7 @@ impl Session {
                 name: name.clone(),
                 decision: verdict(&decision),
                 reason: decision.reason().map(|r| r.policy().name()),
+                projection: self.config.projection.map(Projection::name),
             }));
         }
         let Decision::Deny(reason) = decision else {
@@ -1264,6 +1265,7 @@ impl Session {
                 name: None,
                 decision: Verdict::Deny,
                 reason: Some(reason.policy().name()),
+                projection: self.config.projection.map(Projection::name),
             }));
         }
         action.notes.push(note);
@@ -1304,6 +1306,7 @@ impl Session {
                     name: key.clone(),
                     decision: Verdict::Deny,
                     reason: Some(policy.name()),
+                    projection: self.config.projection.map(Projection::name),
                 }));
             }
         }
@@ -1497,6 +1500,7 @@ impl Session {
             decision: verdict(decision),
             reason: decision.reason().map(|r| r.policy().name()),
             shown: None,
+            projection: self.config.projection.map(Projection::name),
         }));
     }
 

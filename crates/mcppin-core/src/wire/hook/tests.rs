@@ -298,6 +298,7 @@ fn listed(
         },
         reason: (!allowed).then_some("tool-changed"),
         shown: Some(shown),
+        projection: None,
     })
 }
 
