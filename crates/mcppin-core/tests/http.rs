@@ -8,8 +8,9 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::http::{
-    Activity, Ending, Mirror, NotKept, Plain, Refusal, Reject, Route, SessionIds, SessionTable,
-    answered, beside_uri, end_request, route, splice, toward_beside, toward_client, toward_server,
+    Activity, Belongs, Ending, Mirror, NotKept, Plain, Post, Refusal, Reject, RequestVerdict,
+    Route, SessionIds, SessionTable, answered, belongs, beside_uri, end_request, route, splice,
+    toward_beside, toward_client, toward_server,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
@@ -512,4 +513,338 @@ fn the_head_is_bounded_at_64_kib_and_checked_first() {
         routed("PUT", "/elsewhere", &[("x-pad", &pad(at + 1)), json]),
         Err(Reject::HeadTooLarge)
     );
+}
+
+/// The session ids of a transcript: the server's, or with `replica` tagged `r1.`.
+enum Ids {
+    Plain,
+    Tagged,
+}
+
+impl SessionIds for Ids {
+    fn inward<'a>(&self, id: &'a str) -> Option<&'a str> {
+        match self {
+            Self::Plain => Plain.inward(id),
+            Self::Tagged => Tagged.inward(id),
+        }
+    }
+
+    fn outward(&self, id: &str) -> String {
+        match self {
+            Self::Plain => Plain.outward(id),
+            Self::Tagged => Tagged.outward(id),
+        }
+    }
+
+    fn tags(&self) -> bool {
+        matches!(self, Self::Tagged)
+    }
+}
+
+/// A proxy driven by a transcript, as the HTTP guard drives the core, without sockets: a
+/// table of numbered sessions over the lock of [`session`], each exchange judged by the
+/// core's verdicts and each verdict written down.
+///
+/// The lines of a transcript:
+/// - `> METHOD TARGET +name: value ... | body`: a request from the client (headers each after
+///   ` +`, the body after ` | `);
+/// - `< STATUS +name: value ...`: the head of the server's answer to the last request that
+///   reached it (a session id it assigns keeps a fresh session under that id);
+/// - `! KEY`: the session kept under `KEY` is ended by another exchange;
+/// - `# ...`: a comment.
+struct Driver {
+    table: SessionTable<usize>,
+    sessions: Vec<Session>,
+    ids: Ids,
+    /// The session of the last request that reached the server, and whether it was fresh.
+    last: Option<(usize, bool)>,
+    out: String,
+}
+
+impl Driver {
+    fn new(max_sessions: usize, ids: Ids) -> Self {
+        Self {
+            table: SessionTable::new(max_sessions, Duration::from_secs(60)),
+            sessions: Vec::new(),
+            ids,
+            last: None,
+            out: String::new(),
+        }
+    }
+
+    fn run(mut self, transcript: &str) -> String {
+        for line in transcript.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            // A carriage return is shown, not written: the snapshot stays one line per line.
+            self.out.push_str(&line.replace('\r', "\\r"));
+            self.out.push('\n');
+            let (kind, rest) = line.split_at(1);
+            let rest = rest.trim_start();
+            match kind {
+                ">" => self.request(rest),
+                "<" => self.answer(rest),
+                "!" => self.ended(rest),
+                "#" => {}
+                _ => panic!("not a transcript line: {line}"),
+            }
+        }
+        self.out
+    }
+
+    fn say(&mut self, text: &str) {
+        self.out.push_str("  ");
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn refuse(&mut self, reject: &Reject) {
+        self.say(&format!(
+            "refuse {} {}: {}",
+            reject.status().as_u16(),
+            reject.code(),
+            reject.message("mcppin-guard")
+        ));
+    }
+
+    fn request(&mut self, line: &str) {
+        let (head, body) = line.split_once(" | ").unwrap_or((line, ""));
+        let mut parts = head.split(" +");
+        let start = parts.next().unwrap();
+        let (method, target) = start.split_once(' ').unwrap();
+        let mut builder = http::Request::builder().method(method).uri(target);
+        for header in parts {
+            let (name, value) = header.split_once(": ").unwrap();
+            builder = builder.header(name, value);
+        }
+        let request = builder.body(()).unwrap();
+        let routed = route(&request, "/mcp", MAX);
+        let opens = match routed {
+            Err(reject) => return self.refuse(&reject),
+            Ok(Route::Post) => true,
+            Ok(Route::Get | Route::Delete) => false,
+            Ok(other) => return self.say(&format!("{other:?}")),
+        };
+        let headers = request.headers();
+        let post = if opens {
+            match Post::read(headers, body.as_bytes()) {
+                Ok(post) => Some(post),
+                Err(reject) => return self.refuse(&reject),
+            }
+        } else {
+            None
+        };
+        let (number, fresh) = match belongs(&self.table, headers, &self.ids, opens) {
+            Err(reject) => return self.refuse(&reject),
+            Ok(Belongs::Open { key, session }) => {
+                self.say(&format!("session {session} (open {key})"));
+                (session, false)
+            }
+            Ok(_) => {
+                self.sessions.push(session());
+                let number = self.sessions.len();
+                self.say(&format!("session {number} (fresh)"));
+                (number, true)
+            }
+        };
+        let Some(post) = post else {
+            self.last = Some((number, fresh));
+            let toward = toward_server(headers, &self.ids);
+            return self.say(&format!("forward {method}; to server {}", shown(&toward)));
+        };
+        let judged = post.judge(&mut self.sessions[number - 1], Duration::ZERO);
+        for note in &judged.notes {
+            self.say(&format!("note: {note}"));
+        }
+        match judged.verdict {
+            RequestVerdict::Refuse(reject) => self.refuse(&reject),
+            RequestVerdict::Answer(answer) => self.say(&format!(
+                "answer {} {}: {}",
+                answer.status().as_u16(),
+                shown(answer.headers()),
+                String::from_utf8_lossy(answer.body())
+            )),
+            RequestVerdict::Forward(forwarded) => {
+                self.last = Some((number, fresh));
+                let bytes = match &forwarded.body {
+                    Forward::Original => "the client's bytes".to_owned(),
+                    Forward::Replace(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                    Forward::Nothing => panic!("forwarded nothing"),
+                };
+                self.say(&format!("forward POST: {bytes}"));
+                self.say(&format!(
+                    "to server {}",
+                    shown(&forwarded.headers(headers, &self.ids))
+                ));
+                let owed: Vec<_> = forwarded
+                    .owed
+                    .ids()
+                    .map(|id| String::from_utf8_lossy(id).into_owned())
+                    .collect();
+                self.say(&format!("owed [{}]", owed.join(", ")));
+                for answer in &forwarded.answers {
+                    self.say(&format!(
+                        "guard's answer (batch: {}): {}",
+                        forwarded.batch,
+                        String::from_utf8_lossy(answer)
+                    ));
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn answer(&mut self, line: &str) {
+        let (number, fresh) = self
+            .last
+            .expect("an answer to a request that reached the server");
+        let mut headers = HeaderMap::new();
+        for header in line.split(" +").skip(1) {
+            let (name, value) = header.split_once(": ").unwrap();
+            headers.append(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        let key = mcppin_core::http::header_text(&headers, "mcp-session-id");
+        if let (true, Some(key)) = (fresh, key) {
+            match self.table.keep(key, number) {
+                Ok(()) => self.say(&format!("session {number} kept as {key}")),
+                Err(not_kept) => self.say(&format!("session {number} not kept: {not_kept}")),
+            }
+        }
+    }
+
+    fn ended(&mut self, key: &str) {
+        let number = self.table.end(key).expect("an open session");
+        self.sessions[number - 1].finish(Duration::ZERO);
+        self.say(&format!("session {number} ended"));
+    }
+}
+
+/// Headers as `name: value` pairs, sorted.
+fn shown(headers: &HeaderMap) -> String {
+    let mut pairs: Vec<String> = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {}", String::from_utf8_lossy(value.as_bytes())))
+        .collect();
+    pairs.sort();
+    format!("[{}]", pairs.join("; "))
+}
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+
+#[test]
+fn a_request_is_judged_in_its_session_and_forwarded_with_what_it_is_owed() {
+    let transcript = format!(
+        r#"
+        # A fresh session, kept under the id the server assigns.
+        > POST /mcp +content-type: application/json; charset=utf-8 +authorization: Bearer t | {INIT}
+        < 200 +mcp-session-id: s-1
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
+        # A call to a tool the lock does not know is answered here; a notification of it
+        # cannot be answered, and is refused.
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"MARK"}}}}
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"MARK"}}}}
+        # A batch: its refused element answered here, the rest forwarded; an id is owed as
+        # the client wrote it.
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | [{{"jsonrpc":"2.0","id":3.0,"method":"tools/call","params":{{"name":"summarize"}}}},{{"jsonrpc":"2.0","id":"four","method":"tools/call","params":{{"name":"MARK"}}}},{{"jsonrpc":"2.0","method":"notifications/progress"}}]
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | [{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"MARK"}}}}]
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn a_body_that_is_no_message_or_disagrees_with_its_headers_is_refused() {
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {{"MARK":
+        > POST /mcp +content-type: application/json | ["MARK"]
+        > POST /mcp +content-type: application/json | []
+        > POST /mcp +content-type: application/json | {{"jsonrpc":"2.0",\r"id":1,"method":"tools/list"}}
+        > POST /mcp +content-type: application/json +mcp-method: tools/call | {LIST}
+        > POST /mcp +content-type: application/json +mcp-method: tools/list +mcp-name: c3VtbWFyaXpl | {LIST}
+        # Holds: the headers agree with the body.
+        > POST /mcp +content-type: application/json +mcp-method: tools/list | {LIST}
+        > POST /mcp +content-type: application/json +mcp-method: tools/call +mcp-name: summarize | {{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"summarize"}}}}
+        "#
+    )
+    .replace("\\r", "\r");
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn a_request_finds_its_session_or_gets_404_and_a_new_one_waits_for_room() {
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1
+        # Named twice, even the same one twice: 400, by any method.
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 +mcp-session-id: s-1 | {LIST}
+        > GET /mcp +mcp-session-id: s-1 +mcp-session-id: s-2
+        > DELETE /mcp +mcp-session-id: s-1 +mcp-session-id: s-1
+        # Guessed: 404.
+        > POST /mcp +content-type: application/json +mcp-session-id: s-2 | {LIST}
+        > POST /mcp +content-type: application/json +mcp-session-id: S-1 | {LIST}
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1, s-1 | {LIST}
+        > GET /mcp +mcp-session-id: s-
+        > GET /mcp +mcp-session-id: s-1é
+        # The table is full (one session): a POST that could open another gets 503 before
+        # the server opens one; a GET or DELETE without an id opens none, and passes.
+        > POST /mcp +content-type: application/json | {INIT}
+        > GET /mcp
+        > DELETE /mcp
+        # Holds: the open session is found by every method.
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
+        > GET /mcp +mcp-session-id: s-1
+        # Ended by another exchange: 404, and the place is free again.
+        ! s-1
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
+        > DELETE /mcp +mcp-session-id: s-1
+        > POST /mcp +content-type: application/json | {INIT}
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(1, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn a_replica_takes_in_only_ids_with_its_tag() {
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1
+        # Holds: the tag comes off toward the server.
+        > POST /mcp +content-type: application/json +mcp-session-id: r1.s-1 | {LIST}
+        # Fires: another replica's tag, no tag, the tag alone.
+        > POST /mcp +content-type: application/json +mcp-session-id: r2.s-1 | {LIST}
+        > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
+        > GET /mcp +mcp-session-id: r1.
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Tagged).run(&transcript));
+}
+
+#[test]
+fn a_session_stopped_after_it_was_found_refuses_the_request_with_404() {
+    let headers = HeaderMap::new();
+    let post = Post::read(&headers, LIST.as_bytes()).unwrap();
+    let mut stopped = session();
+    stopped.finish(Duration::ZERO);
+    let judged = post.judge(&mut stopped, Duration::ZERO);
+    assert!(
+        matches!(
+            judged.verdict,
+            RequestVerdict::Refuse(Reject::NoSuchSession)
+        ),
+        "{:?}",
+        judged.verdict
+    );
+    // Holds: the same request in a session going on is forwarded as it came.
+    let judged = post.judge(&mut session(), Duration::ZERO);
+    let RequestVerdict::Forward(forwarded) = judged.verdict else {
+        panic!("{:?}", judged.verdict);
+    };
+    assert_eq!(forwarded.body, Forward::Original);
+    assert_eq!(forwarded.owed.ids().collect::<Vec<_>>(), [b"1"]);
+    assert!(!post.is_batch());
 }

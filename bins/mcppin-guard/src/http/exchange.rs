@@ -12,12 +12,12 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
-use mcppin_core::engine::{Forward, Line, Stop};
+use mcppin_core::engine::{Forward, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::{
-    self, EVENT_STREAM, Ending, JSON, MediaType, Reject, Route, SESSION_ID, SessionIds,
+    self, EVENT_STREAM, Ending, JSON, MediaType, Owed, Post, Reject, RequestVerdict, Route,
+    SESSION_ID,
 };
-use mcppin_core::jsonrpc::REFUSED;
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
@@ -56,30 +56,18 @@ impl Belongs {
     }
 }
 
-/// Finds the session of a request: 404 for an id that names no open session (never opened,
-/// ended by the client, or ended by the guard after drift), and with `--replica` for an id
-/// without this replica's tag (another replica's session, or an id no replica gave).
-#[expect(
-    clippy::result_large_err,
-    reason = "the error is the answer, built once per refused request"
-)]
-fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>> {
-    if headers.get_all(SESSION_ID).iter().nth(1).is_some() {
-        // Two sessions named: whichever one a server or balancer takes, it may not be the
-        // one the guard would judge the request by.
-        return Err(state.reject(Reject::SessionRepeated));
-    }
-    if !headers.contains_key(SESSION_ID) {
-        return Ok(Belongs::Fresh(state.fresh()));
-    }
-    let id = http::header_text(headers, SESSION_ID);
-    if id.is_some_and(|id| state.inward(id).is_none()) {
-        return Err(state.reject(Reject::NotThisReplica));
-    }
-    let key = id.and_then(|id| state.inward(id));
-    match key.and_then(|key| state.find(key).map(|g| (g, key))) {
-        Some((guarded, key)) => Ok(Belongs::Open(guarded, key.to_owned())),
-        None => Err(state.reject(Reject::NoSuchSession)),
+/// Finds the session of a request ([`http::belongs`]); a fresh one is made here. `opens`: the
+/// request could open a session (a POST).
+fn belongs(state: &State, headers: &HeaderMap, opens: bool) -> Result<Belongs, Reject> {
+    let found = http::belongs(&state.table(), headers, state, opens);
+    match found {
+        Ok(http::Belongs::Open { key, session }) => Ok(Belongs::Open(session, key)),
+        Ok(_) => Ok(Belongs::Fresh(state.fresh())),
+        Err(Reject::Full) => {
+            eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+            Err(Reject::Full)
+        }
+        Err(reject) => Err(reject),
     }
 }
 
@@ -90,91 +78,60 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
-    let line = Line::read(&bytes);
-    // JSON-RPC 2.0 section 6: a batch is answered with an array, even of one answer.
-    let batch = bytes.trim_ascii_start().starts_with(b"[");
-    if !line.is_routable() {
-        return state.reject(Reject::NotJsonRpc);
-    }
-    if let Err(why) = http::check_mirrored(&parts.headers, &line) {
-        return state.reject(Reject::Mirrored(why));
-    }
-    let belongs = match belongs(&state, &parts.headers) {
-        Ok(belongs) => belongs,
-        Err(response) => return response,
+    let post = match Post::read(&parts.headers, &bytes) {
+        Ok(post) => post,
+        Err(reject) => return state.reject(reject),
     };
-    if let Belongs::Fresh(_) = &belongs
-        && state.is_full()
-    {
-        // It could open a session the guard cannot keep: refused before the server opens one.
-        eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
-        return state.reject(Reject::Full);
-    }
+    let belongs = match belongs(&state, &parts.headers, true) {
+        Ok(belongs) => belongs,
+        Err(reject) => return state.reject(reject),
+    };
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
-    let action = {
+    let judged = {
         let now = state.now();
-        let mut session = guarded.session();
-        if session.is_stopped() {
-            // Ended by another exchange since it was found.
-            return state.reject(Reject::NoSuchSession);
-        }
-        session.client(&line, now)
+        post.judge(&mut guarded.session(), now)
     };
-    state.notes(&guarded, &action.notes);
-    state.write(&guarded, action.events);
-    let answers = action.to_client;
-    let forward = match &action.to_server {
-        Forward::Nothing if answers.is_empty() => {
-            // A notification the engine refused (there is no id to answer): not accepted.
-            return state.reject(Reject::NotificationRefused);
-        }
-        Forward::Nothing => return boxed(http::answered(answers, batch)),
-        Forward::Original => bytes.clone(),
+    state.notes(&guarded, &judged.notes);
+    state.write(&guarded, judged.events);
+    let forwarded = match judged.verdict {
+        RequestVerdict::Forward(forwarded) => forwarded,
+        RequestVerdict::Answer(answer) => return boxed(answer),
+        RequestVerdict::Refuse(reject) => return state.reject(reject),
+        _ => return state.reject(Reject::NotJsonRpc),
+    };
+    let body = match &forwarded.body {
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
+        // The client's bytes, not copied.
+        _ => bytes.clone(),
     };
-    let asked = ids_of(&forward);
-    let mut upstream = Request::new(Full::new(forward));
+    let mut upstream = Request::new(Full::new(body));
     *upstream.method_mut() = Method::POST;
     *upstream.uri_mut() = state.upstream.uri().clone();
-    let mut toward = http::toward_server(&parts.headers, &*state);
-    // The guard's own media type for the bytes it judged, no parameter of the client's.
-    toward.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
-    *upstream.headers_mut() = toward;
+    *upstream.headers_mut() = forwarded.headers(&parts.headers, &*state);
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
     };
-    relay(state, belongs, response, answers, end, asked).await
-}
-
-/// The ids of the requests in a forwarded body (a message or a batch): each is owed an
-/// answer on the exchange's stream, the guard's own when it ends the stream first.
-fn ids_of(body: &[u8]) -> Vec<serde_json::Value> {
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Vec::new();
-    };
-    let messages = match value {
-        serde_json::Value::Array(messages) => messages,
-        message => vec![message],
-    };
-    messages
-        .into_iter()
-        .filter(|m| m.get("method").is_some())
-        .filter_map(|mut m| m.get_mut("id").map(serde_json::Value::take))
-        // An id read exactly: a number beyond 64 bits would be written back as another.
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
-        .collect()
+    relay(
+        state,
+        belongs,
+        response,
+        forwarded.answers,
+        end,
+        forwarded.owed,
+    )
+    .await
 }
 
 /// A GET (the stream of server messages, 2025-03-26 to 2025-11-25) or a DELETE (the end of a
 /// session): no body to judge; the answer is judged like any other.
 async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let (parts, _) = request.into_parts();
-    let belongs = match belongs(&state, &parts.headers) {
+    let belongs = match belongs(&state, &parts.headers, false) {
         Ok(belongs) => belongs,
-        Err(response) => return response,
+        Err(reject) => return state.reject(reject),
     };
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
@@ -191,7 +148,7 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         // The client ended the session: ended here too (its calls without an answer logged).
         state.end(&guarded);
     }
-    relay(state, belongs, response, Vec::new(), end, Vec::new()).await
+    relay(state, belongs, response, Vec::new(), end, Owed::default()).await
 }
 
 /// Metadata beside the endpoint (OAuth discovery), passed through unjudged and bounded.
@@ -236,7 +193,7 @@ async fn relay(
     response: Response<Incoming>,
     answers: Vec<Vec<u8>>,
     end: Ending,
-    asked: Vec<serde_json::Value>,
+    asked: Owed,
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
@@ -416,7 +373,7 @@ fn stream(
     answers: Vec<Vec<u8>>,
     end: Ending,
     passing: Option<Passing>,
-    mut asked: Vec<serde_json::Value>,
+    mut asked: Owed,
 ) -> Response<Out> {
     let mut headers = http::toward_client(&head.headers, &*state);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
@@ -446,7 +403,7 @@ fn stream(
                 // waits): this stream ends too.
                 () = guarded.ended() => {
                     if !asked.is_empty() {
-                        let _ = tx.send(unanswered(&asked)).await;
+                        let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                     }
                     return;
                 }
@@ -469,7 +426,7 @@ fn stream(
                 );
                 end_session(&state, &guarded, &end, "the server broke the protocol");
                 if !asked.is_empty() {
-                    let _ = tx.send(unanswered(&asked)).await;
+                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                 }
                 return;
             }
@@ -480,20 +437,20 @@ fn stream(
                     sse::Event::Message(message) => {
                         match judge_event(&state, &guarded, &message, &end) {
                             Judged::Write(bytes) => {
-                                strike_answered(&mut asked, &bytes);
+                                asked.strike(&bytes);
                                 bytes
                             }
                             Judged::Last(bytes) => {
-                                strike_answered(&mut asked, &bytes);
+                                asked.strike(&bytes);
                                 let _ = tx.send(bytes).await;
                                 if !asked.is_empty() {
-                                    let _ = tx.send(unanswered(&asked)).await;
+                                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                                 }
                                 return;
                             }
                             Judged::End => {
                                 if !asked.is_empty() {
-                                    let _ = tx.send(unanswered(&asked)).await;
+                                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                                 }
                                 return;
                             }
@@ -510,64 +467,6 @@ fn stream(
     *response.status_mut() = head.status;
     *response.headers_mut() = headers;
     response
-}
-
-/// Takes from `asked` the ids an event (as written toward the client) answers. An event of
-/// another type than `message` answers nothing: a client reads no message from it.
-fn strike_answered(asked: &mut Vec<serde_json::Value>, event: &[u8]) {
-    if asked.is_empty() {
-        return;
-    }
-    let typed_otherwise = event
-        .split(|b| *b == b'\n')
-        .filter_map(|line| line.strip_prefix(b"event:"))
-        .any(|t| t.strip_prefix(b" ").unwrap_or(t) != b"message");
-    if typed_otherwise {
-        return;
-    }
-    let data: Vec<u8> = event
-        .split(|b| *b == b'\n')
-        .filter_map(|line| line.strip_prefix(b"data:"))
-        .flat_map(|d| {
-            d.strip_prefix(b" ")
-                .unwrap_or(d)
-                .iter()
-                .copied()
-                .chain([b'\n'])
-        })
-        .collect();
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&data) else {
-        return;
-    };
-    let messages = match value {
-        serde_json::Value::Array(messages) => messages,
-        message => vec![message],
-    };
-    for message in messages {
-        if message.get("method").is_none()
-            && let Some(id) = message.get("id")
-        {
-            asked.retain(|a| a != id);
-        }
-    }
-}
-
-/// The guard's error answering each request of `asked`, as events: the stream ends without
-/// the server's answer to them. Empty when every request was answered.
-fn unanswered(asked: &[serde_json::Value]) -> Bytes {
-    let mut events = Vec::new();
-    for id in asked {
-        let answer = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": REFUSED,
-                "message": "mcppin-guard refused the server's answer; the session was ended",
-            },
-        });
-        events.extend(sse::Message::default().write(Some(answer.to_string().as_bytes())));
-    }
-    Bytes::from(events)
 }
 
 /// A session that ends with its exchange (no session id keeps it): ended when dropped.

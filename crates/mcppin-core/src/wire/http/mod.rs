@@ -36,6 +36,7 @@ mod headers;
 mod reject;
 mod request;
 mod response;
+mod stream;
 mod table;
 
 pub use headers::{
@@ -44,8 +45,9 @@ pub use headers::{
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
-pub use request::{Route, route};
+pub use request::{Belongs, Forwarded, Judged, Post, RequestVerdict, Route, belongs, route};
 pub use response::{EVENT_STREAM, JSON, answered, splice};
+pub use stream::Owed;
 pub use table::{Activity, SessionTable};
 
 /// The headers of a message that say how its body is read, lowercase. A proxy writes its own
