@@ -8,9 +8,10 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::http::{
-    Activity, Belongs, Ending, Mirror, NotKept, Plain, Post, Refusal, Reject, RequestVerdict,
-    Route, SessionIds, SessionTable, answered, belongs, beside_uri, end_request, route, splice,
-    toward_beside, toward_client, toward_server,
+    Activity, Belongs, End, Ending, Exchange, HeadVerdict, Mirror, NotKept, Plain, Post, Refusal,
+    Reject, RequestVerdict, Route, SessionIds, SessionTable, answered, belongs, beside_answer,
+    beside_uri, end_request, relayed, relayed_beside, route, splice, toward_beside, toward_client,
+    toward_server,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
@@ -549,15 +550,16 @@ impl SessionIds for Ids {
 /// - `> METHOD TARGET +name: value ... | body`: a request from the client (headers each after
 ///   ` +`, the body after ` | `);
 /// - `< STATUS +name: value ...`: the head of the server's answer to the last request that
-///   reached it (a session id it assigns keeps a fresh session under that id);
+///   reached it (a value `<N>` stands for N bytes of `a`);
 /// - `! KEY`: the session kept under `KEY` is ended by another exchange;
 /// - `# ...`: a comment.
 struct Driver {
     table: SessionTable<usize>,
     sessions: Vec<Session>,
     ids: Ids,
-    /// The session of the last request that reached the server, and whether it was fresh.
-    last: Option<(usize, bool)>,
+    /// The last request that reached the server: its session, the key the session was kept
+    /// under then (none when fresh), and its method.
+    last: Option<(usize, Option<String>, Method)>,
     out: String,
 }
 
@@ -592,7 +594,7 @@ impl Driver {
 
     fn say(&mut self, text: &str) {
         self.out.push_str("  ");
-        self.out.push_str(text);
+        self.out.push_str(&short(text));
         self.out.push('\n');
     }
 
@@ -632,21 +634,22 @@ impl Driver {
         } else {
             None
         };
-        let (number, fresh) = match belongs(&self.table, headers, &self.ids, opens) {
+        let (number, key) = match belongs(&self.table, headers, &self.ids, opens) {
             Err(reject) => return self.refuse(&reject),
             Ok(Belongs::Open { key, session }) => {
                 self.say(&format!("session {session} (open {key})"));
-                (session, false)
+                (session, Some(key))
             }
             Ok(_) => {
                 self.sessions.push(session());
                 let number = self.sessions.len();
                 self.say(&format!("session {number} (fresh)"));
-                (number, true)
+                (number, None)
             }
         };
+        let method = request.method().clone();
         let Some(post) = post else {
-            self.last = Some((number, fresh));
+            self.last = Some((number, key, method.clone()));
             let toward = toward_server(headers, &self.ids);
             return self.say(&format!("forward {method}; to server {}", shown(&toward)));
         };
@@ -663,7 +666,7 @@ impl Driver {
                 String::from_utf8_lossy(answer.body())
             )),
             RequestVerdict::Forward(forwarded) => {
-                self.last = Some((number, fresh));
+                self.last = Some((number, key, method));
                 let bytes = match &forwarded.body {
                     Forward::Original => "the client's bytes".to_owned(),
                     Forward::Replace(bytes) => String::from_utf8_lossy(bytes).into_owned(),
@@ -693,23 +696,91 @@ impl Driver {
     }
 
     fn answer(&mut self, line: &str) {
-        let (number, fresh) = self
+        let (number, key, method) = self
             .last
+            .clone()
             .expect("an answer to a request that reached the server");
-        let mut headers = HeaderMap::new();
-        for header in line.split(" +").skip(1) {
+        let mut parts = line.split(" +");
+        let status: u16 = parts.next().unwrap().parse().unwrap();
+        let mut builder = http::Response::builder().status(status);
+        for header in parts {
             let (name, value) = header.split_once(": ").unwrap();
-            headers.append(
-                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
+            let value = match value.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
+                Some(n) => "a".repeat(n.parse().unwrap()),
+                None => value.to_owned(),
+            };
+            builder = builder.header(name, value);
         }
-        let key = mcppin_core::http::header_text(&headers, "mcp-session-id");
-        if let (true, Some(key)) = (fresh, key) {
-            match self.table.keep(key, number) {
-                Ok(()) => self.say(&format!("session {number} kept as {key}")),
-                Err(not_kept) => self.say(&format!("session {number} not kept: {not_kept}")),
+        let (head, ()) = builder.body(()).unwrap().into_parts();
+        let exchange = Exchange::new(method, key.as_deref());
+        let table = &mut self.table;
+        let mut kept = None;
+        let verdict = exchange.head(&head, |id| {
+            table.keep(id, number)?;
+            kept = Some(id.to_owned());
+            Ok(())
+        });
+        if let Some(id) = &kept {
+            self.say(&format!("session {number} kept as {id}"));
+        }
+        let key = key.or(kept);
+        match verdict {
+            HeadVerdict::Refuse { reject, end, note } => {
+                self.refuse(&reject);
+                if let Some(note) = note {
+                    self.say(&format!("note: {note}"));
+                }
+                self.end(number, key.as_deref(), &end);
             }
+            HeadVerdict::Empty { end } => {
+                let relayed = relayed(&head, None, &self.ids, ());
+                self.say(&format!(
+                    "pass {} {} without the body",
+                    relayed.status().as_u16(),
+                    shown(relayed.headers())
+                ));
+                self.end(number, key.as_deref(), &end);
+            }
+            HeadVerdict::Stream { media, passing } => {
+                let relayed = relayed(&head, Some(&media), &self.ids, ());
+                self.say(&format!(
+                    "stream {} {}; passing {passing}",
+                    relayed.status().as_u16(),
+                    shown(relayed.headers())
+                ));
+            }
+            HeadVerdict::Body { media, passing } => {
+                let relayed = relayed(&head, media.as_ref(), &self.ids, ());
+                self.say(&format!(
+                    "body {} {}; passing {passing}",
+                    relayed.status().as_u16(),
+                    shown(relayed.headers())
+                ));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Does what a verdict says becomes of session `number`, kept under `key` if it is.
+    fn end(&mut self, number: usize, key: Option<&str>, end: &End) {
+        let end_here = |this: &mut Self| {
+            if let Some(key) = key {
+                this.table.end(key);
+            }
+            this.sessions[number - 1].finish(Duration::ZERO);
+            this.say(&format!("session {number} ended"));
+        };
+        match end {
+            End::Goes => self.say(&format!("session {number} goes on")),
+            End::Here => end_here(self),
+            End::AtServer(cause) => {
+                end_here(self);
+                if let Some(key) = key {
+                    self.say(&format!("DELETE {key} ({cause})"));
+                }
+            }
+            End::AtServerOnly(id) => self.say(&format!("DELETE {id} (not kept)")),
+            other => panic!("{other:?}"),
         }
     }
 
@@ -718,6 +789,28 @@ impl Driver {
         self.sessions[number - 1].finish(Duration::ZERO);
         self.say(&format!("session {number} ended"));
     }
+}
+
+/// `text` with each run of 64 `a` or more (the padding of a transcript) written as its length.
+fn short(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = 0;
+    for c in text.chars().chain(['\0']) {
+        if c == 'a' {
+            run += 1;
+            continue;
+        }
+        if run >= 64 {
+            out.push_str(&format!("<{run}>"));
+        } else {
+            out.push_str(&"a".repeat(run));
+        }
+        run = 0;
+        if c != '\0' {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Headers as `name: value` pairs, sorted.
@@ -847,4 +940,169 @@ fn a_session_stopped_after_it_was_found_refuses_the_request_with_404() {
     assert_eq!(forwarded.body, Forward::Original);
     assert_eq!(forwarded.owed.ids().collect::<Vec<_>>(), [b"1"]);
     assert!(!post.is_batch());
+}
+
+#[test]
+fn an_answer_head_is_refused_or_passed_by_its_status_session_and_media() {
+    let post = format!("> POST /mcp +content-type: application/json | {INIT}");
+    let list = |id: u32| {
+        format!(
+            r#"> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+        )
+    };
+    let (list1, list2, list3, list4) = (list(1), list(2), list(3), list(4));
+    let transcript = format!(
+        r#"
+        # A fresh session: a redirect is refused, and the session passes with it.
+        {post}
+        < 307 +location: http://127.0.0.1:1/mcp
+        # Two ids in one answer.
+        {post}
+        < 200 +mcp-session-id: s-1 +mcp-session-id: s-2
+        # A coding or a charset the client would decode by.
+        {post}
+        < 200 +content-type: application/json +content-encoding: gzip
+        {post}
+        < 200 +content-type: text/event-stream; charset=latin1
+        # Holds: kept under the server's id, the body judged under its media type's essence.
+        {post}
+        < 200 +mcp-session-id: s-1 +content-type: application/json; charset=utf-8 +x-kept: 1
+        # In the open session: a redirect leaves it open; another id ends it, here and at the
+        # server.
+        {list1}
+        < 302 +location: /elsewhere
+        {list2}
+        < 200 +content-type: text/event-stream
+        {list3}
+        < 200 +mcp-session-id: s-9 +content-type: application/json
+        {list4}
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn a_session_the_server_assigns_is_kept_under_its_id_or_ended_there() {
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1 +content-type: application/json
+        # The table is full: a GET without an id opens a session at the server that cannot be
+        # kept (ended there); one under an open session's id is another client's (never ended).
+        > GET /mcp
+        < 200 +mcp-session-id: s-2 +content-type: text/event-stream
+        > GET /mcp
+        < 200 +mcp-session-id: s-1 +content-type: text/event-stream
+        # An id over 1024 bytes is not kept either.
+        ! s-1
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: <1025>
+        # Holds: an id of 1024 bytes is kept.
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: <1024>
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(1, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn an_answer_head_over_64_kib_is_no_answer() {
+    // `HTTP/1.1 200 OK` with its line end and the empty line (17), `x-pad: ` and its line end
+    // (9): 65,510 bytes of padding fill 64 KiB exactly.
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +x-pad: <65511>
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +x-pad: <65510>
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn the_end_of_a_session_passes_without_a_body_and_a_404_ends_it_here() {
+    let list = format!("> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}");
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1
+        # Holds: a server that does not let clients end sessions (405) leaves it open.
+        > DELETE /mcp +mcp-session-id: s-1
+        < 405 +content-type: application/json +allow: GET, POST
+        # Ended by the client: the server's status and headers pass, a JSON body does not.
+        > DELETE /mcp +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json
+        {list}
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1
+        # Accepted under a decoding instruction: refused like any answer, and ended here (the
+        # server ended it already).
+        > DELETE /mcp +mcp-session-id: s-1
+        < 200 +content-type: application/json; charset=utf-16
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1
+        # The server no longer knows it: 404 of the guard's own, ended here (no DELETE).
+        {list}
+        < 404 +content-type: application/json
+        {list}
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn metadata_beside_the_endpoint_is_a_document_without_a_session() {
+    let head = |status: u16, headers: &[(&str, &str)]| {
+        let mut builder = http::Response::builder().status(status);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder.body(()).unwrap().into_parts().0
+    };
+    let json = ("content-type", "application/json; charset=utf-8");
+    for (status, headers, reject) in [
+        (302, vec![("location", "/x")], Reject::BesideNotMetadata),
+        (
+            200,
+            vec![("content-type", "text/event-stream")],
+            Reject::BesideNotMetadata,
+        ),
+        (
+            200,
+            vec![json, ("content-encoding", "gzip")],
+            Reject::BesideDecoding,
+        ),
+        (
+            200,
+            vec![("content-type", "application/json; charset=latin1")],
+            Reject::BesideDecoding,
+        ),
+    ] {
+        assert_eq!(
+            beside_answer(&head(status, &headers)),
+            Err(reject),
+            "{headers:?}"
+        );
+    }
+    let pad = "a".repeat(64 * 1024);
+    assert_eq!(
+        beside_answer(&head(200, &[("x-pad", &pad)])),
+        Err(Reject::Unreachable)
+    );
+    // Holds: passed under its essence, without the session id the server named.
+    let ok = head(
+        200,
+        &[
+            json,
+            ("mcp-session-id", "s-1"),
+            ("cache-control", "no-store"),
+        ],
+    );
+    let media = beside_answer(&ok).unwrap();
+    let passed = relayed_beside(&ok, media.as_ref(), ());
+    assert_eq!(
+        shown(passed.headers()),
+        "[cache-control: no-store; content-type: application/json]"
+    );
 }

@@ -10,13 +10,13 @@ use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Body, Frame, Incoming};
-use hyper::header::{self, HeaderValue};
-use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use hyper::{HeaderMap, Method, Request, Response};
 use mcppin_core::engine::{Forward, Stop};
 use mcppin_core::escape_non_ascii;
+use mcppin_core::http::MediaType;
 use mcppin_core::http::{
-    self, EVENT_STREAM, Ending, JSON, MediaType, Owed, Post, Reject, RequestVerdict, Route,
-    SESSION_ID,
+    self, Cause, End, Ending, Exchange, HeadVerdict, JSON, Owed, Post, Reject, RequestVerdict,
+    Route,
 };
 use mcppin_core::sse;
 use tokio::sync::mpsc;
@@ -52,6 +52,13 @@ impl Belongs {
     fn guarded(&self) -> &Arc<Guarded> {
         match self {
             Self::Open(g, _) | Self::Fresh(g) => g,
+        }
+    }
+
+    fn key(&self) -> Option<&str> {
+        match self {
+            Self::Open(_, key) => Some(key),
+            Self::Fresh(_) => None,
         }
     }
 }
@@ -117,6 +124,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     relay(
         state,
         belongs,
+        Method::POST,
         response,
         forwarded.answers,
         end,
@@ -144,11 +152,16 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Ok(response) => response,
         Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
     };
-    if parts.method == Method::DELETE && response.status().is_success() {
-        // The client ended the session: ended here too (its calls without an answer logged).
-        state.end(&guarded);
-    }
-    relay(state, belongs, response, Vec::new(), end, Owed::default()).await
+    relay(
+        state,
+        belongs,
+        parts.method,
+        response,
+        Vec::new(),
+        end,
+        Owed::default(),
+    )
+    .await
 }
 
 /// Metadata beside the endpoint (OAuth discovery), passed through unjudged and bounded.
@@ -167,20 +180,13 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
             return state.reject(Reject::Unreachable);
         }
     };
-    let (mut head, body) = response.into_parts();
-    // Passed on under a media type the guard writes: a head naming another charset or a
-    // coding is refused like the endpoint's answers are.
-    let Ok(media) = http::check_headers(&head.headers) else {
-        return state.reject(Reject::BesideDecoding);
+    let (head, body) = response.into_parts();
+    let media = match http::beside_answer(&head) {
+        Ok(media) => media,
+        Err(reject) => return state.reject(reject),
     };
-    // Metadata is a document: a redirect (a client follows it within the guard's origin) or
-    // an event stream (MCP messages) is no metadata, and passes unjudged nowhere.
-    if head.status.is_redirection() || media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
-        return state.reject(Reject::BesideNotMetadata);
-    }
-    head.headers.remove(SESSION_ID);
     match collect(state, body).await {
-        Ok(bytes) => with_head(state, &head, media.as_ref(), bytes),
+        Ok(bytes) => http::relayed_beside(&head, media.as_ref(), Full::new(bytes).boxed()),
         Err(_) => state.reject(Reject::BesideUnread),
     }
 }
@@ -190,6 +196,7 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
 async fn relay(
     state: Arc<State>,
     belongs: Belongs,
+    method: Method,
     response: Response<Incoming>,
     answers: Vec<Vec<u8>>,
     end: Ending,
@@ -197,101 +204,48 @@ async fn relay(
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
-    if head.status.is_redirection() {
-        // A redirect is no MCP answer: passed on, a client following it within the origin
-        // (the guard's) would read what the guard never judged. Like an HTTP error it holds
-        // no message, so the session goes on (the TypeScript SDK opens its GET stream beside
-        // its first requests: ending the session would end the client's listing too).
-        state.say(
-            &guarded,
-            "the server answered with a redirect; refused, nothing of it was forwarded",
-        );
-        if !guarded.is_kept() {
-            state.end(&guarded);
-        }
-        return state.reject(Reject::Redirect);
-    }
-    if names_another_session(&belongs, &head.headers) {
-        // A client reads a repeated header as its values joined by ", ", and the TypeScript
-        // SDK client adopts the id of any answer: passed on, it would move the client into a
-        // session other than the one the guard keeps this exchange under (another client's,
-        // perhaps), merging what the guard keeps apart.
-        state.say(
-            &guarded,
-            "the server's answer names another session (Mcp-Session-Id repeated, or not this \
-             session's); refused, nothing of it was forwarded",
-        );
-        end_session(&state, &guarded, &end, "the server broke the protocol");
-        return state.reject(Reject::AnswerRefused);
-    }
-    if let Belongs::Fresh(_) = &belongs
-        && let Some(key) = http::header_text(&head.headers, SESSION_ID)
-    {
-        match state.keep(key, &guarded) {
-            Ok(()) => {}
-            Err(refused) => {
-                state.say(&guarded, &format!("refused a new session: {refused}"));
-                if refused.ends_at_server() {
-                    // Opened at the server (by a request that raced others past the check in
-                    // `post`, or under an id the guard does not keep): ended there. Never for
-                    // `Taken`: the id is another client's.
-                    delete_at_server(&state, key, &end, guarded.number);
-                }
-                return state.reject(Reject::NotOpened(refused));
+    let exchange = Exchange::new(method, belongs.key());
+    let verdict = exchange.head(&head, |key| state.keep(key, &guarded));
+    let (media, passing) = match verdict {
+        HeadVerdict::Refuse {
+            reject,
+            end: then,
+            note,
+        } => {
+            if let Some(note) = note {
+                state.say(&guarded, &note.to_string());
             }
+            apply(&state, &guarded, &end, &then);
+            return state.reject(reject);
         }
-    }
+        HeadVerdict::Empty { end: then } => {
+            apply(&state, &guarded, &end, &then);
+            return http::relayed(&head, None, &*state, Full::new(Bytes::new()).boxed());
+        }
+        HeadVerdict::Stream { media, passing } => {
+            let passing = passing.then(|| Passing::new(&state, &guarded));
+            return stream(
+                state, guarded, head, media, body, answers, end, passing, asked,
+            );
+        }
+        HeadVerdict::Body { media, passing } => (media, passing),
+        _ => return state.reject(Reject::AnswerRefused),
+    };
     // A session no server id keeps (a stateless request) ends with its exchange: its calls
     // without an answer are logged then.
-    let passing = match &belongs {
-        Belongs::Fresh(_) if !guarded.is_kept() => Some(Passing {
-            state: Arc::clone(&state),
-            guarded: Arc::clone(&guarded),
-        }),
-        _ => None,
-    };
-    if let Belongs::Open(..) = &belongs
-        && head.status == StatusCode::NOT_FOUND
-    {
-        // The server no longer knows the session: neither does the guard. The client gets
-        // 404, which tells it to open a new session (docs/guard.md), with the guard's own
-        // error: the server's body is about a session that is gone, and is not judged.
-        state.end(&guarded);
-        return state.reject(Reject::NoSuchSession);
-    }
-    // The guard judges the body as UTF-8 bytes: a head telling the client to read it otherwise
-    // (a charset, a compression, a range) is refused whole.
-    let media = match http::check_headers(&head.headers) {
-        Ok(media) => media,
-        Err(refusal) => {
-            state.say(
-                &guarded,
-                &format!("{refusal}; the server's answer was refused"),
-            );
-            end_session(&state, &guarded, &end, "the server broke the protocol");
-            return state.reject(Reject::AnswerRefused);
-        }
-    };
-    if media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
-        return stream(state, guarded, head, body, answers, end, passing, asked);
-    }
+    let _passing = passing.then(|| Passing::new(&state, &guarded));
     let bytes = match collect(&state, body).await {
         Ok(bytes) => bytes,
         Err(why) => {
             state.say(&guarded, why);
-            end_session(
-                &state,
-                &guarded,
-                &end,
-                "the server's answer could not be read",
-            );
+            end_session(&state, &guarded, &end, Cause::Unread);
             return state.reject(Reject::AnswerRefused);
         }
     };
     if bytes.is_empty() {
         // 202 to a notification or a response, 200 to a DELETE, an error without a body.
         if answers.is_empty() {
-            return with_head(&state, &head, None, bytes);
+            return http::relayed(&head, None, &*state, Full::new(bytes).boxed());
         }
         // The guard's answers are all there is: they answer elements of a batch.
         return boxed(http::answered(answers, true));
@@ -302,11 +256,11 @@ async fn relay(
                 &guarded,
                 "the server answered with neither JSON nor an SSE stream",
             );
-            end_session(&state, &guarded, &end, "the server broke the protocol");
+            end_session(&state, &guarded, &end, Cause::Broken);
             return state.reject(Reject::AnswerRefused);
         }
         // An HTTP error the server explains in text: no message for the model, passed on.
-        return with_head(&state, &head, media.as_ref(), bytes);
+        return http::relayed(&head, media.as_ref(), &*state, Full::new(bytes).boxed());
     }
     let action = {
         let now = state.now();
@@ -318,11 +272,11 @@ async fn relay(
     match &action.stop {
         None => {}
         Some(Stop::Drift) => {
-            end_session(&state, &guarded, &end, "drift was refused");
+            end_session(&state, &guarded, &end, Cause::Drift);
         }
         Some(fatal) => {
             state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
-            end_session(&state, &guarded, &end, "the server broke the protocol");
+            end_session(&state, &guarded, &end, Cause::Broken);
             return state.reject(Reject::AnswerRefused);
         }
     }
@@ -337,24 +291,7 @@ async fn relay(
     } else {
         Bytes::from(http::splice(&answers, forwarded))
     };
-    with_head(&state, &head, media.as_ref(), forwarded)
-}
-
-/// Whether an answer names a session other than the one its request belongs to: more than one
-/// `Mcp-Session-Id`, or, in an open session, one that is not the id the request named (the
-/// session may have ended since: a DELETE answer still names it).
-fn names_another_session(belongs: &Belongs, headers: &HeaderMap) -> bool {
-    let mut named = headers.get_all(SESSION_ID).iter();
-    let (Some(first), second) = (named.next(), named.next()) else {
-        return false;
-    };
-    if second.is_some() {
-        return true;
-    }
-    match belongs {
-        Belongs::Fresh(_) => false,
-        Belongs::Open(_, key) => key.as_bytes() != first.as_bytes(),
-    }
+    http::relayed(&head, media.as_ref(), &*state, Full::new(forwarded).boxed())
 }
 
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers
@@ -369,18 +306,18 @@ fn stream(
     state: Arc<State>,
     guarded: Arc<Guarded>,
     head: hyper::http::response::Parts,
+    media: MediaType,
     mut body: Incoming,
     answers: Vec<Vec<u8>>,
     end: Ending,
     passing: Option<Passing>,
     mut asked: Owed,
 ) -> Response<Out> {
-    let mut headers = http::toward_client(&head.headers, &*state);
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     // One event waits for the client beside the one being written: a client that reads
     // slowly holds the server's stream back, never a queue of events of up to
     // `--max-message` each in the guard's memory.
     let (tx, rx) = mpsc::channel::<Bytes>(1);
+    let response = http::relayed(&head, Some(&media), &*state, Stream(rx).boxed());
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
     tokio::spawn(async move {
@@ -424,7 +361,7 @@ fn stream(
                     &guarded,
                     &format!("{too_long} (--max-message); nothing of it was forwarded"),
                 );
-                end_session(&state, &guarded, &end, "the server broke the protocol");
+                end_session(&state, &guarded, &end, Cause::Broken);
                 if !asked.is_empty() {
                     let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                 }
@@ -463,9 +400,6 @@ fn stream(
             }
         }
     });
-    let mut response = Response::new(Stream(rx).boxed());
-    *response.status_mut() = head.status;
-    *response.headers_mut() = headers;
     response
 }
 
@@ -473,6 +407,15 @@ fn stream(
 struct Passing {
     state: Arc<State>,
     guarded: Arc<Guarded>,
+}
+
+impl Passing {
+    fn new(state: &Arc<State>, guarded: &Arc<Guarded>) -> Self {
+        Self {
+            state: Arc::clone(state),
+            guarded: Arc::clone(guarded),
+        }
+    }
 }
 
 impl Drop for Passing {
@@ -524,7 +467,7 @@ fn judge_event(
             None => Judged::End,
         },
         Some(Stop::Drift) => {
-            end_session(state, guarded, end, "drift was refused");
+            end_session(state, guarded, end, Cause::Drift);
             match action.to_client.bytes(data) {
                 // Without the event's id: a client resuming after it must not skip past the
                 // refusal to later events.
@@ -536,15 +479,27 @@ fn judge_event(
         }
         Some(fatal) => {
             state.say(guarded, &escape_non_ascii(&fatal.to_string()));
-            end_session(state, guarded, end, "the server broke the protocol");
+            end_session(state, guarded, end, Cause::Broken);
             Judged::End
         }
     }
 }
 
+/// Does what a verdict says becomes of the session.
+fn apply(state: &Arc<State>, guarded: &Guarded, ending: &Ending, end: &End) {
+    match end {
+        End::Here => {
+            state.end(guarded);
+        }
+        End::AtServer(cause) => end_session(state, guarded, ending, *cause),
+        End::AtServerOnly(key) => delete_at_server(state, key, ending, guarded.number),
+        _ => {}
+    }
+}
+
 /// Ends a session (later requests with its id get 404) and, when the server assigned it an
 /// id, ends it at the server too with a DELETE carrying the client's `Authorization`.
-fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
+fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: Cause) {
     let Some(key) = state.end(guarded) else {
         return;
     };
@@ -640,25 +595,6 @@ async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
 /// An answer the core wrote, with its body for hyper.
 fn boxed(response: Response<Vec<u8>>) -> Response<Out> {
     response.map(|body| Full::new(Bytes::from(body)).boxed())
-}
-
-/// An answer with the server's status and headers (hop-by-hop ones and those saying how a body
-/// is read dropped) and `body`, under `media` written anew: its `type/subtype` alone, no
-/// parameter of the server's.
-fn with_head(
-    state: &State,
-    head: &hyper::http::response::Parts,
-    media: Option<&MediaType>,
-    body: Bytes,
-) -> Response<Out> {
-    let mut response = Response::new(Full::new(body).boxed());
-    *response.status_mut() = head.status;
-    let mut headers = http::toward_client(&head.headers, state);
-    if let Some(value) = media.and_then(|m| HeaderValue::from_str(m.essence()).ok()) {
-        headers.insert(header::CONTENT_TYPE, value);
-    }
-    *response.headers_mut() = headers;
-    response
 }
 
 impl State {

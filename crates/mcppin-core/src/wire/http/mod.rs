@@ -33,6 +33,7 @@
 use std::fmt;
 
 mod headers;
+mod note;
 mod reject;
 mod request;
 mod response;
@@ -40,13 +41,16 @@ mod stream;
 mod table;
 
 pub use headers::{
-    Ending, MAX_HEADERS, Mirror, Plain, SESSION_ID, SessionIds, beside_uri, check_headers,
-    check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
+    EVENT_STREAM, Ending, JSON, MAX_HEADERS, Mirror, Plain, SESSION_ID, SessionIds, beside_uri,
+    check_headers, check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
+pub use note::{Cause, End, HttpNote};
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
 pub use request::{Belongs, Forwarded, Judged, Post, RequestVerdict, Route, belongs, route};
-pub use response::{EVENT_STREAM, JSON, answered, splice};
+pub use response::{
+    Exchange, HeadVerdict, answered, beside_answer, relayed, relayed_beside, splice,
+};
 pub use stream::Owed;
 pub use table::{Activity, SessionTable};
 

@@ -1,17 +1,16 @@
-//! The answers a proxy writes to the client in the server's place, and the guard's answers
-//! joined with the server's batch.
+//! The verdict on the head of the server's answer, the answers a proxy writes to the client
+//! in the server's place, and the guard's answers joined with the server's batch.
 
 use std::borrow::Cow;
 
 use ::http::header::{self, HeaderValue};
-use ::http::{Response, StatusCode};
+use ::http::{HeaderMap, Method, Response, StatusCode, response};
 
+use super::{
+    Cause, EVENT_STREAM, End, HttpNote, JSON, MAX_HEADERS, MediaType, NotKept, Plain, Reject,
+    SESSION_ID, SessionIds, check_headers, header_text, response_head_size, toward_client,
+};
 use crate::engine::join_parts;
-
-/// The media type of a JSON body, as a proxy writes it.
-pub const JSON: &str = "application/json";
-/// The media type of an SSE stream, as a proxy writes it.
-pub const EVENT_STREAM: &str = "text/event-stream";
 
 /// The guard's own answers (to elements of a batch) and the server's answer as one batch: the
 /// guard's first, then the server's elements (one message, or the elements of its array; an
@@ -52,6 +51,225 @@ pub fn answered(answers: Vec<Vec<u8>>, batch: bool) -> Response<Vec<u8>> {
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    response
+}
+
+/// One exchange whose request reached the server: what its answer is judged against.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// The id the session is kept under; `None` for a fresh session.
+    key: Option<String>,
+    method: Method,
+}
+
+impl Exchange {
+    /// An exchange by `method` in the session kept under `key` (the server's id), or in a
+    /// fresh session (`None`).
+    pub fn new(method: Method, key: Option<&str>) -> Self {
+        Self {
+            key: key.map(str::to_owned),
+            method,
+        }
+    }
+
+    /// The verdict on the head of the server's answer, checked in this order: its size (a
+    /// head over [`MAX_HEADERS`] is no answer: 502, as if the server could not be reached),
+    /// a redirect, an answer naming another session, the id the server assigns to a fresh
+    /// session (given to `keep`, which keeps it under that id), a 404 in an open session
+    /// (the server no longer knows it), the decoding instructions, a DELETE answered with
+    /// success (the client ended the session), then the media type.
+    pub fn head(
+        &self,
+        head: &response::Parts,
+        keep: impl FnOnce(&str) -> Result<(), NotKept>,
+    ) -> HeadVerdict {
+        let fresh = self.key.is_none();
+        // A session no id keeps (a stateless request) ends with an exchange that failed.
+        let unkept = if fresh { End::Here } else { End::Goes };
+        // A DELETE the server accepted ended the session there: refused or not, its answer
+        // ends it here, and the server is not asked again.
+        let deleted = self.method == Method::DELETE && head.status.is_success();
+        let broken = if deleted {
+            End::Here
+        } else {
+            End::AtServer(Cause::Broken)
+        };
+        if response_head_size(head.status, &head.headers) > MAX_HEADERS {
+            return HeadVerdict::refuse(Reject::Unreachable, unkept, HttpNote::AnswerHeadTooLarge);
+        }
+        if head.status.is_redirection() {
+            // A redirect is no MCP answer: passed on, a client following it within the origin
+            // (the proxy's) would read what was never judged. Like an HTTP error it holds no
+            // message, so the session goes on (the TypeScript SDK opens its GET stream beside
+            // its first requests: ending the session would end the client's listing too).
+            return HeadVerdict::refuse(Reject::Redirect, unkept, HttpNote::Redirect);
+        }
+        if self.names_another_session(&head.headers) {
+            // A client reads a repeated header as its values joined by ", ", and the TypeScript
+            // SDK client adopts the id of any answer: passed on, it would move the client into
+            // a session other than the one this exchange is judged in (another client's,
+            // perhaps), merging what the proxy keeps apart.
+            return HeadVerdict::refuse(Reject::AnswerRefused, broken, HttpNote::AnotherSession);
+        }
+        let mut passing = fresh;
+        if fresh && let Some(key) = header_text(&head.headers, SESSION_ID) {
+            if let Err(not_kept) = keep(key) {
+                let end = if not_kept.ends_at_server() {
+                    // Opened at the server (by a request that raced others past the check of
+                    // `belongs`, or under an id too long to keep): ended there.
+                    End::AtServerOnly(key.to_owned())
+                } else {
+                    End::Goes
+                };
+                return HeadVerdict::refuse(
+                    Reject::NotOpened(not_kept),
+                    end,
+                    HttpNote::NotKept(not_kept),
+                );
+            }
+            passing = false;
+        }
+        if !fresh && head.status == StatusCode::NOT_FOUND {
+            // The server no longer knows the session: neither does the proxy. The client gets
+            // 404, which tells it to open a new session (docs/guard.md), with the proxy's own
+            // error: the server's body is about a session that is gone, and is not judged.
+            return HeadVerdict::Refuse {
+                reject: Reject::NoSuchSession,
+                end: End::Here,
+                note: None,
+            };
+        }
+        // The body is judged as UTF-8 bytes: a head telling the client to read it otherwise
+        // (a charset, a compression, a range) is refused whole.
+        let media = match check_headers(&head.headers) {
+            Ok(media) => media,
+            Err(refusal) => {
+                return HeadVerdict::refuse(
+                    Reject::AnswerRefused,
+                    broken,
+                    HttpNote::Decoding(refusal),
+                );
+            }
+        };
+        if deleted {
+            // The client ended the session (its calls without an answer are logged then). A
+            // body would be about a session that has ended: not judged, so not passed on.
+            return HeadVerdict::Empty { end: End::Here };
+        }
+        match media {
+            Some(media) if media.is(EVENT_STREAM) => HeadVerdict::Stream { media, passing },
+            media => HeadVerdict::Body { media, passing },
+        }
+    }
+
+    /// Whether an answer names a session other than the one its request belongs to: more
+    /// than one `Mcp-Session-Id`, or, in an open session, one that is not the id the request
+    /// named (the session may have ended since: a DELETE answer still names it).
+    fn names_another_session(&self, headers: &HeaderMap) -> bool {
+        let mut named = headers.get_all(SESSION_ID).iter();
+        let (Some(first), second) = (named.next(), named.next()) else {
+            return false;
+        };
+        second.is_some()
+            || self
+                .key
+                .as_ref()
+                .is_some_and(|key| key.as_bytes() != first.as_bytes())
+    }
+}
+
+/// The verdict on the head of the server's answer.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum HeadVerdict {
+    /// Refused: the client gets `reject`, nothing of the answer.
+    Refuse {
+        /// The client's answer.
+        reject: Reject,
+        /// What becomes of the session.
+        end: End,
+        /// The note for the operator, if any.
+        note: Option<HttpNote>,
+    },
+    /// The answer passes with its status and headers ([`relayed`]) and without its body.
+    Empty {
+        /// What becomes of the session.
+        end: End,
+    },
+    /// An SSE stream: judged event by event, under the head [`relayed`] writes with `media`.
+    Stream {
+        /// The media type the head names ([`EVENT_STREAM`]).
+        media: MediaType,
+        /// Whether the session ends with the exchange (no id keeps it): when the stream ends.
+        passing: bool,
+    },
+    /// A body, judged whole: under `media` (its essence, [`relayed`]).
+    Body {
+        /// The media type the head names.
+        media: Option<MediaType>,
+        /// Whether the session ends with the exchange (no id keeps it).
+        passing: bool,
+    },
+}
+
+impl HeadVerdict {
+    fn refuse(reject: Reject, end: End, note: HttpNote) -> Self {
+        Self::Refuse {
+            reject,
+            end,
+            note: Some(note),
+        }
+    }
+}
+
+/// The server's answer as the client gets it: its status, its headers as [`toward_client`]
+/// passes them, `media` written anew (its `type/subtype` alone, no parameter of the
+/// server's), and `body`.
+pub fn relayed<B>(
+    head: &response::Parts,
+    media: Option<&MediaType>,
+    ids: &impl SessionIds,
+    body: B,
+) -> Response<B> {
+    let mut response = Response::new(body);
+    *response.status_mut() = head.status;
+    let mut headers = toward_client(&head.headers, ids);
+    if let Some(value) = media.and_then(|m| HeaderValue::from_str(m.essence()).ok()) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    *response.headers_mut() = headers;
+    response
+}
+
+/// The verdict on the head of an answer from beside the endpoint (metadata, passed on
+/// unjudged): the media type it is passed on under.
+///
+/// # Errors
+///
+/// [`Reject::Unreachable`] for a head over [`MAX_HEADERS`], [`Reject::BesideDecoding`] for
+/// a charset or a coding, [`Reject::BesideNotMetadata`] for a redirect (a client follows it
+/// within the proxy's origin) or an event stream (MCP messages are no metadata, and pass
+/// unjudged nowhere).
+pub fn beside_answer(head: &response::Parts) -> Result<Option<MediaType>, Reject> {
+    if response_head_size(head.status, &head.headers) > MAX_HEADERS {
+        return Err(Reject::Unreachable);
+    }
+    let media = check_headers(&head.headers).map_err(|_| Reject::BesideDecoding)?;
+    if head.status.is_redirection() || media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
+        return Err(Reject::BesideNotMetadata);
+    }
+    Ok(media)
+}
+
+/// An answer from beside the endpoint as the client gets it: [`relayed`], without any
+/// session id (metadata belongs to no session).
+pub fn relayed_beside<B>(
+    head: &response::Parts,
+    media: Option<&MediaType>,
+    body: B,
+) -> Response<B> {
+    let mut response = relayed(head, media, &Plain, body);
+    response.headers_mut().remove(SESSION_ID);
     response
 }
 
