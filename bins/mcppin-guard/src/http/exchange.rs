@@ -15,8 +15,8 @@ use mcppin_core::engine::{Forward, Stop};
 use mcppin_core::escape_non_ascii;
 use mcppin_core::http::MediaType;
 use mcppin_core::http::{
-    self, Cause, End, Ending, Exchange, HeadVerdict, JSON, Owed, Post, Reject, RequestVerdict,
-    Route,
+    self, BodyOut, BodyVerdict, Cause, End, Ending, Exchange, HeadVerdict, Owed, Post, Reject,
+    RequestVerdict, Route,
 };
 use mcppin_core::sse;
 use tokio::sync::mpsc;
@@ -242,56 +242,49 @@ async fn relay(
             return state.reject(Reject::AnswerRefused);
         }
     };
-    if bytes.is_empty() {
-        // 202 to a notification or a response, 200 to a DELETE, an error without a body.
-        if answers.is_empty() {
-            return http::relayed(&head, None, &*state, Full::new(bytes).boxed());
-        }
-        // The guard's answers are all there is: they answer elements of a batch.
-        return boxed(http::answered(answers, true));
+    let mut verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers);
+    // The engine's action holds the strict readings of the answer: freed once the answer is
+    // built, outside the session's lock.
+    let mut _action = None;
+    if let BodyVerdict::Judge = verdict {
+        let action = {
+            let now = state.now();
+            guarded.session().server_line(&bytes, now)
+        };
+        state.share(&guarded);
+        state.notes(&guarded, &action.notes);
+        state.write(&guarded, action.events.clone());
+        verdict = exchange.judged(&action, &bytes, media.as_ref(), &answers);
+        _action = Some(action);
     }
-    if !media.as_ref().is_some_and(|m| m.is(JSON)) {
-        if head.status.is_success() {
-            state.say(
-                &guarded,
-                "the server answered with neither JSON nor an SSE stream",
-            );
-            end_session(&state, &guarded, &end, Cause::Broken);
-            return state.reject(Reject::AnswerRefused);
+    match verdict {
+        BodyVerdict::Pass {
+            body,
+            media,
+            end: then,
+        } => {
+            apply(&state, &guarded, &end, &then);
+            let body = match body {
+                BodyOut::Bytes(replaced) => Bytes::from(replaced),
+                // The server's bytes, not copied.
+                _ => bytes,
+            };
+            http::relayed(&head, media.as_ref(), &*state, Full::new(body).boxed())
         }
-        // An HTTP error the server explains in text: no message for the model, passed on.
-        return http::relayed(&head, media.as_ref(), &*state, Full::new(bytes).boxed());
+        BodyVerdict::Answer(answer) => boxed(answer),
+        BodyVerdict::Refuse {
+            reject,
+            end: then,
+            note,
+        } => {
+            if let Some(note) = note {
+                state.say(&guarded, &note.to_string());
+            }
+            apply(&state, &guarded, &end, &then);
+            state.reject(reject)
+        }
+        _ => state.reject(Reject::AnswerRefused),
     }
-    let action = {
-        let now = state.now();
-        guarded.session().server_line(&bytes, now)
-    };
-    state.share(&guarded);
-    state.notes(&guarded, &action.notes);
-    state.write(&guarded, action.events.clone());
-    match &action.stop {
-        None => {}
-        Some(Stop::Drift) => {
-            end_session(&state, &guarded, &end, Cause::Drift);
-        }
-        Some(fatal) => {
-            state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
-            end_session(&state, &guarded, &end, Cause::Broken);
-            return state.reject(Reject::AnswerRefused);
-        }
-    }
-    let Some(forwarded) = action.to_client.bytes(&bytes) else {
-        return state.reject(Reject::Ended);
-    };
-    let forwarded = if answers.is_empty() {
-        match &action.to_client {
-            Forward::Original => bytes.clone(),
-            _ => Bytes::copy_from_slice(forwarded),
-        }
-    } else {
-        Bytes::from(http::splice(&answers, forwarded))
-    };
-    http::relayed(&head, media.as_ref(), &*state, Full::new(forwarded).boxed())
 }
 
 /// Passes an SSE stream on, each event judged before it is written; the guard's own answers

@@ -49,7 +49,8 @@ pub use note::{Cause, End, HttpNote};
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
 pub use request::{Belongs, Forwarded, Judged, Post, RequestVerdict, Route, belongs, route};
 pub use response::{
-    Exchange, HeadVerdict, answered, beside_answer, relayed, relayed_beside, splice,
+    BodyOut, BodyVerdict, Exchange, HeadVerdict, answered, beside_answer, relayed, relayed_beside,
+    splice,
 };
 pub use stream::Owed;
 pub use table::{Activity, SessionTable};

@@ -19,6 +19,10 @@ pub enum HttpNote {
     Decoding(Refusal),
     /// The server's answer head is over [`super::MAX_HEADERS`].
     AnswerHeadTooLarge,
+    /// The server answered a request with success, but with neither JSON nor an SSE stream.
+    NeitherJsonNorSse,
+    /// The server broke the protocol or the strict reading (the engine's violation, escaped).
+    Fatal(String),
 }
 
 impl fmt::Display for HttpNote {
@@ -36,6 +40,10 @@ impl fmt::Display for HttpNote {
             Self::AnswerHeadTooLarge => {
                 f.write_str("the server could not be reached: the answer's head exceeds 64 KiB")
             }
+            Self::NeitherJsonNorSse => {
+                f.write_str("the server answered with neither JSON nor an SSE stream")
+            }
+            Self::Fatal(violation) => f.write_str(violation),
         }
     }
 }

@@ -10,7 +10,8 @@ use super::{
     Cause, EVENT_STREAM, End, HttpNote, JSON, MAX_HEADERS, MediaType, NotKept, Plain, Reject,
     SESSION_ID, SessionIds, check_headers, header_text, response_head_size, toward_client,
 };
-use crate::engine::join_parts;
+use crate::engine::{Forward, ServerAction, Stop, join_parts};
+use crate::escape_non_ascii;
 
 /// The guard's own answers (to elements of a batch) and the server's answer as one batch: the
 /// guard's first, then the server's elements (one message, or the elements of its array; an
@@ -176,6 +177,131 @@ impl Exchange {
                 .as_ref()
                 .is_some_and(|key| key.as_bytes() != first.as_bytes())
     }
+}
+
+impl Exchange {
+    /// The verdict on a body the head admitted ([`HeadVerdict::Body`]), read whole: passed
+    /// as it is, answered with the proxy's `answers` alone (to elements of a batch, for an
+    /// empty body), refused, or [`BodyVerdict::Judge`]: a JSON message for the session to
+    /// judge ([`Exchange::judged`]).
+    pub fn body(
+        &self,
+        status: StatusCode,
+        media: Option<&MediaType>,
+        bytes: &[u8],
+        answers: &[Vec<u8>],
+    ) -> BodyVerdict {
+        if bytes.is_empty() {
+            // 202 to a notification or a response, an error without a body.
+            if answers.is_empty() {
+                return BodyVerdict::Pass {
+                    body: BodyOut::Same,
+                    media: None,
+                    end: End::Goes,
+                };
+            }
+            // The proxy's answers are all there is: they answer elements of a batch.
+            return BodyVerdict::Answer(answered(answers.to_vec(), true));
+        }
+        if !media.is_some_and(|m| m.is(JSON)) {
+            if status.is_success() {
+                return BodyVerdict::Refuse {
+                    reject: Reject::AnswerRefused,
+                    end: End::AtServer(Cause::Broken),
+                    note: Some(HttpNote::NeitherJsonNorSse),
+                };
+            }
+            // An HTTP error the server explains in text: no message for the model, passed on.
+            return BodyVerdict::Pass {
+                body: BodyOut::Same,
+                media: media.cloned(),
+                end: End::Goes,
+            };
+        }
+        BodyVerdict::Judge
+    }
+
+    /// The verdict on a JSON body the session judged (`action`, of `Session::server` on
+    /// `bytes`): the server's bytes as they are when nothing of the proxy's joins them
+    /// ([`BodyOut::Same`], never copied), the engine's replacement, or the proxy's `answers`
+    /// spliced before the server's elements; refused when the server broke the protocol, or
+    /// when the session ended while the body was judged.
+    pub fn judged(
+        &self,
+        action: &ServerAction,
+        bytes: &[u8],
+        media: Option<&MediaType>,
+        answers: &[Vec<u8>],
+    ) -> BodyVerdict {
+        let end = match &action.stop {
+            None => End::Goes,
+            Some(Stop::Drift) => End::AtServer(Cause::Drift),
+            Some(fatal) => {
+                return BodyVerdict::Refuse {
+                    reject: Reject::AnswerRefused,
+                    end: End::AtServer(Cause::Broken),
+                    note: Some(HttpNote::Fatal(
+                        escape_non_ascii(&fatal.to_string()).into_owned(),
+                    )),
+                };
+            }
+        };
+        let Some(forwarded) = action.to_client.bytes(bytes) else {
+            return BodyVerdict::Refuse {
+                reject: Reject::Ended,
+                end,
+                note: None,
+            };
+        };
+        let body = match (&action.to_client, answers.is_empty()) {
+            (Forward::Original, true) => BodyOut::Same,
+            (_, true) => BodyOut::Bytes(forwarded.to_vec()),
+            (_, false) => BodyOut::Bytes(splice(answers, forwarded)),
+        };
+        BodyVerdict::Pass {
+            body,
+            media: media.cloned(),
+            end,
+        }
+    }
+}
+
+/// The verdict on the body of the server's answer.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BodyVerdict {
+    /// Refused: the client gets `reject`, nothing of the body.
+    Refuse {
+        /// The client's answer.
+        reject: Reject,
+        /// What becomes of the session.
+        end: End,
+        /// The note for the operator, if any.
+        note: Option<HttpNote>,
+    },
+    /// The client gets the server's head ([`relayed`] with `media`) and `body`.
+    Pass {
+        /// The body.
+        body: BodyOut,
+        /// The media type written.
+        media: Option<MediaType>,
+        /// What becomes of the session (a refusal of drift passes, and ends it).
+        end: End,
+    },
+    /// The client gets the proxy's answers alone, in the server's place.
+    Answer(Response<Vec<u8>>),
+    /// A JSON message: judged by the session ([`Exchange::judged`]).
+    Judge,
+}
+
+/// The body the client gets.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum BodyOut {
+    /// The server's bytes, as they are (never copied).
+    Same,
+    /// These bytes in their place.
+    Bytes(Vec<u8>),
 }
 
 /// The verdict on the head of the server's answer.
