@@ -8,10 +8,10 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::http::{
-    Activity, Belongs, BodyOut, BodyVerdict, End, Ending, Exchange, HeadVerdict, MediaType, Mirror,
-    NotKept, Plain, Post, Refusal, Reject, RequestVerdict, Route, SessionIds, SessionTable,
-    answered, belongs, beside_answer, beside_uri, end_request, relayed, relayed_beside, route,
-    splice, toward_beside, toward_client, toward_server,
+    Activity, Belongs, BodyOut, BodyVerdict, End, Ending, Exchange, HeadVerdict, HttpNote,
+    MediaType, Mirror, NotKept, Plain, Post, Refusal, Reject, RequestVerdict, Route, SessionIds,
+    SessionTable, Unread, answered, belongs, beside_answer, beside_uri, end_request, relayed,
+    relayed_beside, route, splice, toward_beside, toward_client, toward_server, unread,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
@@ -1249,4 +1249,47 @@ fn the_guards_answers_go_before_the_servers_or_alone() {
         c = call(9, "MARK"),
     );
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn an_answer_that_never_came_or_broke_off_is_refused() {
+    let mut out = String::new();
+    let mut line = |what: &str, reject: &Reject, end: &End, note: Option<&HttpNote>| {
+        out.push_str(&format!(
+            "{what}: {} {}; {end:?}; note: {}\n",
+            reject.status().as_u16(),
+            reject.message("mcppin-guard"),
+            note.map(ToString::to_string).unwrap_or_default()
+        ));
+    };
+    for (session, key) in [("fresh", None), ("open", Some("s-1"))] {
+        let exchange = Exchange::new(Method::POST, key);
+        for why in [None, Some("connection refused \u{1b}[31m")] {
+            let HeadVerdict::Refuse { reject, end, note } = exchange.unreachable(why) else {
+                panic!("{why:?}");
+            };
+            line(
+                &format!("{session} unreachable {why:?}"),
+                &reject,
+                &end,
+                note.as_ref(),
+            );
+        }
+        for why in [Unread::TooLong, Unread::Broken, Unread::Slow] {
+            let BodyVerdict::Refuse { reject, end, note } = exchange.unread(why) else {
+                panic!("{why:?}");
+            };
+            line(
+                &format!("{session} answer {why:?}"),
+                &reject,
+                &end,
+                note.as_ref(),
+            );
+        }
+    }
+    for why in [Unread::TooLong, Unread::Broken, Unread::Slow] {
+        let reject = unread(why, 4096);
+        line(&format!("client body {why:?}"), &reject, &End::Goes, None);
+    }
+    insta::assert_snapshot!(out);
 }

@@ -16,7 +16,7 @@ use mcppin_core::escape_non_ascii;
 use mcppin_core::http::MediaType;
 use mcppin_core::http::{
     self, BodyOut, BodyVerdict, Cause, End, Ending, Exchange, HeadVerdict, Owed, Post, Reject,
-    RequestVerdict, Route,
+    RequestVerdict, Route, Unread,
 };
 use mcppin_core::sse;
 use tokio::sync::mpsc;
@@ -119,7 +119,10 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
-        Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
+        Err(failure) => {
+            let exchange = Exchange::new(Method::POST, belongs.key());
+            return unreachable_upstream(&state, &exchange, &guarded, &failure);
+        }
     };
     relay(
         state,
@@ -150,7 +153,10 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
-        Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
+        Err(failure) => {
+            let exchange = Exchange::new(parts.method.clone(), belongs.key());
+            return unreachable_upstream(&state, &exchange, &guarded, &failure);
+        }
     };
     relay(
         state,
@@ -234,15 +240,13 @@ async fn relay(
     // A session no server id keeps (a stateless request) ends with its exchange: its calls
     // without an answer are logged then.
     let _passing = passing.then(|| Passing::new(&state, &guarded));
-    let bytes = match collect(&state, body).await {
-        Ok(bytes) => bytes,
-        Err(why) => {
-            state.say(&guarded, why);
-            end_session(&state, &guarded, &end, Cause::Unread);
-            return state.reject(Reject::AnswerRefused);
+    let (bytes, mut verdict) = match collect(&state, body).await {
+        Ok(bytes) => {
+            let verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers);
+            (bytes, verdict)
         }
+        Err(why) => (Bytes::new(), exchange.unread(why)),
     };
-    let mut verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers);
     // The engine's action holds the strict readings of the answer: freed once the answer is
     // built, outside the session's lock.
     let mut _action = None;
@@ -524,52 +528,37 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
 
 /// The server could not be reached or did not answer in time: 502 or 504, and the session
 /// goes on (the next request may reach it).
-fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> Response<Out> {
-    if !guarded.is_kept() {
-        // A stateless request: its session ends here (a call is logged without an answer).
-        state.end(guarded);
+fn unreachable_upstream(
+    state: &Arc<State>,
+    exchange: &Exchange,
+    guarded: &Guarded,
+    failure: &Failure,
+) -> Response<Out> {
+    let verdict = match failure {
+        Failure::Timeout => exchange.unreachable(None),
+        Failure::Broken(why) => exchange.unreachable(Some(why)),
+    };
+    let HeadVerdict::Refuse { reject, end, note } = verdict else {
+        return state.reject(Reject::Unreachable);
+    };
+    // Ended first: a stateless request's call is logged without an answer.
+    apply(state, guarded, &Ending::default(), &end);
+    if let Some(note) = note {
+        state.say(guarded, &note.to_string());
     }
-    match failure {
-        Failure::Timeout => {
-            state.say(
-                guarded,
-                "the server did not answer within --upstream-timeout",
-            );
-            state.reject(Reject::UpstreamTimeout)
-        }
-        Failure::Broken(why) => {
-            state.say(
-                guarded,
-                &format!("the server could not be reached: {}", escape_non_ascii(why)),
-            );
-            state.reject(Reject::Unreachable)
-        }
-    }
+    state.reject(reject)
 }
 
 /// Reads the client's body: at most `--max-message` bytes (413 past it, whatever
 /// `Content-Length` says), within the timeout (408).
 async fn read_body(state: &State, body: Incoming) -> Result<Bytes, Response<Out>> {
-    let too_long = || {
-        state.reject(Reject::BodyTooLong {
-            max: state.max_message,
-        })
-    };
-    let read = tokio::time::timeout(
-        state.timeout,
-        Limited::new(body, state.max_message).collect(),
-    )
-    .await;
-    match read {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(too_long()),
-        Ok(Err(_)) => Err(state.reject(Reject::BodyUnreadable)),
-        Err(_) => Err(state.reject(Reject::BodySlow)),
-    }
+    collect(state, body)
+        .await
+        .map_err(|why| state.reject(http::unread(why, state.max_message)))
 }
 
-/// Reads a body of the server's: at most `--max-message` bytes, within the timeout.
-async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
+/// Reads a body: at most `--max-message` bytes, within the timeout.
+async fn collect(state: &State, body: Incoming) -> Result<Bytes, Unread> {
     let read = tokio::time::timeout(
         state.timeout,
         Limited::new(body, state.max_message).collect(),
@@ -577,11 +566,9 @@ async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
     .await;
     match read {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => {
-            Err("a message from the server exceeds --max-message; nothing of it was forwarded")
-        }
-        Ok(Err(_)) => Err("the server's answer broke off"),
-        Err(_) => Err("the server's answer did not arrive within --upstream-timeout"),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(Unread::TooLong),
+        Ok(Err(_)) => Err(Unread::Broken),
+        Err(_) => Err(Unread::Slow),
     }
 }
 

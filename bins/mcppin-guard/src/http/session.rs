@@ -49,11 +49,6 @@ impl Guarded {
         self.key.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether the session is kept under a session id (it has one, and has not ended).
-    pub(crate) fn is_kept(&self) -> bool {
-        self.key().is_some()
-    }
-
     /// Marks the session used now.
     pub(crate) fn touch(&self, state: &State) {
         self.used.store(state.elapsed(), Ordering::Relaxed);

@@ -45,12 +45,12 @@ pub use headers::{
     check_headers, check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
-pub use note::{Cause, End, HttpNote};
+pub use note::{Cause, End, HttpNote, Unread};
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
 pub use request::{Belongs, Forwarded, Judged, Post, RequestVerdict, Route, belongs, route};
 pub use response::{
     BodyOut, BodyVerdict, Exchange, HeadVerdict, answered, beside_answer, relayed, relayed_beside,
-    splice,
+    splice, unread,
 };
 pub use stream::Owed;
 pub use table::{Activity, SessionTable};

@@ -23,6 +23,24 @@ pub enum HttpNote {
     NeitherJsonNorSse,
     /// The server broke the protocol or the strict reading (the engine's violation, escaped).
     Fatal(String),
+    /// The server's answer could not be read whole.
+    Unread(Unread),
+    /// The server did not answer within the timeout.
+    Timeout,
+    /// The server could not be reached (why, escaped).
+    Unreachable(String),
+}
+
+/// Why a body could not be read whole, as the caller's bounded read says.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Unread {
+    /// It is longer than the bound (`--max-message`).
+    TooLong,
+    /// It broke off.
+    Broken,
+    /// It did not arrive within the timeout.
+    Slow,
 }
 
 impl fmt::Display for HttpNote {
@@ -44,6 +62,15 @@ impl fmt::Display for HttpNote {
                 f.write_str("the server answered with neither JSON nor an SSE stream")
             }
             Self::Fatal(violation) => f.write_str(violation),
+            Self::Unread(Unread::TooLong) => f.write_str(
+                "a message from the server exceeds --max-message; nothing of it was forwarded",
+            ),
+            Self::Unread(Unread::Broken) => f.write_str("the server's answer broke off"),
+            Self::Unread(Unread::Slow) => {
+                f.write_str("the server's answer did not arrive within --upstream-timeout")
+            }
+            Self::Timeout => f.write_str("the server did not answer within --upstream-timeout"),
+            Self::Unreachable(why) => write!(f, "the server could not be reached: {why}"),
         }
     }
 }

@@ -8,7 +8,7 @@ use ::http::{HeaderMap, Method, Response, StatusCode, response};
 
 use super::{
     Cause, EVENT_STREAM, End, HttpNote, JSON, MAX_HEADERS, MediaType, NotKept, Plain, Reject,
-    SESSION_ID, SessionIds, check_headers, header_text, response_head_size, toward_client,
+    SESSION_ID, SessionIds, Unread, check_headers, header_text, response_head_size, toward_client,
 };
 use crate::engine::{Forward, ServerAction, Stop, join_parts};
 use crate::escape_non_ascii;
@@ -263,6 +263,47 @@ impl Exchange {
             media: media.cloned(),
             end,
         }
+    }
+}
+
+impl Exchange {
+    /// The verdict when no answer came: `why` is `None` for a timeout, or what broke (shown
+    /// escaped). 504 or 502; an open session goes on (the next request may reach the
+    /// server), a fresh one ends with its exchange.
+    pub fn unreachable(&self, why: Option<&str>) -> HeadVerdict {
+        let end = if self.key.is_none() {
+            End::Here
+        } else {
+            End::Goes
+        };
+        match why {
+            None => HeadVerdict::refuse(Reject::UpstreamTimeout, end, HttpNote::Timeout),
+            Some(why) => HeadVerdict::refuse(
+                Reject::Unreachable,
+                end,
+                HttpNote::Unreachable(escape_non_ascii(why).into_owned()),
+            ),
+        }
+    }
+
+    /// The verdict on a body the bounded read could not read whole: refused, and the session
+    /// ends, here and at the server.
+    pub fn unread(&self, why: Unread) -> BodyVerdict {
+        BodyVerdict::Refuse {
+            reject: Reject::AnswerRefused,
+            end: End::AtServer(Cause::Unread),
+            note: Some(HttpNote::Unread(why)),
+        }
+    }
+}
+
+/// The answer to a client whose body the bounded read could not read whole (`max` is the
+/// bound): 413, 400 or 408.
+pub fn unread(why: Unread, max: usize) -> Reject {
+    match why {
+        Unread::TooLong => Reject::BodyTooLong { max },
+        Unread::Slow => Reject::BodySlow,
+        _ => Reject::BodyUnreadable,
     }
 }
 
