@@ -412,31 +412,6 @@ fn a_client_naming_a_session_the_guard_ended_gets_404_and_reaches_no_server() {
 }
 
 #[test]
-fn a_guessed_session_id_gets_404_and_reaches_no_server() {
-    let peer = Peer::start(json_server);
-    let dir = Dir::new();
-    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
-    let _ = open(&guard.addr);
-    let before = peer.requests().len();
-    for guess in ["sess-2", "sess-", "SESS-1", "sess-1\u{b}", "sess-1, sess-1"] {
-        let answer = post(
-            &guard.addr,
-            Some(guess),
-            &util::request(5, "tools/list", json!({})),
-        );
-        assert!(
-            answer.status == 404 || answer.status == 400,
-            "{guess:?}: {answer:?}"
-        );
-    }
-    assert_eq!(
-        peer.requests().len(),
-        before,
-        "a guessed id reached the server"
-    );
-}
-
-#[test]
 fn the_clients_authorization_is_never_written_to_stderr_or_the_log() {
     let token = "Bearer gu4rd-s3cret-t0ken";
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
@@ -759,6 +734,39 @@ fn a_session_ended_by_its_client_frees_its_place_under_max_sessions() {
     assert_eq!(ended.status, 200, "{ended:?}");
     assert_eq!(again.status, 200, "{again:?}");
     assert!(again.header("mcp-session-id").is_some(), "{again:?}");
+}
+
+#[test]
+fn a_delete_the_server_accepts_with_a_body_ends_the_session_and_passes_without_the_body() {
+    // The server says something about the session it just ended: nothing the guard judges,
+    // so nothing the client reads; the status tells the client the session ended.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.method == "DELETE" {
+            let said = json!({"jsonrpc": "2.0", "id": null, "result": {"MARK": "unjudged"}});
+            respond_json(stream, &[], &said);
+        } else {
+            json_server(request, stream);
+        }
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let ended = send(
+        &guard.addr,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &session)],
+        "",
+    );
+    assert_eq!(ended.status, 200, "{ended:?}");
+    assert!(ended.body.is_empty(), "{ended:?}");
+    assert_eq!(ended.header("content-type"), None, "{ended:?}");
+    let after = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(5, "tools/list", json!({})),
+    );
+    assert_eq!(after.status, 404, "{after:?}");
 }
 
 #[test]
@@ -1641,45 +1649,6 @@ fn a_decoding_instruction_on_any_answer_is_refused_and_never_reaches_the_client(
 
 // A second `Mcp-Session-Id` makes the request name two sessions; a server or
 // balancer taking the other one would answer in a session the guard does not judge.
-#[test]
-fn a_request_naming_its_session_twice_gets_400_and_reaches_no_server() {
-    let peer = Peer::start(json_server);
-    let dir = Dir::new();
-    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
-    let session = open(&guard.addr);
-    let before = peer.requests().len();
-    let list = util::request(5, "tools/list", json!({})).to_string();
-    for (method, body) in [("POST", list.as_str()), ("GET", ""), ("DELETE", "")] {
-        for other in [session.as_str(), "sess-other"] {
-            let answer = send(
-                &guard.addr,
-                method,
-                "/mcp",
-                &[
-                    JSON,
-                    ACCEPT,
-                    ("Mcp-Session-Id", &session),
-                    ("Mcp-Session-Id", other),
-                ],
-                body,
-            );
-            assert_eq!(answer.status, 400, "{method} {other}: {answer:?}");
-        }
-    }
-    assert_eq!(
-        peer.requests().len(),
-        before,
-        "a request reached the server"
-    );
-    // Named once, the session goes on.
-    let listed = post(
-        &guard.addr,
-        Some(&session),
-        &util::request(6, "tools/list", json!({})),
-    );
-    assert_eq!(listed.status, 200, "{listed:?}");
-}
-
 /// A server handing out the session id `id` on `initialize`.
 fn server_with_session_id(id: String) -> impl Fn(&Request, &mut TcpStream) + Send + Sync {
     move |request: &Request, stream: &mut TcpStream| {
@@ -1718,22 +1687,6 @@ fn a_session_id_over_the_bound_is_refused_and_ended_at_the_server() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(deleted(), "no DELETE for the refused session");
-}
-
-#[test]
-fn a_session_id_at_the_bound_is_kept() {
-    let id = "s".repeat(1024);
-    let peer = Peer::start(server_with_session_id(id.clone()));
-    let dir = Dir::new();
-    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
-    let session = open(&guard.addr);
-    assert_eq!(session, id);
-    let listed = post(
-        &guard.addr,
-        Some(&session),
-        &util::request(2, "tools/list", json!({})),
-    );
-    assert_eq!(listed.status, 200, "{listed:?}");
 }
 
 // The query (and userinfo) of --upstream may hold a token; no message the

@@ -10,14 +10,14 @@ use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Body, Frame, Incoming};
-use hyper::header::{self, HeaderValue};
-use hyper::{HeaderMap, Method, Request, Response, StatusCode};
-use mcppin_core::engine::{Forward, Line, Stop};
+use hyper::{HeaderMap, Method, Request, Response};
+use mcppin_core::engine::{Forward, Stop};
 use mcppin_core::escape_non_ascii;
+use mcppin_core::http::MediaType;
 use mcppin_core::http::{
-    self, EVENT_STREAM, Ending, JSON, MediaType, Reject, Route, SESSION_ID, SessionIds,
+    self, BodyOut, BodyVerdict, Cause, End, Ending, Exchange, HeadVerdict, Owed, Post, Reject,
+    RequestVerdict, Route, Unread,
 };
-use mcppin_core::jsonrpc::REFUSED;
 use mcppin_core::sse;
 use tokio::sync::mpsc;
 
@@ -54,32 +54,27 @@ impl Belongs {
             Self::Open(g, _) | Self::Fresh(g) => g,
         }
     }
+
+    fn key(&self) -> Option<&str> {
+        match self {
+            Self::Open(_, key) => Some(key),
+            Self::Fresh(_) => None,
+        }
+    }
 }
 
-/// Finds the session of a request: 404 for an id that names no open session (never opened,
-/// ended by the client, or ended by the guard after drift), and with `--replica` for an id
-/// without this replica's tag (another replica's session, or an id no replica gave).
-#[expect(
-    clippy::result_large_err,
-    reason = "the error is the answer, built once per refused request"
-)]
-fn belongs(state: &State, headers: &HeaderMap) -> Result<Belongs, Response<Out>> {
-    if headers.get_all(SESSION_ID).iter().nth(1).is_some() {
-        // Two sessions named: whichever one a server or balancer takes, it may not be the
-        // one the guard would judge the request by.
-        return Err(state.reject(Reject::SessionRepeated));
-    }
-    if !headers.contains_key(SESSION_ID) {
-        return Ok(Belongs::Fresh(state.fresh()));
-    }
-    let id = http::header_text(headers, SESSION_ID);
-    if id.is_some_and(|id| state.inward(id).is_none()) {
-        return Err(state.reject(Reject::NotThisReplica));
-    }
-    let key = id.and_then(|id| state.inward(id));
-    match key.and_then(|key| state.find(key).map(|g| (g, key))) {
-        Some((guarded, key)) => Ok(Belongs::Open(guarded, key.to_owned())),
-        None => Err(state.reject(Reject::NoSuchSession)),
+/// Finds the session of a request ([`http::belongs`]); a fresh one is made here. `opens`: the
+/// request could open a session (a POST).
+fn belongs(state: &State, headers: &HeaderMap, opens: bool) -> Result<Belongs, Reject> {
+    let found = http::belongs(&state.table(), headers, state, opens);
+    match found {
+        Ok(http::Belongs::Open { key, session }) => Ok(Belongs::Open(session, key)),
+        Ok(_) => Ok(Belongs::Fresh(state.fresh())),
+        Err(Reject::Full) => {
+            eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+            Err(Reject::Full)
+        }
+        Err(reject) => Err(reject),
     }
 }
 
@@ -90,91 +85,64 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
-    let line = Line::read(&bytes);
-    // JSON-RPC 2.0 section 6: a batch is answered with an array, even of one answer.
-    let batch = bytes.trim_ascii_start().starts_with(b"[");
-    if !line.is_routable() {
-        return state.reject(Reject::NotJsonRpc);
-    }
-    if let Err(why) = http::check_mirrored(&parts.headers, &line) {
-        return state.reject(Reject::Mirrored(why));
-    }
-    let belongs = match belongs(&state, &parts.headers) {
-        Ok(belongs) => belongs,
-        Err(response) => return response,
+    let post = match Post::read(&parts.headers, &bytes) {
+        Ok(post) => post,
+        Err(reject) => return state.reject(reject),
     };
-    if let Belongs::Fresh(_) = &belongs
-        && state.is_full()
-    {
-        // It could open a session the guard cannot keep: refused before the server opens one.
-        eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
-        return state.reject(Reject::Full);
-    }
+    let belongs = match belongs(&state, &parts.headers, true) {
+        Ok(belongs) => belongs,
+        Err(reject) => return state.reject(reject),
+    };
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
-    let action = {
+    let judged = {
         let now = state.now();
-        let mut session = guarded.session();
-        if session.is_stopped() {
-            // Ended by another exchange since it was found.
-            return state.reject(Reject::NoSuchSession);
-        }
-        session.client(&line, now)
+        post.judge(&mut guarded.session(), now)
     };
-    state.notes(&guarded, &action.notes);
-    state.write(&guarded, action.events);
-    let answers = action.to_client;
-    let forward = match &action.to_server {
-        Forward::Nothing if answers.is_empty() => {
-            // A notification the engine refused (there is no id to answer): not accepted.
-            return state.reject(Reject::NotificationRefused);
-        }
-        Forward::Nothing => return boxed(http::answered(answers, batch)),
-        Forward::Original => bytes.clone(),
+    state.notes(&guarded, &judged.notes);
+    state.write(&guarded, judged.events);
+    let forwarded = match judged.verdict {
+        RequestVerdict::Forward(forwarded) => forwarded,
+        RequestVerdict::Answer(answer) => return boxed(answer),
+        RequestVerdict::Refuse(reject) => return state.reject(reject),
+        _ => return state.reject(Reject::NotJsonRpc),
+    };
+    let body = match &forwarded.body {
         Forward::Replace(replaced) => Bytes::from(replaced.clone()),
+        // The client's bytes, not copied.
+        _ => bytes.clone(),
     };
-    let asked = ids_of(&forward);
-    let mut upstream = Request::new(Full::new(forward));
+    let mut upstream = Request::new(Full::new(body));
     *upstream.method_mut() = Method::POST;
     *upstream.uri_mut() = state.upstream.uri().clone();
-    let mut toward = http::toward_server(&parts.headers, &*state);
-    // The guard's own media type for the bytes it judged, no parameter of the client's.
-    toward.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
-    *upstream.headers_mut() = toward;
+    *upstream.headers_mut() = forwarded.headers(&parts.headers, &*state);
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
-        Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
+        Err(failure) => {
+            let exchange = Exchange::new(Method::POST, belongs.key());
+            return unreachable_upstream(&state, &exchange, &guarded, &failure);
+        }
     };
-    relay(state, belongs, response, answers, end, asked).await
-}
-
-/// The ids of the requests in a forwarded body (a message or a batch): each is owed an
-/// answer on the exchange's stream, the guard's own when it ends the stream first.
-fn ids_of(body: &[u8]) -> Vec<serde_json::Value> {
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Vec::new();
-    };
-    let messages = match value {
-        serde_json::Value::Array(messages) => messages,
-        message => vec![message],
-    };
-    messages
-        .into_iter()
-        .filter(|m| m.get("method").is_some())
-        .filter_map(|mut m| m.get_mut("id").map(serde_json::Value::take))
-        // An id read exactly: a number beyond 64 bits would be written back as another.
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
-        .collect()
+    relay(
+        state,
+        belongs,
+        Method::POST,
+        response,
+        forwarded.answers,
+        end,
+        forwarded.owed,
+    )
+    .await
 }
 
 /// A GET (the stream of server messages, 2025-03-26 to 2025-11-25) or a DELETE (the end of a
 /// session): no body to judge; the answer is judged like any other.
 async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let (parts, _) = request.into_parts();
-    let belongs = match belongs(&state, &parts.headers) {
+    let belongs = match belongs(&state, &parts.headers, false) {
         Ok(belongs) => belongs,
-        Err(response) => return response,
+        Err(reject) => return state.reject(reject),
     };
     let guarded = Arc::clone(belongs.guarded());
     guarded.touch(&state);
@@ -185,13 +153,21 @@ async fn other(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let end = Ending::of(&parts.headers);
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
-        Err(failure) => return unreachable_upstream(&state, &guarded, &failure),
+        Err(failure) => {
+            let exchange = Exchange::new(parts.method.clone(), belongs.key());
+            return unreachable_upstream(&state, &exchange, &guarded, &failure);
+        }
     };
-    if parts.method == Method::DELETE && response.status().is_success() {
-        // The client ended the session: ended here too (its calls without an answer logged).
-        state.end(&guarded);
-    }
-    relay(state, belongs, response, Vec::new(), end, Vec::new()).await
+    relay(
+        state,
+        belongs,
+        parts.method,
+        response,
+        Vec::new(),
+        end,
+        Owed::default(),
+    )
+    .await
 }
 
 /// Metadata beside the endpoint (OAuth discovery), passed through unjudged and bounded.
@@ -210,20 +186,13 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
             return state.reject(Reject::Unreachable);
         }
     };
-    let (mut head, body) = response.into_parts();
-    // Passed on under a media type the guard writes: a head naming another charset or a
-    // coding is refused like the endpoint's answers are.
-    let Ok(media) = http::check_headers(&head.headers) else {
-        return state.reject(Reject::BesideDecoding);
+    let (head, body) = response.into_parts();
+    let media = match http::beside_answer(&head) {
+        Ok(media) => media,
+        Err(reject) => return state.reject(reject),
     };
-    // Metadata is a document: a redirect (a client follows it within the guard's origin) or
-    // an event stream (MCP messages) is no metadata, and passes unjudged nowhere.
-    if head.status.is_redirection() || media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
-        return state.reject(Reject::BesideNotMetadata);
-    }
-    head.headers.remove(SESSION_ID);
     match collect(state, body).await {
-        Ok(bytes) => with_head(state, &head, media.as_ref(), bytes),
+        Ok(bytes) => http::relayed_beside(&head, media.as_ref(), Full::new(bytes).boxed()),
         Err(_) => state.reject(Reject::BesideUnread),
     }
 }
@@ -233,170 +202,92 @@ async fn well_known(state: &State, request: Request<Incoming>) -> Response<Out> 
 async fn relay(
     state: Arc<State>,
     belongs: Belongs,
+    method: Method,
     response: Response<Incoming>,
     answers: Vec<Vec<u8>>,
     end: Ending,
-    asked: Vec<serde_json::Value>,
+    asked: Owed,
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
-    if head.status.is_redirection() {
-        // A redirect is no MCP answer: passed on, a client following it within the origin
-        // (the guard's) would read what the guard never judged. Like an HTTP error it holds
-        // no message, so the session goes on (the TypeScript SDK opens its GET stream beside
-        // its first requests: ending the session would end the client's listing too).
-        state.say(
-            &guarded,
-            "the server answered with a redirect; refused, nothing of it was forwarded",
-        );
-        if !guarded.is_kept() {
-            state.end(&guarded);
-        }
-        return state.reject(Reject::Redirect);
-    }
-    if names_another_session(&belongs, &head.headers) {
-        // A client reads a repeated header as its values joined by ", ", and the TypeScript
-        // SDK client adopts the id of any answer: passed on, it would move the client into a
-        // session other than the one the guard keeps this exchange under (another client's,
-        // perhaps), merging what the guard keeps apart.
-        state.say(
-            &guarded,
-            "the server's answer names another session (Mcp-Session-Id repeated, or not this \
-             session's); refused, nothing of it was forwarded",
-        );
-        end_session(&state, &guarded, &end, "the server broke the protocol");
-        return state.reject(Reject::AnswerRefused);
-    }
-    if let Belongs::Fresh(_) = &belongs
-        && let Some(key) = http::header_text(&head.headers, SESSION_ID)
-    {
-        match state.keep(key, &guarded) {
-            Ok(()) => {}
-            Err(refused) => {
-                state.say(&guarded, &format!("refused a new session: {refused}"));
-                if refused.ends_at_server() {
-                    // Opened at the server (by a request that raced others past the check in
-                    // `post`, or under an id the guard does not keep): ended there. Never for
-                    // `Taken`: the id is another client's.
-                    delete_at_server(&state, key, &end, guarded.number);
-                }
-                return state.reject(Reject::NotOpened(refused));
+    let exchange = Exchange::new(method, belongs.key());
+    let verdict = exchange.head(&head, |key| state.keep(key, &guarded));
+    let (media, passing) = match verdict {
+        HeadVerdict::Refuse {
+            reject,
+            end: then,
+            note,
+        } => {
+            if let Some(note) = note {
+                state.say(&guarded, &note.to_string());
             }
+            apply(&state, &guarded, &end, &then);
+            return state.reject(reject);
         }
-    }
+        HeadVerdict::Empty { end: then } => {
+            apply(&state, &guarded, &end, &then);
+            return http::relayed(&head, None, &*state, Full::new(Bytes::new()).boxed());
+        }
+        HeadVerdict::Stream { media, passing } => {
+            let passing = passing.then(|| Passing::new(&state, &guarded));
+            return stream(
+                state, guarded, head, media, body, answers, end, passing, asked,
+            );
+        }
+        HeadVerdict::Body { media, passing } => (media, passing),
+        _ => return state.reject(Reject::AnswerRefused),
+    };
     // A session no server id keeps (a stateless request) ends with its exchange: its calls
     // without an answer are logged then.
-    let passing = match &belongs {
-        Belongs::Fresh(_) if !guarded.is_kept() => Some(Passing {
-            state: Arc::clone(&state),
-            guarded: Arc::clone(&guarded),
-        }),
-        _ => None,
+    let _passing = passing.then(|| Passing::new(&state, &guarded));
+    let (bytes, mut verdict) = match collect(&state, body).await {
+        Ok(bytes) => {
+            let verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers);
+            (bytes, verdict)
+        }
+        Err(why) => (Bytes::new(), exchange.unread(why)),
     };
-    if let Belongs::Open(..) = &belongs
-        && head.status == StatusCode::NOT_FOUND
-    {
-        // The server no longer knows the session: neither does the guard. The client gets
-        // 404, which tells it to open a new session (docs/guard.md), with the guard's own
-        // error: the server's body is about a session that is gone, and is not judged.
-        state.end(&guarded);
-        return state.reject(Reject::NoSuchSession);
+    // The engine's action holds the strict readings of the answer: freed once the answer is
+    // built, outside the session's lock.
+    let mut _action = None;
+    if let BodyVerdict::Judge = verdict {
+        let action = {
+            let now = state.now();
+            guarded.session().server_line(&bytes, now)
+        };
+        state.share(&guarded);
+        state.notes(&guarded, &action.notes);
+        state.write(&guarded, action.events.clone());
+        verdict = exchange.judged(&action, &bytes, media.as_ref(), &answers);
+        _action = Some(action);
     }
-    // The guard judges the body as UTF-8 bytes: a head telling the client to read it otherwise
-    // (a charset, a compression, a range) is refused whole.
-    let media = match http::check_headers(&head.headers) {
-        Ok(media) => media,
-        Err(refusal) => {
-            state.say(
-                &guarded,
-                &format!("{refusal}; the server's answer was refused"),
-            );
-            end_session(&state, &guarded, &end, "the server broke the protocol");
-            return state.reject(Reject::AnswerRefused);
+    match verdict {
+        BodyVerdict::Pass {
+            body,
+            media,
+            end: then,
+        } => {
+            apply(&state, &guarded, &end, &then);
+            let body = match body {
+                BodyOut::Bytes(replaced) => Bytes::from(replaced),
+                // The server's bytes, not copied.
+                _ => bytes,
+            };
+            http::relayed(&head, media.as_ref(), &*state, Full::new(body).boxed())
         }
-    };
-    if media.as_ref().is_some_and(|m| m.is(EVENT_STREAM)) {
-        return stream(state, guarded, head, body, answers, end, passing, asked);
-    }
-    let bytes = match collect(&state, body).await {
-        Ok(bytes) => bytes,
-        Err(why) => {
-            state.say(&guarded, why);
-            end_session(
-                &state,
-                &guarded,
-                &end,
-                "the server's answer could not be read",
-            );
-            return state.reject(Reject::AnswerRefused);
+        BodyVerdict::Answer(answer) => boxed(answer),
+        BodyVerdict::Refuse {
+            reject,
+            end: then,
+            note,
+        } => {
+            if let Some(note) = note {
+                state.say(&guarded, &note.to_string());
+            }
+            apply(&state, &guarded, &end, &then);
+            state.reject(reject)
         }
-    };
-    if bytes.is_empty() {
-        // 202 to a notification or a response, 200 to a DELETE, an error without a body.
-        if answers.is_empty() {
-            return with_head(&state, &head, None, bytes);
-        }
-        // The guard's answers are all there is: they answer elements of a batch.
-        return boxed(http::answered(answers, true));
-    }
-    if !media.as_ref().is_some_and(|m| m.is(JSON)) {
-        if head.status.is_success() {
-            state.say(
-                &guarded,
-                "the server answered with neither JSON nor an SSE stream",
-            );
-            end_session(&state, &guarded, &end, "the server broke the protocol");
-            return state.reject(Reject::AnswerRefused);
-        }
-        // An HTTP error the server explains in text: no message for the model, passed on.
-        return with_head(&state, &head, media.as_ref(), bytes);
-    }
-    let action = {
-        let now = state.now();
-        guarded.session().server_line(&bytes, now)
-    };
-    state.share(&guarded);
-    state.notes(&guarded, &action.notes);
-    state.write(&guarded, action.events.clone());
-    match &action.stop {
-        None => {}
-        Some(Stop::Drift) => {
-            end_session(&state, &guarded, &end, "drift was refused");
-        }
-        Some(fatal) => {
-            state.say(&guarded, &escape_non_ascii(&fatal.to_string()));
-            end_session(&state, &guarded, &end, "the server broke the protocol");
-            return state.reject(Reject::AnswerRefused);
-        }
-    }
-    let Some(forwarded) = action.to_client.bytes(&bytes) else {
-        return state.reject(Reject::Ended);
-    };
-    let forwarded = if answers.is_empty() {
-        match &action.to_client {
-            Forward::Original => bytes.clone(),
-            _ => Bytes::copy_from_slice(forwarded),
-        }
-    } else {
-        Bytes::from(http::splice(&answers, forwarded))
-    };
-    with_head(&state, &head, media.as_ref(), forwarded)
-}
-
-/// Whether an answer names a session other than the one its request belongs to: more than one
-/// `Mcp-Session-Id`, or, in an open session, one that is not the id the request named (the
-/// session may have ended since: a DELETE answer still names it).
-fn names_another_session(belongs: &Belongs, headers: &HeaderMap) -> bool {
-    let mut named = headers.get_all(SESSION_ID).iter();
-    let (Some(first), second) = (named.next(), named.next()) else {
-        return false;
-    };
-    if second.is_some() {
-        return true;
-    }
-    match belongs {
-        Belongs::Fresh(_) => false,
-        Belongs::Open(_, key) => key.as_bytes() != first.as_bytes(),
+        _ => state.reject(Reject::AnswerRefused),
     }
 }
 
@@ -412,18 +303,18 @@ fn stream(
     state: Arc<State>,
     guarded: Arc<Guarded>,
     head: hyper::http::response::Parts,
+    media: MediaType,
     mut body: Incoming,
     answers: Vec<Vec<u8>>,
     end: Ending,
     passing: Option<Passing>,
-    mut asked: Vec<serde_json::Value>,
+    mut asked: Owed,
 ) -> Response<Out> {
-    let mut headers = http::toward_client(&head.headers, &*state);
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
     // One event waits for the client beside the one being written: a client that reads
     // slowly holds the server's stream back, never a queue of events of up to
     // `--max-message` each in the guard's memory.
     let (tx, rx) = mpsc::channel::<Bytes>(1);
+    let response = http::relayed(&head, Some(&media), &*state, Stream(rx).boxed());
     let mut stopping = state.stopping.clone();
     let open = guarded.stream();
     tokio::spawn(async move {
@@ -446,7 +337,7 @@ fn stream(
                 // waits): this stream ends too.
                 () = guarded.ended() => {
                     if !asked.is_empty() {
-                        let _ = tx.send(unanswered(&asked)).await;
+                        let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                     }
                     return;
                 }
@@ -467,9 +358,9 @@ fn stream(
                     &guarded,
                     &format!("{too_long} (--max-message); nothing of it was forwarded"),
                 );
-                end_session(&state, &guarded, &end, "the server broke the protocol");
+                end_session(&state, &guarded, &end, Cause::Broken);
                 if !asked.is_empty() {
-                    let _ = tx.send(unanswered(&asked)).await;
+                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                 }
                 return;
             }
@@ -480,20 +371,20 @@ fn stream(
                     sse::Event::Message(message) => {
                         match judge_event(&state, &guarded, &message, &end) {
                             Judged::Write(bytes) => {
-                                strike_answered(&mut asked, &bytes);
+                                asked.strike(&bytes);
                                 bytes
                             }
                             Judged::Last(bytes) => {
-                                strike_answered(&mut asked, &bytes);
+                                asked.strike(&bytes);
                                 let _ = tx.send(bytes).await;
                                 if !asked.is_empty() {
-                                    let _ = tx.send(unanswered(&asked)).await;
+                                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                                 }
                                 return;
                             }
                             Judged::End => {
                                 if !asked.is_empty() {
-                                    let _ = tx.send(unanswered(&asked)).await;
+                                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
                                 }
                                 return;
                             }
@@ -506,74 +397,22 @@ fn stream(
             }
         }
     });
-    let mut response = Response::new(Stream(rx).boxed());
-    *response.status_mut() = head.status;
-    *response.headers_mut() = headers;
     response
-}
-
-/// Takes from `asked` the ids an event (as written toward the client) answers. An event of
-/// another type than `message` answers nothing: a client reads no message from it.
-fn strike_answered(asked: &mut Vec<serde_json::Value>, event: &[u8]) {
-    if asked.is_empty() {
-        return;
-    }
-    let typed_otherwise = event
-        .split(|b| *b == b'\n')
-        .filter_map(|line| line.strip_prefix(b"event:"))
-        .any(|t| t.strip_prefix(b" ").unwrap_or(t) != b"message");
-    if typed_otherwise {
-        return;
-    }
-    let data: Vec<u8> = event
-        .split(|b| *b == b'\n')
-        .filter_map(|line| line.strip_prefix(b"data:"))
-        .flat_map(|d| {
-            d.strip_prefix(b" ")
-                .unwrap_or(d)
-                .iter()
-                .copied()
-                .chain([b'\n'])
-        })
-        .collect();
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&data) else {
-        return;
-    };
-    let messages = match value {
-        serde_json::Value::Array(messages) => messages,
-        message => vec![message],
-    };
-    for message in messages {
-        if message.get("method").is_none()
-            && let Some(id) = message.get("id")
-        {
-            asked.retain(|a| a != id);
-        }
-    }
-}
-
-/// The guard's error answering each request of `asked`, as events: the stream ends without
-/// the server's answer to them. Empty when every request was answered.
-fn unanswered(asked: &[serde_json::Value]) -> Bytes {
-    let mut events = Vec::new();
-    for id in asked {
-        let answer = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": REFUSED,
-                "message": "mcppin-guard refused the server's answer; the session was ended",
-            },
-        });
-        events.extend(sse::Message::default().write(Some(answer.to_string().as_bytes())));
-    }
-    Bytes::from(events)
 }
 
 /// A session that ends with its exchange (no session id keeps it): ended when dropped.
 struct Passing {
     state: Arc<State>,
     guarded: Arc<Guarded>,
+}
+
+impl Passing {
+    fn new(state: &Arc<State>, guarded: &Arc<Guarded>) -> Self {
+        Self {
+            state: Arc::clone(state),
+            guarded: Arc::clone(guarded),
+        }
+    }
 }
 
 impl Drop for Passing {
@@ -625,7 +464,7 @@ fn judge_event(
             None => Judged::End,
         },
         Some(Stop::Drift) => {
-            end_session(state, guarded, end, "drift was refused");
+            end_session(state, guarded, end, Cause::Drift);
             match action.to_client.bytes(data) {
                 // Without the event's id: a client resuming after it must not skip past the
                 // refusal to later events.
@@ -637,15 +476,27 @@ fn judge_event(
         }
         Some(fatal) => {
             state.say(guarded, &escape_non_ascii(&fatal.to_string()));
-            end_session(state, guarded, end, "the server broke the protocol");
+            end_session(state, guarded, end, Cause::Broken);
             Judged::End
         }
     }
 }
 
+/// Does what a verdict says becomes of the session.
+fn apply(state: &Arc<State>, guarded: &Guarded, ending: &Ending, end: &End) {
+    match end {
+        End::Here => {
+            state.end(guarded);
+        }
+        End::AtServer(cause) => end_session(state, guarded, ending, *cause),
+        End::AtServerOnly(key) => delete_at_server(state, key, ending, guarded.number),
+        _ => {}
+    }
+}
+
 /// Ends a session (later requests with its id get 404) and, when the server assigned it an
 /// id, ends it at the server too with a DELETE carrying the client's `Authorization`.
-fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: &str) {
+fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: Cause) {
     let Some(key) = state.end(guarded) else {
         return;
     };
@@ -677,52 +528,37 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
 
 /// The server could not be reached or did not answer in time: 502 or 504, and the session
 /// goes on (the next request may reach it).
-fn unreachable_upstream(state: &State, guarded: &Guarded, failure: &Failure) -> Response<Out> {
-    if !guarded.is_kept() {
-        // A stateless request: its session ends here (a call is logged without an answer).
-        state.end(guarded);
+fn unreachable_upstream(
+    state: &Arc<State>,
+    exchange: &Exchange,
+    guarded: &Guarded,
+    failure: &Failure,
+) -> Response<Out> {
+    let verdict = match failure {
+        Failure::Timeout => exchange.unreachable(None),
+        Failure::Broken(why) => exchange.unreachable(Some(why)),
+    };
+    let HeadVerdict::Refuse { reject, end, note } = verdict else {
+        return state.reject(Reject::Unreachable);
+    };
+    // Ended first: a stateless request's call is logged without an answer.
+    apply(state, guarded, &Ending::default(), &end);
+    if let Some(note) = note {
+        state.say(guarded, &note.to_string());
     }
-    match failure {
-        Failure::Timeout => {
-            state.say(
-                guarded,
-                "the server did not answer within --upstream-timeout",
-            );
-            state.reject(Reject::UpstreamTimeout)
-        }
-        Failure::Broken(why) => {
-            state.say(
-                guarded,
-                &format!("the server could not be reached: {}", escape_non_ascii(why)),
-            );
-            state.reject(Reject::Unreachable)
-        }
-    }
+    state.reject(reject)
 }
 
 /// Reads the client's body: at most `--max-message` bytes (413 past it, whatever
 /// `Content-Length` says), within the timeout (408).
 async fn read_body(state: &State, body: Incoming) -> Result<Bytes, Response<Out>> {
-    let too_long = || {
-        state.reject(Reject::BodyTooLong {
-            max: state.max_message,
-        })
-    };
-    let read = tokio::time::timeout(
-        state.timeout,
-        Limited::new(body, state.max_message).collect(),
-    )
-    .await;
-    match read {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(too_long()),
-        Ok(Err(_)) => Err(state.reject(Reject::BodyUnreadable)),
-        Err(_) => Err(state.reject(Reject::BodySlow)),
-    }
+    collect(state, body)
+        .await
+        .map_err(|why| state.reject(http::unread(why, state.max_message)))
 }
 
-/// Reads a body of the server's: at most `--max-message` bytes, within the timeout.
-async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
+/// Reads a body: at most `--max-message` bytes, within the timeout.
+async fn collect(state: &State, body: Incoming) -> Result<Bytes, Unread> {
     let read = tokio::time::timeout(
         state.timeout,
         Limited::new(body, state.max_message).collect(),
@@ -730,36 +566,15 @@ async fn collect(state: &State, body: Incoming) -> Result<Bytes, &'static str> {
     .await;
     match read {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => {
-            Err("a message from the server exceeds --max-message; nothing of it was forwarded")
-        }
-        Ok(Err(_)) => Err("the server's answer broke off"),
-        Err(_) => Err("the server's answer did not arrive within --upstream-timeout"),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(Unread::TooLong),
+        Ok(Err(_)) => Err(Unread::Broken),
+        Err(_) => Err(Unread::Slow),
     }
 }
 
 /// An answer the core wrote, with its body for hyper.
 fn boxed(response: Response<Vec<u8>>) -> Response<Out> {
     response.map(|body| Full::new(Bytes::from(body)).boxed())
-}
-
-/// An answer with the server's status and headers (hop-by-hop ones and those saying how a body
-/// is read dropped) and `body`, under `media` written anew: its `type/subtype` alone, no
-/// parameter of the server's.
-fn with_head(
-    state: &State,
-    head: &hyper::http::response::Parts,
-    media: Option<&MediaType>,
-    body: Bytes,
-) -> Response<Out> {
-    let mut response = Response::new(Full::new(body).boxed());
-    *response.status_mut() = head.status;
-    let mut headers = http::toward_client(&head.headers, state);
-    if let Some(value) = media.and_then(|m| HeaderValue::from_str(m.essence()).ok()) {
-        headers.insert(header::CONTENT_TYPE, value);
-    }
-    *response.headers_mut() = headers;
-    response
 }
 
 impl State {

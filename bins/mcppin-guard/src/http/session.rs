@@ -49,11 +49,6 @@ impl Guarded {
         self.key.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether the session is kept under a session id (it has one, and has not ended).
-    pub(crate) fn is_kept(&self) -> bool {
-        self.key().is_some()
-    }
-
     /// Marks the session used now.
     pub(crate) fn touch(&self, state: &State) {
         self.used.store(state.elapsed(), Ordering::Relaxed);
@@ -138,7 +133,7 @@ impl State {
         self.table().open()
     }
 
-    fn table(&self) -> MutexGuard<'_, SessionTable<Arc<Guarded>>> {
+    pub(crate) fn table(&self) -> MutexGuard<'_, SessionTable<Arc<Guarded>>> {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -171,17 +166,6 @@ impl State {
             return;
         }
         self.table().carry(before, now);
-    }
-
-    /// The session kept under `key` (the server's id), if it is open.
-    pub(crate) fn find(&self, key: &str) -> Option<Arc<Guarded>> {
-        self.table().find(key).cloned()
-    }
-
-    /// Whether the table holds `--max-sessions` sessions: a request that could open another
-    /// one is refused before it reaches the server.
-    pub(crate) fn is_full(&self) -> bool {
-        self.table().is_full()
     }
 
     /// Keeps `guarded` under the id the server assigned.

@@ -18,7 +18,7 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use mcppin_core::http::{MAX_HEADERS, beside_uri, response_head_size};
+use mcppin_core::http::{MAX_HEADERS, beside_uri};
 
 /// The upstream URL as messages show it: without its query and userinfo, which may hold a
 /// token.
@@ -138,14 +138,8 @@ impl Upstream {
         match tokio::time::timeout(self.timeout, self.client.request(request)).await {
             Err(_) => Err(Failure::Timeout),
             Ok(Err(err)) => Err(Failure::Broken(error_chain(&err))),
-            Ok(Ok(response)) => {
-                if response_head_size(response.status(), response.headers()) > MAX_HEADERS {
-                    return Err(Failure::Broken(
-                        "the answer's head exceeds 64 KiB".to_owned(),
-                    ));
-                }
-                Ok(response)
-            }
+            // The head's size is judged with the rest of it (`http::Exchange::head`).
+            Ok(Ok(response)) => Ok(response),
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::parse;
 /// The bytes of a request id (as written, or its canonical form as the key it is matched by),
 /// inline when short, so that tracking an ordinary request allocates nothing.
 #[derive(Clone, Debug, Eq, Hash, PartialEq)]
-pub(super) enum IdBytes {
+pub(crate) enum IdBytes {
     /// Up to [`INLINE_ID`] bytes; the rest of the array is zero.
     Inline(u8, [u8; INLINE_ID]),
     /// A longer id.
@@ -17,7 +17,7 @@ pub(super) enum IdBytes {
 pub(super) const INLINE_ID: usize = 30;
 
 impl IdBytes {
-    pub(super) fn new(bytes: &[u8]) -> Self {
+    pub(crate) fn new(bytes: &[u8]) -> Self {
         match u8::try_from(bytes.len()) {
             Ok(len) if bytes.len() <= INLINE_ID => {
                 let mut inline = [0; INLINE_ID];
@@ -43,7 +43,7 @@ impl std::ops::Deref for IdBytes {
 /// The key an id is matched by: its canonical form (so `1` and `1.0` are one id), or its
 /// bytes when it has none. A string without escapes and a short integer literal are already in
 /// canonical form; anything else is read and canonicalised.
-pub(super) fn id_key(id: Node<'_, '_>) -> IdBytes {
+pub(crate) fn id_key(id: Node<'_, '_>) -> IdBytes {
     let raw = id.bytes();
     let canonical = match id.shape() {
         Shape::String => !raw.contains(&b'\\'),

@@ -84,7 +84,8 @@ pub use event::{
     AnswerAdmission, ArtifactAdmission, Completion, Event, Moment, RequestId, ServerRenamed,
     ToolAdmission, ToolCompletion, ToolRemoved, Verdict,
 };
-use id::{IdBytes, id_key, is_canonical_integer, number_alias};
+pub(crate) use id::{IdBytes, id_key};
+use id::{is_canonical_integer, number_alias};
 pub use note::{
     Ambiguity, ArtifactNote, CapabilitiesHint, Note, Quarantined, Unroutable, Violation,
 };

@@ -25,6 +25,11 @@ const METHOD: &str = "mcp-method";
 /// `Mcp-Name`: the body's `params.name` or `params.uri` (2026-07-28).
 const NAME: &str = "mcp-name";
 
+/// The media type of a JSON body, as a proxy writes it.
+pub const JSON: &str = "application/json";
+/// The media type of an SSE stream, as a proxy writes it.
+pub const EVENT_STREAM: &str = "text/event-stream";
+
 /// Hop-by-hop headers (RFC 9110 section 7.6.1, and the older `Keep-Alive` and
 /// `Proxy-Connection`), never passed on.
 const HOP_BY_HOP: [&str; 9] = [

@@ -1,0 +1,115 @@
+//! What a proxy tells its operator about an exchange (on stderr, headed by the session), typed:
+//! each note renders through `Display`, escaped where it carries text from the wire.
+
+use std::fmt;
+
+use super::{NotKept, Refusal};
+
+/// A note about one exchange of a session.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum HttpNote {
+    /// The server answered with a redirect.
+    Redirect,
+    /// The server's answer named another session.
+    AnotherSession,
+    /// The server opened a session that is not kept.
+    NotKept(NotKept),
+    /// The server's answer tells the client to read its body otherwise than as UTF-8.
+    Decoding(Refusal),
+    /// The server's answer head is over [`super::MAX_HEADERS`].
+    AnswerHeadTooLarge,
+    /// The server answered a request with success, but with neither JSON nor an SSE stream.
+    NeitherJsonNorSse,
+    /// The server broke the protocol or the strict reading (the engine's violation, escaped).
+    Fatal(String),
+    /// The server's answer could not be read whole.
+    Unread(Unread),
+    /// The server did not answer within the timeout.
+    Timeout,
+    /// The server could not be reached (why, escaped).
+    Unreachable(String),
+}
+
+/// Why a body could not be read whole, as the caller's bounded read says.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Unread {
+    /// It is longer than the bound (`--max-message`).
+    TooLong,
+    /// It broke off.
+    Broken,
+    /// It did not arrive within the timeout.
+    Slow,
+}
+
+impl fmt::Display for HttpNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Redirect => f.write_str(
+                "the server answered with a redirect; refused, nothing of it was forwarded",
+            ),
+            Self::AnotherSession => f.write_str(
+                "the server's answer names another session (Mcp-Session-Id repeated, or not \
+                 this session's); refused, nothing of it was forwarded",
+            ),
+            Self::NotKept(not_kept) => write!(f, "refused a new session: {not_kept}"),
+            Self::Decoding(refusal) => write!(f, "{refusal}; the server's answer was refused"),
+            Self::AnswerHeadTooLarge => {
+                f.write_str("the server could not be reached: the answer's head exceeds 64 KiB")
+            }
+            Self::NeitherJsonNorSse => {
+                f.write_str("the server answered with neither JSON nor an SSE stream")
+            }
+            Self::Fatal(violation) => f.write_str(violation),
+            Self::Unread(Unread::TooLong) => f.write_str(
+                "a message from the server exceeds --max-message; nothing of it was forwarded",
+            ),
+            Self::Unread(Unread::Broken) => f.write_str("the server's answer broke off"),
+            Self::Unread(Unread::Slow) => {
+                f.write_str("the server's answer did not arrive within --upstream-timeout")
+            }
+            Self::Timeout => f.write_str("the server did not answer within --upstream-timeout"),
+            Self::Unreachable(why) => write!(f, "the server could not be reached: {why}"),
+        }
+    }
+}
+
+/// Why a proxy ends a session at the server, as its note says.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Cause {
+    /// The server broke the protocol (or the HTTP rules a proxy judges by).
+    Broken,
+    /// Drift was refused.
+    Drift,
+    /// The server's answer could not be read.
+    Unread,
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Broken => "the server broke the protocol",
+            Self::Drift => "drift was refused",
+            Self::Unread => "the server's answer could not be read",
+        })
+    }
+}
+
+/// What becomes of the session after a verdict on the server's answer.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum End {
+    /// It goes on.
+    Goes,
+    /// It ends here, and the server is not told (it ended the session itself, or the client
+    /// did, or the session was never kept under an id).
+    Here,
+    /// It ends here and, when kept under an id, at the server too: a DELETE carrying the
+    /// client's credentials ([`super::end_request`]).
+    AtServer(Cause),
+    /// The server opened a session under this id that is not kept: ended at the server alone
+    /// (never for an id another session is kept under: see [`NotKept::ends_at_server`]).
+    AtServerOnly(String),
+}
