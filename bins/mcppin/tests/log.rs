@@ -95,6 +95,31 @@ fn a_changed_log_exits_1_naming_the_first_break() {
 }
 
 #[test]
+fn a_forged_line_of_another_version_in_a_signed_run_exits_1() {
+    // A line other readers take for version 2 (`2.0`), an allow of a tool, set into a run whose
+    // end is signed: no guard wrote it, whatever version it claims.
+    let dir = Dir::new();
+    let text = run("4d2-1", true);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let forged = format!(
+        "{{\"decision\":\"allow\",\"event\":\"tool_admission\",\"prev\":\"{}\",\
+         \"run\":\"4d2-1\",\"schema_version\":2.0,\"seq\":2,\"tool\":\"rm\"}}",
+        Digest::of_bytes(b"x")
+    );
+    lines.insert(2, &forged);
+    dir.write("admission.jsonl", lines.join("\n") + "\n");
+    dir.mcppin(&[
+        "log",
+        "verify",
+        "--pubkey",
+        &key("test-alice.pem.pub"),
+        "admission.jsonl",
+    ])
+    .code(1)
+    .stdout_has("line 3: not a line of the admission log: \"schema_version\" is not");
+}
+
+#[test]
 fn a_cut_last_line_exits_1() {
     let dir = Dir::new();
     let text = run("4d2-1", false);

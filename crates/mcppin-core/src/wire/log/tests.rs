@@ -456,6 +456,83 @@ fn version_1_lines_and_unknown_versions_cannot_be_proven() {
     assert_eq!(verify(&mixed).exit_code(), 3);
 }
 
+/// A run's line, `seq` 1, as a forger writes it into the run: its event turned to an allow,
+/// its `schema_version` member written `version`.
+fn forged_in(run_id: &str, version: &str) -> Vec<u8> {
+    format!(
+        "{{\"decision\":\"allow\",\"event\":\"tool_admission\",\"prev\":\"{}\",\
+         \"run\":\"{run_id}\",\"schema_version\":{version},\"seq\":1,\"tool\":\"rm\"}}\n",
+        Digest::of_bytes(b"x")
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_version_other_readers_take_for_2_is_a_break_not_an_unknown_version() {
+    // Every JSON reader takes these for 2; no guard writes them (each line is canonical).
+    for version in ["2.0", "2e0", "20e-1", "\"2\"", "1.0", "-2"] {
+        let mut lines = run("r1", 2);
+        lines.insert(2, forged_in("r1", version));
+        let report = verify(&joined(&lines));
+        assert!(
+            matches!(
+                &kinds(&report)[..],
+                [(
+                    3,
+                    Kind::Malformed(Malformed::Invalid {
+                        member: "schema_version",
+                        ..
+                    })
+                )]
+            ),
+            "{version}: {:?}",
+            kinds(&report)
+        );
+        assert_eq!(report.exit_code(), 1, "{version}");
+    }
+}
+
+#[test]
+fn a_line_of_another_version_naming_a_run_of_the_log_is_a_break() {
+    // One guard writes a run, in one version: inserted after the run's start or before it.
+    for at in [2, 0] {
+        for version in ["3", "1"] {
+            let mut lines = run("r1", 2);
+            lines.insert(at, forged_in("r1", version));
+            let report = verify(&joined(&lines));
+            assert!(
+                kinds(&report)
+                    .iter()
+                    .any(|(line, kind)| *line == at as u64 + 1
+                        && matches!(
+                            kind,
+                            Kind::Malformed(Malformed::Invalid {
+                                member: "schema_version",
+                                ..
+                            })
+                        )),
+                "{version} at {at}: {:?}",
+                kinds(&report)
+            );
+            assert_eq!(report.exit_code(), 1, "{version} at {at}");
+        }
+    }
+    // A line of another version naming no run of the log is still only not proven.
+    let mut lines = run("r1", 2);
+    lines.insert(2, forged_in("r2", "3"));
+    let report = verify(&joined(&lines));
+    assert_eq!(
+        kinds(&report),
+        [(
+            3,
+            Kind::Unsupported {
+                version: "3".into()
+            }
+        )]
+    );
+    assert_eq!(report.exit_code(), 3);
+}
+
 #[test]
 fn an_empty_log_proves_nothing() {
     let report = verify(b"");

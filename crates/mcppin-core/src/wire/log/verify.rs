@@ -29,6 +29,13 @@ const READ_MEMBERS: [&str; 8] = [
     "exit_code",
 ];
 
+/// A line of another version than 2 naming a run of the log: one guard writes a run, in one
+/// version.
+const OTHER_VERSION: Malformed = Malformed::Invalid {
+    member: "schema_version",
+    expected: "2, the version of the run it names",
+};
+
 /// Checks a whole log held in memory: [`Verifier`] fed every line.
 ///
 /// # Examples
@@ -55,6 +62,9 @@ pub struct Verifier {
     states: Vec<State>,
     /// The first version 1 line and how many there are.
     legacy: Option<(u64, u64)>,
+    /// The runs named by lines of another version than 2, each with the first such line: a
+    /// run of the log starting later is then broken there.
+    other_versions: HashMap<String, u64>,
     cut: bool,
 }
 
@@ -327,21 +337,26 @@ impl Verifier {
                 return Err(Malformed::Repeated(name));
             }
         }
-        let version = object
-            .get("schema_version")
-            .ok_or(Malformed::Missing("schema_version"))?;
-        match version.as_number().map(crate::number::Number::literal) {
-            Some("1") => {
+        // Every guard writes its version in plain digits: `2.0`, `2e0` or `"2"`, which other
+        // readers take for 2, is no guard's line, never a version this build does not know.
+        let version = count(object, "schema_version")?;
+        if version != 2 {
+            if let Some(run) = object.get("run").and_then(Value::as_str) {
+                // One guard writes a run, in one version: a line of another version naming a
+                // run of this log (before its start or after) is not the guard's.
+                if self.index.contains_key(run) {
+                    return Err(OTHER_VERSION);
+                }
+                self.other_versions.entry(run.to_owned()).or_insert(line);
+            }
+            if version == 1 {
                 let (_, lines) = self.legacy.get_or_insert((line, 0));
                 *lines += 1;
-                return Ok(());
-            }
-            Some("2") => {}
-            _ => {
+            } else {
                 let version = version.to_string();
                 self.find(line, None, Kind::Unsupported { version });
-                return Ok(());
             }
+            return Ok(());
         }
         let run = string(object, "run")?;
         let seq = count(object, "seq")?;
@@ -401,6 +416,7 @@ impl Verifier {
             broken: false,
             sealed_by: None,
         });
+        self.other_version_before(run);
         Ok(())
     }
 
@@ -446,6 +462,7 @@ impl Verifier {
                     broken: true,
                     sealed_by: None,
                 });
+                self.other_version_before(run);
                 return Ok(());
             }
         };
@@ -515,6 +532,13 @@ impl Verifier {
             }
         }
         Ok(())
+    }
+
+    /// A run of the log begins: a line of another version that named it before is a break.
+    fn other_version_before(&mut self, run: &str) {
+        if let Some(line) = self.other_versions.remove(run) {
+            self.find(line, Some(run), Kind::Malformed(OTHER_VERSION));
+        }
     }
 
     fn find(&mut self, line: u64, run: Option<&str>, kind: Kind) {
