@@ -120,7 +120,8 @@ struct Cli {
     #[arg(long, value_name = "FILE", requires = "listen")]
     upstream_ca: Vec<PathBuf>,
     /// How long the upstream may take to connect, to answer a request, to send a JSON body;
-    /// also how long a client may take to send its headers and body.
+    /// also how long a client may take to send its headers and body (with --extmcp-listen:
+    /// how long the gateway may take to send one check's message).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     upstream_timeout: Duration,
     /// The most sessions open at once; a new one beyond is refused with 503 (with
@@ -708,6 +709,7 @@ fn serve_extmcp(
         listen,
         max_message: cli.max_message,
         max_connections: cli.max_connections,
+        read_timeout: cli.upstream_timeout,
         run_id,
     };
     extmcp::run(config, processor, log)

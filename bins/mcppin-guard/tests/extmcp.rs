@@ -285,3 +285,78 @@ fn the_processor_refuses_to_start_without_targets_or_with_a_server_command() {
     .stderr_has("rmcp-3.1");
     run(&["--target", "a=fixture", "--server", "fixture", "--", "node"]).code(2);
 }
+
+/// A request body that sends its first bytes and then nothing, never ending.
+struct Stalled(Option<Bytes>);
+
+impl hyper::body::Body for Stalled {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        match self.0.take() {
+            Some(bytes) => std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(bytes)))),
+            None => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[test]
+fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answered() {
+    let dir = Dir::new();
+    let processor = Processor::start(&dir, &["--upstream-timeout", "1s"]);
+    let request = McpRequest {
+        service_names: vec!["everything".into()],
+        method: "tools/list".into(),
+        metadata_context: Some(string_struct([("session", "sid-1".to_owned())])),
+        mcp_request: None,
+    };
+    let whole = frame(&request.encode_to_vec()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let status = runtime.block_on(async {
+        let stream = tokio::net::TcpStream::connect(&processor.addr)
+            .await
+            .expect("connect");
+        let (mut send, connection) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(stream),
+        )
+        .await
+        .expect("h2 handshake");
+        tokio::spawn(connection);
+        // Half of the message: the frame's header promises more than ever comes.
+        let half = Bytes::copy_from_slice(&whole[..whole.len() / 2]);
+        let call = Request::post(format!("http://processor{CHECK_REQUEST}"))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(Stalled(Some(half)))
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(30), async {
+            let response = send.send_request(call).await.expect("call");
+            let collected = response.into_body().collect().await.expect("body");
+            collected
+                .trailers()
+                .and_then(|t| t.get("grpc-status"))
+                .map(|s| s.to_str().unwrap().to_owned())
+        })
+        .await
+        .expect("the processor answers a stalled message within 30 s")
+    });
+    assert_eq!(
+        status.as_deref(),
+        Some("4"),
+        "{}",
+        processor.stderr.lock().unwrap()
+    );
+    // The control: the whole message, on a connection of its own, is judged and answered.
+    let mut client = Client::connect(&processor.addr);
+    let (message, status) = client.call(CHECK_REQUEST, request.encode_to_vec());
+    assert_eq!(status, "0");
+    assert!(message.is_some());
+}

@@ -39,6 +39,8 @@ pub(crate) struct Config {
     /// The longest gRPC message accepted, in bytes.
     pub(crate) max_message: usize,
     pub(crate) max_connections: usize,
+    /// How long the gateway may take to send one check's message (`--upstream-timeout`).
+    pub(crate) read_timeout: Duration,
     /// The guard run's id: each session's log lines carry it with the session's number.
     pub(crate) run_id: String,
 }
@@ -46,6 +48,7 @@ pub(crate) struct Config {
 /// gRPC status codes the processor answers with (grpc/doc/statuscode.md).
 const OK: u8 = 0;
 const INVALID_ARGUMENT: u8 = 3;
+const DEADLINE_EXCEEDED: u8 = 4;
 const RESOURCE_EXHAUSTED: u8 = 8;
 const UNIMPLEMENTED: u8 = 12;
 
@@ -55,6 +58,7 @@ struct Shared {
     log: Log,
     started: Instant,
     max_message: usize,
+    read_timeout: Duration,
     run_id: String,
     log_failed: std::sync::atomic::AtomicBool,
 }
@@ -90,6 +94,7 @@ async fn serve(config: Config, processor: Processor, log: Log) -> anyhow::Result
         log,
         started: Instant::now(),
         max_message: config.max_message,
+        read_timeout: config.read_timeout,
         run_id: config.run_id,
         log_failed: std::sync::atomic::AtomicBool::new(false),
     });
@@ -140,12 +145,21 @@ async fn call(shared: &Shared, request: Request<Incoming>) -> Response<Unary> {
     let limit = shared
         .max_message
         .saturating_add(mcppin_extmcp::FRAME_HEADER);
-    let body = match Limited::new(request.into_body(), limit).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(_) => {
+    // Bounded in time as in size: a stream stalled mid-message would otherwise hold its
+    // connection's place (--max-connections) for as long as the gateway keeps it open.
+    let read = Limited::new(request.into_body(), limit).collect();
+    let body = match tokio::time::timeout(shared.read_timeout, read).await {
+        Ok(Ok(body)) => body.to_bytes(),
+        Ok(Err(_)) => {
             return Unary::status(
                 RESOURCE_EXHAUSTED,
                 "the message is longer than --max-message, or the stream failed",
+            );
+        }
+        Err(_) => {
+            return Unary::status(
+                DEADLINE_EXCEEDED,
+                "the message did not arrive whole within --upstream-timeout",
             );
         }
     };
