@@ -167,11 +167,14 @@ struct Routed {
 }
 
 impl Routed {
-    /// Whether the replica answered, or the client closed the request itself: nginx's 499 on
-    /// the client's own GET stream, which the SDK client drops when it ends its session
-    /// (before or after the guard ends the stream, as the two race).
+    /// Whether the replica answered, or the client's own GET stream ended with its session:
+    /// the SDK client opens the stream beside its first requests and drops it when it ends the
+    /// session, so the GET races the DELETE. It ends with nginx's 499 (the client closed it)
+    /// or the replica's 404 (the session ended before the server answered it, or before it
+    /// arrived); routing is checked apart (`tried`).
     fn answered(&self) -> bool {
-        self.status.starts_with('2') || (self.status == "499" && self.method == "GET")
+        self.status.starts_with('2')
+            || (self.method == "GET" && (self.status == "499" || self.status == "404"))
     }
 }
 

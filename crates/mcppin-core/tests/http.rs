@@ -960,7 +960,7 @@ fn a_request_finds_its_session_or_gets_404_and_a_new_one_waits_for_room() {
         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
         > GET /mcp +mcp-session-id: s-1
         # Ended by another exchange: 404, and the place is free again.
-        ! s-1
+        # ! s-1
         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
         > DELETE /mcp +mcp-session-id: s-1
         > POST /mcp +content-type: application/json | {INIT}
@@ -1063,7 +1063,7 @@ fn a_session_the_server_assigns_is_kept_under_its_id_or_ended_there() {
         > GET /mcp
         < 200 +mcp-session-id: s-1 +content-type: text/event-stream
         # An id over 1024 bytes is not kept either.
-        ! s-1
+        # ! s-1
         > POST /mcp +content-type: application/json | {INIT}
         < 200 +mcp-session-id: <1025>
         # Holds: an id of 1024 bytes is kept.
@@ -1115,6 +1115,29 @@ fn the_end_of_a_session_passes_without_a_body_and_a_404_ends_it_here() {
         {list}
         < 404 +content-type: application/json
         {list}
+        "#
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn an_answer_after_its_session_ended_gets_404_like_a_later_request() {
+    // The server's answer to a GET that reached it as the client's own DELETE, on another
+    // exchange, ended the session.
+    let gone = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
+    let transcript = format!(
+        r#"
+        > POST /mcp +content-type: application/json | {INIT}
+        < 200 +mcp-session-id: s-1
+        # Holds: in the open session, the server's error is judged and passed.
+        > GET /mcp +mcp-session-id: s-1 +accept: text/event-stream
+        < 400 +content-type: application/json | {gone}
+        # Fires: ended before the answer came, the answer is not passed on: 404, as to the
+        # request after it.
+        > GET /mcp +mcp-session-id: s-1 +accept: text/event-stream
+        ! s-1
+        < 400 +content-type: application/json | {gone}
+        > GET /mcp +mcp-session-id: s-1 +accept: text/event-stream
         "#
     );
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));

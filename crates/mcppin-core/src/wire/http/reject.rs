@@ -98,7 +98,8 @@ pub enum Reject {
     AnswerRefused,
     /// 503 (or 502 for an id too long): the server opened a session that is not kept.
     NotOpened(NotKept),
-    /// 502 (refused): the session ended while its answer was judged.
+    /// 404 (refused): the session ended (another exchange ended it) before its answer was
+    /// judged: the answer a request arriving after the end gets, whichever came first.
     Ended,
     /// 502 (refused): an answer beside the endpoint names a charset or a coding.
     BesideDecoding,
@@ -113,7 +114,7 @@ impl Reject {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::HeadTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            Self::NotTheEndpoint | Self::NotThisReplica | Self::NoSuchSession => {
+            Self::NotTheEndpoint | Self::NotThisReplica | Self::NoSuchSession | Self::Ended => {
                 StatusCode::NOT_FOUND
             }
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -134,7 +135,6 @@ impl Reject {
             | Self::Redirect
             | Self::AnswerRefused
             | Self::NotOpened(NotKept::TooLong)
-            | Self::Ended
             | Self::BesideDecoding
             | Self::BesideNotMetadata
             | Self::BesideUnread => StatusCode::BAD_GATEWAY,
