@@ -57,6 +57,19 @@ fn guard(dir: &Dir, args: &[&str], env: &[(&str, &str)]) -> Run {
     )
 }
 
+/// [`guard`] with a client that closes its input once the two answers of the session came.
+fn guard_until_answered(dir: &Dir, args: &[&str], env: &[(&str, &str)]) -> Run {
+    mcppin_testkit::run(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .args(args)
+            .current_dir(dir.path())
+            .env_clear()
+            .envs(env.iter().copied()),
+        session(),
+        mcppin_testkit::StdinEnd::ClosesAfterLines(2),
+    )
+}
+
 /// Writes `server.sh`, a script that runs the fixture, with `comment` in it.
 fn script(dir: &Dir, comment: &str) {
     let fixture = mcppin_fixture::locate("guard-fixture");
@@ -238,8 +251,10 @@ fn another_version_installed_by_npx_ends_the_session_before_the_first_answer() {
     lock_pinning(&dir, &[echo], pinned);
     let env = npx_env(dir.path(), &registry.url);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    // The client reads both answers before it ends the session: npx installing under load
+    // can take longer than the grace the end of input leaves the server.
     let run = |spec: &str| {
-        guard(
+        guard_until_answered(
             &dir,
             &[
                 "--lock",

@@ -171,13 +171,17 @@ pub enum Expect {
 }
 
 /// Whether standard input closes after the bytes written, or stays open until the process
-/// exits (then the process, not its input, ends the run).
+/// exits (then the process, not its input, ends the run), or until it answered.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum StdinEnd {
     /// Closed after the bytes.
     Closes,
     /// Held open to the end.
     StaysOpen,
+    /// Closed once stdout has shown this many lines (or ended): a client that reads its
+    /// answers before it ends the session, for a server slow to start (the end of input
+    /// begins the guard's shutdown order, whose grace a slow start can outlast).
+    ClosesAfterLines(usize),
 }
 
 /// Runs `command` with piped standard streams: writes `stdin` from another thread (a process
@@ -209,22 +213,49 @@ pub fn run_within(command: &mut Command, stdin: Vec<u8>, end: StdinEnd, limit: D
         .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
     let mut pipe = child.stdin.take().expect("stdin");
     let (exited, wait_exit) = mpsc::channel::<()>();
+    // Dropped by the stdout drain once it has read the lines `ClosesAfterLines` waits for, or
+    // at the end of stdout.
+    let (answered, wait_answered) = mpsc::channel::<()>();
     let writer = thread::spawn(move || {
         // The process may exit before reading everything (a usage error): ignore EPIPE.
         let _ = pipe.write_all(&stdin);
-        if end == StdinEnd::StaysOpen {
-            let _ = wait_exit.recv();
+        match end {
+            StdinEnd::Closes => {}
+            StdinEnd::StaysOpen => {
+                let _ = wait_exit.recv();
+            }
+            StdinEnd::ClosesAfterLines(_) => {
+                let _ = wait_answered.recv();
+            }
         }
     });
-    let drain = |mut from: Box<dyn Read + Send>| {
+    let lines = match end {
+        StdinEnd::ClosesAfterLines(lines) => lines,
+        _ => 0,
+    };
+    let drain = |mut from: Box<dyn Read + Send>, answered: Option<mpsc::Sender<()>>| {
         thread::spawn(move || {
+            let mut answered = answered;
             let mut bytes = Vec::new();
-            let _ = from.read_to_end(&mut bytes);
+            let mut chunk = [0_u8; 8192];
+            loop {
+                match from.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+                }
+                if bytes.iter().filter(|b| **b == b'\n').count() >= lines {
+                    answered = None;
+                }
+            }
+            drop(answered);
             String::from_utf8_lossy(&bytes).into_owned()
         })
     };
-    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let stdout = drain(
+        Box::new(child.stdout.take().expect("stdout")),
+        Some(answered),
+    );
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")), None);
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
