@@ -235,16 +235,23 @@ pub fn run_within(command: &mut Command, stdin: Vec<u8>, end: StdinEnd, limit: D
     };
     let drain = |mut from: Box<dyn Read + Send>, answered: Option<mpsc::Sender<()>>| {
         thread::spawn(move || {
-            let mut answered = answered;
+            let mut answered = answered.filter(|_| lines > 0);
+            let mut seen = 0;
             let mut bytes = Vec::new();
             let mut chunk = [0_u8; 8192];
             loop {
-                match from.read(&mut chunk) {
+                let n = match from.read(&mut chunk) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => bytes.extend_from_slice(&chunk[..n]),
-                }
-                if bytes.iter().filter(|b| **b == b'\n').count() >= lines {
-                    answered = None;
+                    Ok(n) => n,
+                };
+                bytes.extend_from_slice(&chunk[..n]);
+                if answered.is_some() {
+                    // Counted in the new bytes only: a drain must keep up with a process
+                    // writing megabytes.
+                    seen += chunk[..n].iter().filter(|b| **b == b'\n').count();
+                    if seen >= lines {
+                        answered = None;
+                    }
                 }
             }
             drop(answered);
