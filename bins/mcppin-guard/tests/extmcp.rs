@@ -360,3 +360,40 @@ fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answe
     assert_eq!(status, "0");
     assert!(message.is_some());
 }
+
+#[test]
+fn a_peer_that_sends_nothing_loses_its_connection_place_and_the_gateway_is_served() {
+    let dir = Dir::new();
+    let processor = Processor::start(
+        &dir,
+        &["--max-connections", "1", "--upstream-timeout", "1s"],
+    );
+    // A peer that connects and never speaks, not even HTTP/2's preface, in the one place.
+    let mut silent = std::net::TcpStream::connect(&processor.addr).expect("connect");
+    silent
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut buffer = [0u8; 1024];
+    let closed = loop {
+        match std::io::Read::read(&mut silent, &mut buffer) {
+            // The processor's own SETTINGS, then its GOAWAY.
+            Ok(n) if n > 0 => {}
+            Ok(_) => break true,
+            Err(e) => {
+                break !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                );
+            }
+        }
+    };
+    assert!(
+        closed,
+        "a connection that sent nothing is still open after 30 s: {}",
+        processor.stderr.lock().unwrap()
+    );
+    // Its place is free: the gateway's connection is served.
+    let mut gateway = Client::connect(&processor.addr);
+    let asked = gateway.request("sid-1", "tools/list", None);
+    assert!(matches!(asked.result, Some(Verdict::Pass(_))), "{asked:?}");
+}

@@ -118,20 +118,85 @@ async fn serve(config: Config, processor: Processor, log: Log) -> anyhow::Result
             continue;
         };
         let shared = Arc::clone(&shared);
+        let activity = Arc::new(Activity::new());
+        let busy = Arc::clone(&activity);
         let service = service_fn(move |request| {
             let shared = Arc::clone(&shared);
-            async move { Ok::<_, std::convert::Infallible>(call(&shared, request).await) }
+            let busy = Arc::clone(&busy);
+            async move {
+                let _call = busy.begin();
+                Ok::<_, std::convert::Infallible>(call(&shared, request).await)
+            }
         });
         let connection = http2::Builder::new(TokioExecutor::new())
             .max_frame_size(1 << 20)
             .serve_connection(TokioIo::new(stream), service);
+        let idle = config.read_timeout;
         tokio::spawn(async move {
-            let _ = connection.await;
+            let mut connection = std::pin::pin!(connection);
+            // A connection without a check in flight for --upstream-timeout is closed (the
+            // gateway connects again): a peer that connects and sends nothing, or never ends
+            // its headers, would otherwise hold its place (--max-connections) for good.
+            loop {
+                tokio::select! {
+                    _ = connection.as_mut() => break,
+                    () = tokio::time::sleep(idle) => {
+                        if activity.idle_for() >= idle {
+                            connection.as_mut().graceful_shutdown();
+                            let _ = tokio::time::timeout(idle, connection.as_mut()).await;
+                            break;
+                        }
+                    }
+                }
+            }
             drop(permit);
         });
     }
     say("stopped by a signal");
     Ok(Exit::Clean)
+}
+
+/// The calls of one connection in flight, and when the last one ended.
+struct Activity {
+    calls: Mutex<(usize, Instant)>,
+}
+
+/// One call in flight; its end is noted when dropped.
+struct Busy<'a>(&'a Activity);
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            calls: Mutex::new((0, Instant::now())),
+        }
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, (usize, Instant)> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn begin(&self) -> Busy<'_> {
+        self.calls().0 += 1;
+        Busy(self)
+    }
+
+    /// How long the connection has had no call in flight (zero while one is).
+    fn idle_for(&self) -> Duration {
+        let (calls, since) = *self.calls();
+        if calls > 0 {
+            Duration::ZERO
+        } else {
+            since.elapsed()
+        }
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        let mut calls = self.0.calls();
+        calls.0 = calls.0.saturating_sub(1);
+        calls.1 = Instant::now();
+    }
 }
 
 /// One unary call: the request's one message read whole (bounded), judged, answered with its
