@@ -121,7 +121,8 @@ struct Cli {
     upstream_ca: Vec<PathBuf>,
     /// How long the upstream may take to connect, to answer a request, to send a JSON body;
     /// also how long a client may take to send its headers and body (with --extmcp-listen:
-    /// how long the gateway may take to send one check's message).
+    /// how long the gateway may take to send one check's message, and how long a connection
+    /// without a check in flight is kept).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     upstream_timeout: Duration,
     /// The most sessions open at once; a new one beyond is refused with 503 (with

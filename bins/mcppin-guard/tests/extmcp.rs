@@ -360,3 +360,104 @@ fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answe
     assert_eq!(status, "0");
     assert!(message.is_some());
 }
+
+#[test]
+fn a_peer_that_sends_nothing_loses_its_connection_place_and_the_gateway_is_served() {
+    let dir = Dir::new();
+    let processor = Processor::start(
+        &dir,
+        &["--max-connections", "1", "--upstream-timeout", "1s"],
+    );
+    // A peer that connects and never speaks, not even HTTP/2's preface, in the one place.
+    let mut silent = std::net::TcpStream::connect(&processor.addr).expect("connect");
+    silent
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut buffer = [0u8; 1024];
+    let closed = loop {
+        match std::io::Read::read(&mut silent, &mut buffer) {
+            // The processor's own SETTINGS, then its GOAWAY.
+            Ok(n) if n > 0 => {}
+            Ok(_) => break true,
+            Err(e) => {
+                break !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                );
+            }
+        }
+    };
+    assert!(
+        closed,
+        "a connection that sent nothing is still open after 30 s: {}",
+        processor.stderr.lock().unwrap()
+    );
+    // Its place is free: the gateway's connection is served.
+    let mut gateway = Client::connect(&processor.addr);
+    let asked = gateway.request("sid-1", "tools/list", None);
+    assert!(matches!(asked.result, Some(Verdict::Pass(_))), "{asked:?}");
+}
+
+#[test]
+fn messages_read_at_once_are_bounded_together_and_a_check_beyond_gets_resource_exhausted() {
+    let dir = Dir::new();
+    // Messages of at most 1,000 bytes: 4,000 bytes of them are read at once.
+    let processor = Processor::start(
+        &dir,
+        &["--max-message", "1000", "--upstream-timeout", "60s"],
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let first = runtime.block_on(async {
+        let stream = tokio::net::TcpStream::connect(&processor.addr)
+            .await
+            .expect("connect");
+        let (send, connection) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(stream),
+        )
+        .await
+        .expect("h2 handshake");
+        tokio::spawn(connection);
+        // Five checks, each sending 900 bytes of a 1,000-byte message and then nothing: any
+        // four fit, the fifth does not.
+        let (done, mut finished) = tokio::sync::mpsc::channel(5);
+        for _ in 0..5 {
+            let mut header = vec![0u8];
+            header.extend_from_slice(&1000u32.to_be_bytes());
+            header.resize(900, b'z');
+            let call = Request::post(format!("http://processor{CHECK_REQUEST}"))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .body(Stalled(Some(Bytes::from(header))))
+                .unwrap();
+            let mut send = send.clone();
+            let done = done.clone();
+            tokio::spawn(async move {
+                let response = send.send_request(call).await.expect("call");
+                let collected = response.into_body().collect().await.expect("body");
+                let status = collected
+                    .trailers()
+                    .and_then(|t| t.get("grpc-status"))
+                    .map(|s| s.to_str().unwrap().to_owned());
+                let _ = done.send(status).await;
+            });
+        }
+        tokio::time::timeout(Duration::from_secs(30), finished.recv())
+            .await
+            .expect("a check beyond the bound is answered at once, never held until it stalls out")
+    });
+    assert_eq!(
+        first.flatten().as_deref(),
+        Some("8"),
+        "RESOURCE_EXHAUSTED: {}",
+        processor.stderr.lock().unwrap()
+    );
+    // A whole check on its own connection fits beside the four that stall.
+    let mut gateway = Client::connect(&processor.addr);
+    let asked = gateway.request("sid-1", "tools/list", None);
+    assert!(matches!(asked.result, Some(Verdict::Pass(_))), "{asked:?}");
+    drop(runtime);
+}

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use hyper::server::conn::http2;
@@ -23,7 +23,7 @@ use mcppin_extmcp::{CHECK_REQUEST, CHECK_RESPONSE, McpRequest, McpResponse, fram
 use prost::Message;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::exit::{Exit, Fail};
 use crate::log::Log;
@@ -52,12 +52,19 @@ const DEADLINE_EXCEEDED: u8 = 4;
 const RESOURCE_EXHAUSTED: u8 = 8;
 const UNIMPLEMENTED: u8 = 12;
 
+/// How many `--max-message` messages are read at once, at most: the bytes of messages being
+/// read (or judged) are bounded together, not only each on its own.
+const MESSAGES_AT_ONCE: usize = 4;
+
 /// What every call shares.
 struct Shared {
     processor: Mutex<Processor>,
     log: Log,
     started: Instant,
     max_message: usize,
+    /// The bytes of the messages being read or judged, together: `MESSAGES_AT_ONCE` times
+    /// `--max-message`.
+    reading: Arc<Semaphore>,
     read_timeout: Duration,
     run_id: String,
     log_failed: std::sync::atomic::AtomicBool,
@@ -94,6 +101,13 @@ async fn serve(config: Config, processor: Processor, log: Log) -> anyhow::Result
         log,
         started: Instant::now(),
         max_message: config.max_message,
+        reading: Arc::new(Semaphore::new(
+            config
+                .max_message
+                .saturating_add(mcppin_extmcp::FRAME_HEADER)
+                .saturating_mul(MESSAGES_AT_ONCE)
+                .min(Semaphore::MAX_PERMITS),
+        )),
         read_timeout: config.read_timeout,
         run_id: config.run_id,
         log_failed: std::sync::atomic::AtomicBool::new(false),
@@ -118,20 +132,85 @@ async fn serve(config: Config, processor: Processor, log: Log) -> anyhow::Result
             continue;
         };
         let shared = Arc::clone(&shared);
+        let activity = Arc::new(Activity::new());
+        let busy = Arc::clone(&activity);
         let service = service_fn(move |request| {
             let shared = Arc::clone(&shared);
-            async move { Ok::<_, std::convert::Infallible>(call(&shared, request).await) }
+            let busy = Arc::clone(&busy);
+            async move {
+                let _call = busy.begin();
+                Ok::<_, std::convert::Infallible>(call(&shared, request).await)
+            }
         });
         let connection = http2::Builder::new(TokioExecutor::new())
             .max_frame_size(1 << 20)
             .serve_connection(TokioIo::new(stream), service);
+        let idle = config.read_timeout;
         tokio::spawn(async move {
-            let _ = connection.await;
+            let mut connection = std::pin::pin!(connection);
+            // A connection without a check in flight for --upstream-timeout is closed (the
+            // gateway connects again): a peer that connects and sends nothing, or never ends
+            // its headers, would otherwise hold its place (--max-connections) for good.
+            loop {
+                tokio::select! {
+                    _ = connection.as_mut() => break,
+                    () = tokio::time::sleep(idle) => {
+                        if activity.idle_for() >= idle {
+                            connection.as_mut().graceful_shutdown();
+                            let _ = tokio::time::timeout(idle, connection.as_mut()).await;
+                            break;
+                        }
+                    }
+                }
+            }
             drop(permit);
         });
     }
     say("stopped by a signal");
     Ok(Exit::Clean)
+}
+
+/// The calls of one connection in flight, and when the last one ended.
+struct Activity {
+    calls: Mutex<(usize, Instant)>,
+}
+
+/// One call in flight; its end is noted when dropped.
+struct Busy<'a>(&'a Activity);
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            calls: Mutex::new((0, Instant::now())),
+        }
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, (usize, Instant)> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn begin(&self) -> Busy<'_> {
+        self.calls().0 += 1;
+        Busy(self)
+    }
+
+    /// How long the connection has had no call in flight (zero while one is).
+    fn idle_for(&self) -> Duration {
+        let (calls, since) = *self.calls();
+        if calls > 0 {
+            Duration::ZERO
+        } else {
+            since.elapsed()
+        }
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        let mut calls = self.0.calls();
+        calls.0 = calls.0.saturating_sub(1);
+        calls.1 = Instant::now();
+    }
 }
 
 /// One unary call: the request's one message read whole (bounded), judged, answered with its
@@ -147,15 +226,11 @@ async fn call(shared: &Shared, request: Request<Incoming>) -> Response<Unary> {
         .saturating_add(mcppin_extmcp::FRAME_HEADER);
     // Bounded in time as in size: a stream stalled mid-message would otherwise hold its
     // connection's place (--max-connections) for as long as the gateway keeps it open.
-    let read = Limited::new(request.into_body(), limit).collect();
-    let body = match tokio::time::timeout(shared.read_timeout, read).await {
-        Ok(Ok(body)) => body.to_bytes(),
-        Ok(Err(_)) => {
-            return Unary::status(
-                RESOURCE_EXHAUSTED,
-                "the message is longer than --max-message, or the stream failed",
-            );
-        }
+    let whole = read(request.into_body(), limit, &shared.reading);
+    // The message's share of the bytes read at once is held until it is answered.
+    let (body, _held) = match tokio::time::timeout(shared.read_timeout, whole).await {
+        Ok(Ok(whole)) => whole,
+        Ok(Err(why)) => return Unary::status(RESOURCE_EXHAUSTED, why),
         Err(_) => {
             return Unary::status(
                 DEADLINE_EXCEEDED,
@@ -186,6 +261,39 @@ async fn call(shared: &Shared, request: Request<Incoming>) -> Response<Unary> {
         Ok(body) => Unary::ok(body),
         Err(e) => Unary::status(RESOURCE_EXHAUSTED, &e.to_string()),
     }
+}
+
+/// A call's body, read whole: at most `limit` bytes, each taken from `reading` as it comes
+/// (never waited for: a check beyond the bound is answered at once).
+async fn read(
+    mut body: Incoming,
+    limit: usize,
+    reading: &Arc<Semaphore>,
+) -> Result<(Vec<u8>, Option<OwnedSemaphorePermit>), &'static str> {
+    const FAILED: &str = "the message is longer than --max-message, or the stream failed";
+    let mut bytes = Vec::new();
+    let mut held: Option<OwnedSemaphorePermit> = None;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(|_| FAILED)?.into_data() else {
+            continue;
+        };
+        if bytes.len().saturating_add(data.len()) > limit {
+            return Err(FAILED);
+        }
+        let share = u32::try_from(data.len()).map_err(|_| FAILED)?;
+        let permit = Arc::clone(reading)
+            .try_acquire_many_owned(share)
+            .map_err(|_| {
+                "the processor reads as many messages at once as it holds (4 times \
+                 --max-message)"
+            })?;
+        match &mut held {
+            Some(held) => held.merge(permit),
+            None => held = Some(permit),
+        }
+        bytes.extend_from_slice(&data);
+    }
+    Ok((bytes, held))
 }
 
 impl Shared {

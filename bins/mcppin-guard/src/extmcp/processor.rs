@@ -352,7 +352,7 @@ impl Processor {
         let metadata = response.metadata_context.as_ref();
         let token = metadata_str(metadata, TOKEN_KEY)
             .and_then(|t| t.strip_prefix(self.config.run.as_str())?.strip_prefix('.'))
-            .and_then(|n| n.parse::<u64>().ok());
+            .and_then(number);
         let unmatched = self.refused(format_args!(
             "{word}: the answer cannot be matched with its request: the gateway hands back no \
              metadata {TOKEN_KEY} this processor gave (mcppin-unmatched)"
@@ -528,6 +528,12 @@ fn carry(all: &mut Withheld, before: &Withheld, now: &Withheld) {
     }
     apply(&mut all.tools, &before.tools, &now.tools);
     apply(&mut all.prompts, &before.prompts, &now.prompts);
+}
+
+/// A request number as this processor writes it (plain digits, no sign, no leading zero):
+/// `+7` or `07` is a number it never gave.
+fn number(text: &str) -> Option<u64> {
+    text.parse::<u64>().ok().filter(|n| n.to_string() == text)
 }
 
 /// The key of a session: the SHA-256 of its `session` metadata value.

@@ -338,6 +338,31 @@ fn an_answer_without_the_request_phase_s_metadata_is_denied() {
 }
 
 #[test]
+fn a_number_written_otherwise_than_the_processor_wrote_it_is_one_it_never_gave() {
+    let mut p = processor(engine::Mode::Refuse);
+    let mut g = gateway(&mut p, Some("sid-1"));
+    let asked = g.request("tools/call", Some(r#"{"name":"echo","arguments":{}}"#));
+    let token = metadata_str(asked.metadata.as_ref(), "mcppin")
+        .unwrap()
+        .to_owned();
+    let (run, number) = token.rsplit_once('.').unwrap();
+    for forged in [format!("{run}.+{number}"), format!("{run}.0{number}")] {
+        let forged = string_struct([("mcppin", forged)]);
+        let answered = g.response("tools/call", Some(&forged), r#"{"content":[]}"#);
+        let Some(Verdict::Error(e)) = answered.result else {
+            panic!("a number it never gave matched a request: {answered:?}");
+        };
+        assert!(e.reason.contains("mcppin-unmatched"), "{}", e.reason);
+    }
+    // The number as given still names the request.
+    let answered = g.response("tools/call", asked.metadata.as_ref(), r#"{"content":[]}"#);
+    assert!(
+        matches!(answered.result, Some(Verdict::Pass(_))),
+        "{answered:?}"
+    );
+}
+
+#[test]
 fn a_method_hooked_in_its_response_phase_only_is_judged_without_its_request() {
     let mut p = processor(engine::Mode::Refuse);
     let mut g = gateway(&mut p, Some("sid-1"));
