@@ -15,6 +15,10 @@
 //!   denial (`PERMISSION_DENIED`: the client reads `-32001` and the guard's own message, no
 //!   server text); a list rebuilt without quarantined items becomes a mutated result; a line
 //!   forwarded as it came, a pass.
+//! - A phase the gateway fans out to several targets (a list, `initialize`) is judged by each
+//!   target's session: the request by each, the merged answer cut per target (`merged`). Any
+//!   denial denies the whole; a session stopped stops its siblings (the other targets of the
+//!   same gateway session).
 //!
 //! Sessions are kept per (session, target): the key is the SHA-256 of the `session` metadata
 //! value (it can carry the upstream's session id: the raw value is never kept or shown), with
@@ -43,6 +47,7 @@ use table::{Kept, Key, Table};
 pub(crate) use target::Target;
 
 mod lines;
+mod merged;
 mod table;
 mod target;
 
@@ -166,12 +171,6 @@ impl Processor {
                  gateway's renaming cannot be the one pinned (mcppin-unmapped)",
                 targets.len(),
                 self.config.targets.len()
-            )));
-        }
-        if targets.len() > 1 {
-            return Err(self.refused(format_args!(
-                "{method}: an answer merged from several targets is not judged by this \
-                 processor (mcppin-unmapped)"
             )));
         }
         Ok(targets)
@@ -353,6 +352,22 @@ impl Processor {
             // What the request asked is part of the judgement: never guessed.
             return (McpResponseResult::deny(unmatched), said);
         }
+        let split = if targets.len() > 1 {
+            match merged::split(
+                method,
+                &response.mcp_response,
+                &targets,
+                &self.config.targets,
+            ) {
+                Ok(split) => Some(split),
+                Err(why) => {
+                    let reason = self.unsplit(word, &why);
+                    return (McpResponseResult::deny(reason), said);
+                }
+            }
+        } else {
+            None
+        };
         let alone = match (digest, matched) {
             (None, None) => {
                 self.next += 1;
@@ -362,13 +377,15 @@ impl Processor {
         };
         let mut parts = Vec::with_capacity(targets.len());
         let mut stop = None;
-        for &target in &targets {
+        for (i, &target) in targets.iter().enumerate() {
             let key = match (digest, matched, alone) {
                 (Some(digest), _, _) => Key::Session(digest, target),
                 (None, Some(token), _) => Key::Alone(token, target),
                 (None, None, number) => Key::Alone(number.unwrap_or_default(), target),
             };
-            let result = response.mcp_response.as_slice();
+            let result = split
+                .as_ref()
+                .map_or(response.mcp_response.as_slice(), |s| s.parts[i].as_slice());
             let part = self.judge_answer(key, target, method, matched, result, now, &mut said);
             if self.kept.get(&key).is_some_and(|k| k.session.is_stopped()) {
                 stop = Some(key);
@@ -385,11 +402,43 @@ impl Processor {
         if let Some(Part::Deny(reason)) = parts.iter().find(|p| matches!(p, Part::Deny(_))) {
             return (McpResponseResult::deny(reason.clone()), said);
         }
-        let verdict = match parts.into_iter().next() {
-            Some(Part::Mutated(result)) => McpResponseResult::mutated(result),
-            _ => McpResponseResult::pass(),
+        let replaced: Vec<(usize, Vec<u8>)> = parts
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, part)| match part {
+                Part::Mutated(result) => Some((i, result)),
+                _ => None,
+            })
+            .collect();
+        let verdict = match (replaced.len(), split) {
+            (0, _) => McpResponseResult::pass(),
+            (_, None) => match replaced.into_iter().next() {
+                Some((_, result)) => McpResponseResult::mutated(result),
+                None => McpResponseResult::pass(),
+            },
+            (_, Some(split)) => match split.rebuilt(&response.mcp_response, &replaced) {
+                Some(result) => McpResponseResult::mutated(result),
+                None => McpResponseResult::deny(self.unsplit(word, &merged::Unsplit::Malformed)),
+            },
         };
         (verdict, said)
+    }
+
+    /// The refusal of a merged answer that cannot be told apart per target.
+    fn unsplit(&self, word: &str, why: &merged::Unsplit) -> String {
+        match why {
+            merged::Unsplit::Malformed => self.refused(format_args!(
+                "{word}: the answer breaks the protocol or strict reading (malformed-answer)"
+            )),
+            merged::Unsplit::Unattributed => self.refused(format_args!(
+                "{word}: an item of the gateway's merged answer carries no target's prefix \
+                 (mcppin-unmapped)"
+            )),
+            merged::Unsplit::Instructions => self.refused(format_args!(
+                "{word}: the gateway's merged instructions cannot be cut per target: a \
+                 target's section is marked twice (instructions-changed)"
+            )),
+        }
     }
 
     /// Judges one target's part of an answer in the session under `key`: the request it

@@ -15,6 +15,7 @@ use mcppin_extmcp::{
 use super::{Config, Processor, Target};
 
 mod pending;
+mod targets;
 
 /// server-everything's `echo` as the server serves it (with `execution`, which the
 /// gateway's rmcp drops).
