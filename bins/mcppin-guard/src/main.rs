@@ -441,6 +441,16 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         )
         .into());
     }
+    if matches!(cli.prefix_mode, Some(PrefixArg::Never)) && cli.target.len() > 1 {
+        // The gateway then shows the names of several targets without their prefix: which
+        // target an item of a merged list came from cannot be told.
+        return Err(Fail::new(
+            Exit::Usage,
+            "--prefix-mode never does not go with several --target: the gateway shows the \
+             targets' names without the prefix that tells them apart",
+        )
+        .into());
+    }
     if cli.listen.is_none() && (cli.upstream.is_some() || !cli.upstream_ca.is_empty()) {
         return Err(Fail::new(
             Exit::Usage,

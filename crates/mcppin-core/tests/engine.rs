@@ -1095,3 +1095,45 @@ fn a_refusal_names_the_refuser_the_embedder_configured() {
         }
     }
 }
+
+#[test]
+fn a_forgotten_request_s_answer_answers_nothing_and_the_others_are_still_matched() {
+    let mut session = Session::new(
+        ApprovedServer::unsigned(approved()),
+        guard(Mode::Refuse, true),
+    );
+    let now = Duration::ZERO;
+    for id in 1..=3 {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search"}}}}"#
+        );
+        assert_eq!(
+            session.client_line(call.as_bytes(), now).to_server,
+            Forward::Original
+        );
+    }
+    assert_eq!(session.outstanding(), 3);
+    // Forgetting a call is its completion without an answer; an id not outstanding, nothing.
+    let forgotten = session.forget(1, now);
+    assert!(
+        matches!(forgotten.as_slice(), [Event::ToolCompletion(c)] if c.outcome == mcppin_core::engine::Completion::NoAnswer),
+        "{forgotten:?}"
+    );
+    assert!(session.forget(1, now).is_empty());
+    assert!(session.forget(99, now).is_empty());
+    assert_eq!(session.outstanding(), 2);
+    // The requests not forgotten are answered as before.
+    let answer = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#;
+    let action = session.server_line(answer, now);
+    assert_eq!(action.to_client, Forward::Original);
+    assert_eq!(action.stop, None);
+    assert_eq!(session.outstanding(), 1);
+    // The forgotten one's answer is one to no request.
+    let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+    let action = session.server_line(answer, now);
+    assert!(
+        matches!(action.stop, Some(Stop::Fatal(_))),
+        "{:?}",
+        action.stop
+    );
+}

@@ -1,40 +1,55 @@
 //! What the processor answers each phase of a gateway's guardrail hook: the mapping between
 //! the hook's messages and the lines an engine [`Session`] judges. The engine decides; this
-//! module only finds the session, writes the line pair the engine reads, and turns the
-//! engine's action into the hook's verdict.
+//! module only finds the sessions, writes the line pair each reads, and turns the engines'
+//! actions into the hook's verdict.
 //!
 //! - A request phase becomes a client line `{"jsonrpc":"2.0","id":N,"method":M,"params":P}`
 //!   with a number `N` of the processor's own; the verdict is returned with metadata
-//!   `mcppin: "RUN.N"` (`RUN` the guard run's id), which the gateway hands back to the response phase (its `metadata`
-//!   expression `mcpGuardrails.mcppin`), so that the answer is judged as the answer to that
-//!   very request (`prompts/get` is pinned by its name and arguments, which its answer does
-//!   not carry).
+//!   `mcppin: "RUN.N"` (`RUN` the guard run's id), which the gateway hands back to the
+//!   response phase (its `metadata` expression `mcpGuardrails.mcppin`), so that the answer is
+//!   judged as the answer to that very request (`prompts/get` is pinned by its name and
+//!   arguments, which its answer does not carry). A notification (which the gateway does not
+//!   hook today) is fed without an id, and waits for no answer.
 //! - A response phase becomes the server line `{"jsonrpc":"2.0","id":N,"result":R}`.
 //! - The engine's answer in the server's place, or its refusal of an answer, becomes a
 //!   denial (`PERMISSION_DENIED`: the client reads `-32001` and the guard's own message, no
-//!   server text); a `tools/list` rebuilt without quarantined tools becomes a mutated result;
-//!   a line forwarded as it came, a pass.
+//!   server text); a list rebuilt without quarantined items becomes a mutated result; a line
+//!   forwarded as it came, a pass.
+//! - A phase the gateway fans out to several targets (a list, `initialize`) is judged by each
+//!   target's session: the request by each, the merged answer cut per target (`merged`). Any
+//!   denial denies the whole; a session stopped stops its siblings (the other targets of the
+//!   same gateway session).
 //!
 //! Sessions are kept per (session, target): the key is the SHA-256 of the `session` metadata
 //! value (it can carry the upstream's session id: the raw value is never kept or shown), with
-//! the gateway's target name. Without `session`, each request is a session of its own, kept
-//! from its request phase to its answer under its number only. The table is bounded: when it
-//! is full after the idle sessions are dropped, a new session is denied (evicting an open one
-//! would forget that it was stopped). What requests without a session withhold in quarantine
-//! (tools whose served form was refused) is one set per target: each such request starts with
-//! it, and what its answer withholds or lifts is carried back, so that a call of a withheld
-//! tool is denied in a later request too.
+//! the gateway's target. Without `session`, each request stands alone: judged against the
+//! lock only, and kept from its request phase to its answer only when the answer needs what
+//! the request asked (`NEEDS_REQUEST`). The table and what each session waits for are bounded
+//! (`table`). What requests without a session withhold in quarantine (tools whose served form
+//! was refused) is one set per target: each such request starts with it, and what its answer
+//! withholds or lifts is carried back, so that a call of a withheld tool is denied in a later
+//! request too.
 
-use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use mcppin_core::engine::{self, ApprovedServer, Event, Forward, Note, Session, Stop, Withheld};
-use mcppin_core::projection::{PrefixMode, Projection, Renaming};
-use mcppin_core::{Digest, Excerpt};
+use mcppin_core::Excerpt;
+use mcppin_core::engine::{self, Event, Forward, Note, Session, Stop, Withheld};
 use mcppin_extmcp::{
-    McpRequest, McpRequestResult, McpResponse, McpResponseResult, Verdict, metadata_str,
-    string_struct,
+    McpRequest, McpRequestResult, McpResponse, McpResponseResult, metadata_str, string_struct,
 };
+
+use lines::{
+    Replaced, answer_line, carry, method_word, notification_line, prefix_hint, refusal_message,
+    replaced, request_line, session_key,
+};
+use table::{Kept, Key, Table};
+
+pub(crate) use target::Target;
+
+mod lines;
+mod merged;
+mod table;
+mod target;
 
 /// The metadata key of the processor's own number for a request: the gateway's configuration
 /// returns it to the response phase as `mcpGuardrails.mcppin`.
@@ -50,64 +65,6 @@ pub(crate) const SESSION_KEY: &str = "session";
 /// method the gateway hooks in its response phase only).
 const NEEDS_REQUEST: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
-/// One gateway target, mapped to its lockfile entry.
-#[derive(Debug)]
-pub(crate) struct Target {
-    /// The gateway's name of it (`mcp.targets[].name`).
-    pub(crate) name: String,
-    /// The lockfile id whose approval it is held to.
-    pub(crate) id: String,
-    /// The approval projected and renamed as the gateway shows it.
-    pub(crate) approved: ApprovedServer,
-    /// How the gateway renames its items.
-    renaming: Renaming,
-}
-
-/// Why a target cannot be held to its lockfile entry.
-#[derive(Debug)]
-pub(crate) struct Unprojectable {
-    pub(crate) target: String,
-    pub(crate) id: String,
-    pub(crate) error: mcppin_core::projection::Unprojectable,
-}
-
-impl Target {
-    /// How notes name it: the target and its entry, escaped.
-    fn label(&self) -> String {
-        format!(
-            "target {}, entry {}",
-            mcppin_core::escape(&self.name),
-            mcppin_core::escape(&self.id)
-        )
-    }
-
-    /// Target `name`, held to `approved` (the lockfile entry `id`), as a gateway with
-    /// `targets` targets in `mode` shows it through `projection`.
-    pub(crate) fn new(
-        name: String,
-        id: String,
-        approved: &ApprovedServer,
-        projection: &Projection,
-        mode: PrefixMode,
-        targets: usize,
-    ) -> Result<Self, Unprojectable> {
-        let renaming = Renaming::new(mode, targets, &name);
-        match approved.projected(projection, &renaming) {
-            Ok(approved) => Ok(Self {
-                name,
-                id,
-                approved,
-                renaming,
-            }),
-            Err(error) => Err(Unprojectable {
-                target: name,
-                id,
-                error,
-            }),
-        }
-    }
-}
-
 /// How the processor runs.
 #[derive(Debug)]
 pub(crate) struct Config {
@@ -122,29 +79,6 @@ pub(crate) struct Config {
     /// This run's id: the numbers handed to the gateway carry it, so that a number another
     /// processor (a replica) gave is never taken for one of this one's.
     pub(crate) run: String,
-}
-
-/// A session of one target.
-#[derive(Debug)]
-struct Kept {
-    session: Session,
-    /// Its number in this run (stderr notes and the log's `session_id`).
-    number: u64,
-    /// When a phase of it last came.
-    used: Duration,
-    /// The numbers of its requests whose answer has not come.
-    pending: Vec<u64>,
-    /// For a request without a session: what requests without a session withheld when it
-    /// began (what its answer withholds or lifts is carried back to them).
-    shared: Option<Withheld>,
-}
-
-/// Where a session is kept: under its key and target, or (a request without `session`)
-/// under its request's number.
-#[derive(Clone, Debug, Eq, Hash, PartialEq)]
-enum Key {
-    Session(Digest, usize),
-    Alone(u64),
 }
 
 /// What one phase produced besides its verdict: for the log and stderr.
@@ -166,10 +100,21 @@ impl Said {
         for note in notes {
             self.note(kept.number, target, note);
         }
+        self.events_of(kept, events);
+    }
+
+    fn events_of(&mut self, kept: &Kept, events: Vec<Event>) {
         if !events.is_empty() {
             self.events.push((kept.number, events));
         }
     }
+}
+
+/// One target's verdict on its part of an answer.
+enum Part {
+    Pass,
+    Mutated(Vec<u8>),
+    Deny(String),
 }
 
 /// The processor: the targets and the sessions. Holds no clock: each phase is given `now`, a
@@ -177,7 +122,7 @@ impl Said {
 #[derive(Debug)]
 pub(crate) struct Processor {
     config: Config,
-    kept: HashMap<Key, Kept>,
+    kept: Table,
     next: u64,
     /// What requests without a session withhold, per target.
     alone: Vec<Withheld>,
@@ -188,7 +133,7 @@ impl Processor {
         Self {
             alone: vec![Withheld::default(); config.targets.len()],
             config,
-            kept: HashMap::new(),
+            kept: Table::default(),
             next: 0,
         }
     }
@@ -197,39 +142,38 @@ impl Processor {
         format!("{} refused {what}", self.config.engine.refuser)
     }
 
-    /// The one target a phase is for: every service name must be mapped, and a processor
-    /// holding several targets judges one at a time.
-    fn target(&self, method: &str, names: &[String]) -> Result<usize, String> {
+    /// The targets a phase is for: every service name must be mapped, once; a phase fanned
+    /// out to several targets must name every target given (the gateway's renaming depends
+    /// on their number).
+    fn targets(&self, method: &str, names: &[String]) -> Result<Vec<usize>, String> {
         let method = method_word(method);
-        let [name] = names else {
-            if names.is_empty() {
-                return Err(self.refused(format_args!(
-                    "{method}: the gateway named no target (mcppin-unmapped)"
-                )));
-            }
-            for name in names {
-                if !self.config.targets.iter().any(|t| &t.name == name) {
-                    return Err(self.unmapped(method, name));
-                }
-            }
-            if names.len() != self.config.targets.len() {
-                return Err(self.refused(format_args!(
-                    "{method}: the gateway fans out to {} targets, --target maps {}: the \
-                     gateway's renaming cannot be the one pinned (mcppin-unmapped)",
-                    names.len(),
-                    self.config.targets.len()
-                )));
-            }
+        if names.is_empty() {
             return Err(self.refused(format_args!(
-                "{method}: an answer merged from several targets is not judged by this \
-                 processor (mcppin-unmapped)"
+                "{method}: the gateway named no target (mcppin-unmapped)"
             )));
-        };
-        self.config
-            .targets
-            .iter()
-            .position(|t| &t.name == name)
-            .ok_or_else(|| self.unmapped(method, name))
+        }
+        let mut targets = Vec::with_capacity(names.len());
+        for name in names {
+            let Some(target) = self.config.targets.iter().position(|t| &t.name == name) else {
+                return Err(self.unmapped(method, name));
+            };
+            if targets.contains(&target) {
+                return Err(self.refused(format_args!(
+                    "{method}: the gateway named target {} twice (mcppin-unmapped)",
+                    Excerpt::quoted(name)
+                )));
+            }
+            targets.push(target);
+        }
+        if targets.len() > 1 && targets.len() != self.config.targets.len() {
+            return Err(self.refused(format_args!(
+                "{method}: the gateway fans out to {} targets, --target maps {}: the \
+                 gateway's renaming cannot be the one pinned (mcppin-unmapped)",
+                targets.len(),
+                self.config.targets.len()
+            )));
+        }
+        Ok(targets)
     }
 
     fn unmapped(&self, method: &str, name: &str) -> String {
@@ -240,45 +184,33 @@ impl Processor {
         ))
     }
 
-    /// Drops the sessions idle for longer than the TTL.
-    fn sweep(&mut self, now: Duration) {
-        let idle = self.config.idle;
-        self.kept
-            .retain(|_, kept| now.saturating_sub(kept.used) <= idle);
-    }
-
-    /// The session under `key`, made when there is none and room for one.
-    fn session(&mut self, key: &Key, target: usize, now: Duration) -> Option<&mut Kept> {
-        if !self.kept.contains_key(key) {
-            self.sweep(now);
-            if self.kept.len() >= self.config.max_sessions {
-                return None;
-            }
+    /// The session under `key`, made when there is none and room for one. A new session of
+    /// a gateway session whose other target's session was stopped starts stopped.
+    fn session(&mut self, key: Key, target: usize, now: Duration) -> Option<&mut Kept> {
+        if !self.kept.contains(&key) {
             self.next += 1;
             let approved = self.config.targets[target].approved.clone();
             let mut session = Session::new(approved, self.config.engine);
             let shared = match key {
-                Key::Alone(_) => {
+                Key::Alone(..) => {
                     session.withhold(&self.alone[target]);
                     Some(self.alone[target].clone())
                 }
                 Key::Session(..) => None,
             };
-            let kept = Kept {
-                session,
-                number: self.next,
-                used: now,
-                pending: Vec::new(),
-                shared,
-            };
-            self.kept.insert(key.clone(), kept);
+            if self.kept.sibling_stopped(key, self.config.targets.len()) {
+                session.stop();
+            }
+            let kept = Kept::new(session, self.next, now, shared);
+            let (max, idle) = (self.config.max_sessions, self.config.idle);
+            self.kept.insert(key, kept, max, now, idle)?;
         }
-        let kept = self.kept.get_mut(key)?;
+        let kept = self.kept.get_mut(&key)?;
         kept.used = now;
         Some(kept)
     }
 
-    /// Judges a request about to go to the gateway's target.
+    /// Judges a request about to go to the gateway's targets.
     pub(crate) fn check_request(
         &mut self,
         request: &McpRequest,
@@ -286,53 +218,100 @@ impl Processor {
     ) -> (McpRequestResult, Said) {
         let mut said = Said::default();
         let method = request.method.as_str();
-        let target = match self.target(method, &request.service_names) {
-            Ok(target) => target,
+        let word = method_word(method);
+        let targets = match self.targets(method, &request.service_names) {
+            Ok(targets) => targets,
             Err(reason) => return (McpRequestResult::deny(reason), said),
         };
-        let params = match request.mcp_request.as_deref() {
-            None => None,
-            Some(params) => match self.renamed(target, method, params) {
+        let params = match (request.mcp_request.as_deref(), targets.as_slice()) {
+            (None, _) => None,
+            (Some(params), [target]) => match self.renamed(*target, method, params) {
                 Ok(params) => Some(params),
                 Err(reason) => return (McpRequestResult::deny(reason), said),
             },
+            (Some(params), _) => Some(params.to_vec()),
         };
+        let notification = method.starts_with("notifications/");
         self.next += 1;
         let number = self.next;
-        let key = match session_key(request.metadata_context.as_ref()) {
-            Some(digest) => Key::Session(digest, target),
-            None => Key::Alone(number),
-        };
+        let digest = session_key(request.metadata_context.as_ref());
         let full = self.refused(format_args!(
-            "{}: the processor holds --max-sessions sessions (mcppin-unavailable)",
-            method_word(method)
+            "{word}: the processor holds --max-sessions sessions (mcppin-unavailable)"
         ));
         let stopped = self.refused(format_args!(
-            "{}: the session was stopped (mcppin-stopped)",
-            method_word(method)
+            "{word}: the session was stopped (mcppin-stopped)"
         ));
-        let name = self.config.targets[target].label();
-        let Some(kept) = self.session(&key, target, now) else {
-            return (McpRequestResult::deny(full), said);
-        };
-        if kept.session.is_stopped() {
-            return (McpRequestResult::deny(stopped), said);
-        }
-        let line = request_line(number, method, params.as_deref());
-        let action = kept.session.client_line(&line, now);
-        said.engine(kept, &name, &action.notes, action.events);
-        let verdict = if let Some(answer) = action.to_client.first() {
-            McpRequestResult::deny(refusal_message(answer).unwrap_or(stopped))
-        } else if action.to_server == Forward::Original {
-            kept.pending.push(number);
-            let token = format!("{}.{number}", self.config.run);
-            McpRequestResult::pass(Some(string_struct([(TOKEN_KEY, token)])))
+        let line = if notification {
+            notification_line(method, params.as_deref())
         } else {
-            McpRequestResult::deny(stopped)
+            request_line(number, method, params.as_deref())
         };
-        if matches!(key, Key::Alone(_)) && !matches!(verdict.result, Some(Verdict::Pass(_))) {
-            self.kept.remove(&key);
+        let count = self.config.targets.len();
+        let mut denial = None;
+        let mut waiting = Vec::new();
+        let mut stop = None;
+        for &target in &targets {
+            let key = match digest {
+                Some(digest) => Key::Session(digest, target),
+                None => Key::Alone(number, target),
+            };
+            let name = self.config.targets[target].label();
+            let Some(kept) = self.session(key, target, now) else {
+                denial = Some(full.clone());
+                break;
+            };
+            if kept.session.is_stopped() {
+                denial = Some(stopped.clone());
+                stop = Some(key);
+                break;
+            }
+            let action = kept.session.client_line(&line, now);
+            said.engine(kept, &name, &action.notes, action.events);
+            if let Some(answer) = action.to_client.first() {
+                denial = Some(refusal_message(answer).unwrap_or_else(|| stopped.clone()));
+            } else if action.to_server != Forward::Original {
+                denial = Some(stopped.clone());
+            } else if !notification {
+                let events = kept.wait(number, now);
+                said.events_of(kept, events);
+                waiting.push(key);
+            }
+            if kept.session.is_stopped() {
+                stop = Some(key);
+            }
+            if denial.is_some() {
+                break;
+            }
         }
+        if let Some(key) = stop {
+            self.kept.stop_siblings(key, count);
+        }
+        if denial.is_some() {
+            // The targets that took the request never see it: none waits for its answer.
+            for key in &waiting {
+                if let Some(kept) = self.kept.get_mut(key) {
+                    let events = kept.forget(number, now);
+                    said.events_of(kept, events);
+                }
+            }
+        }
+        if digest.is_none() {
+            // A request without a session is kept to its answer only when the answer needs it.
+            let keep = denial.is_none() && !notification && NEEDS_REQUEST.contains(&method);
+            for &target in &targets {
+                if !keep {
+                    self.kept.remove(&Key::Alone(number, target));
+                }
+            }
+        }
+        let verdict = match denial {
+            Some(reason) => McpRequestResult::deny(reason),
+            None if notification => McpRequestResult::pass(None),
+            None => {
+                let token = format!("{}.{number}", self.config.run);
+                McpRequestResult::pass(Some(string_struct([(TOKEN_KEY, token)])))
+            }
+        };
         (verdict, said)
     }
 
@@ -345,8 +324,8 @@ impl Processor {
         let mut said = Said::default();
         let method = response.method.as_str();
         let word = method_word(method);
-        let target = match self.target(method, &response.service_names) {
-            Ok(target) => target,
+        let targets = match self.targets(method, &response.service_names) {
+            Ok(targets) => targets,
             Err(reason) => return (McpResponseResult::deny(reason), said),
         };
         let metadata = response.metadata_context.as_ref();
@@ -357,94 +336,188 @@ impl Processor {
             "{word}: the answer cannot be matched with its request: the gateway hands back no \
              metadata {TOKEN_KEY} this processor gave (mcppin-unmatched)"
         ));
+        // The request this answers, when this processor saw its request phase (and still
+        // waits for its answer).
+        let digest = session_key(metadata);
+        let matched = token.filter(|token| {
+            targets.iter().all(|&target| match digest {
+                Some(digest) => self
+                    .kept
+                    .get(&Key::Session(digest, target))
+                    .is_some_and(|kept| kept.waits(*token)),
+                None => self.kept.contains(&Key::Alone(*token, target)),
+            })
+        });
+        if matched.is_none() && NEEDS_REQUEST.contains(&method) {
+            // What the request asked is part of the judgement: never guessed.
+            return (McpResponseResult::deny(unmatched), said);
+        }
+        let split = if targets.len() > 1 {
+            match merged::split(
+                method,
+                &response.mcp_response,
+                &targets,
+                &self.config.targets,
+            ) {
+                Ok(split) => Some(split),
+                Err(why) => {
+                    let reason = self.unsplit(word, &why);
+                    return (McpResponseResult::deny(reason), said);
+                }
+            }
+        } else {
+            None
+        };
+        let alone = match (digest, matched) {
+            (None, None) => {
+                self.next += 1;
+                Some(self.next)
+            }
+            _ => None,
+        };
+        let mut parts = Vec::with_capacity(targets.len());
+        let mut stop = None;
+        for (i, &target) in targets.iter().enumerate() {
+            let key = match (digest, matched, alone) {
+                (Some(digest), _, _) => Key::Session(digest, target),
+                (None, Some(token), _) => Key::Alone(token, target),
+                (None, None, number) => Key::Alone(number.unwrap_or_default(), target),
+            };
+            let result = split
+                .as_ref()
+                .map_or(response.mcp_response.as_slice(), |s| s.parts[i].as_slice());
+            let part = self.judge_answer(key, target, method, matched, result, now, &mut said);
+            if self.kept.get(&key).is_some_and(|k| k.session.is_stopped()) {
+                stop = Some(key);
+            }
+            let denied = matches!(part, Part::Deny(_));
+            parts.push(part);
+            if denied {
+                break;
+            }
+        }
+        if let Some(key) = stop {
+            self.kept.stop_siblings(key, self.config.targets.len());
+        }
+        if let Some(Part::Deny(reason)) = parts.iter().find(|p| matches!(p, Part::Deny(_))) {
+            return (McpResponseResult::deny(reason.clone()), said);
+        }
+        let replaced: Vec<(usize, Vec<u8>)> = parts
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, part)| match part {
+                Part::Mutated(result) => Some((i, result)),
+                _ => None,
+            })
+            .collect();
+        let verdict = match (replaced.len(), split) {
+            (0, _) => McpResponseResult::pass(),
+            (_, None) => match replaced.into_iter().next() {
+                Some((_, result)) => McpResponseResult::mutated(result),
+                None => McpResponseResult::pass(),
+            },
+            (_, Some(split)) => match split.rebuilt(&response.mcp_response, &replaced) {
+                Some(result) => McpResponseResult::mutated(result),
+                None => McpResponseResult::deny(self.unsplit(word, &merged::Unsplit::Malformed)),
+            },
+        };
+        (verdict, said)
+    }
+
+    /// The refusal of a merged answer that cannot be told apart per target.
+    fn unsplit(&self, word: &str, why: &merged::Unsplit) -> String {
+        match why {
+            merged::Unsplit::Malformed => self.refused(format_args!(
+                "{word}: the answer breaks the protocol or strict reading (malformed-answer)"
+            )),
+            merged::Unsplit::Unattributed => self.refused(format_args!(
+                "{word}: an item of the gateway's merged answer carries no target's prefix \
+                 (mcppin-unmapped)"
+            )),
+            merged::Unsplit::Instructions => self.refused(format_args!(
+                "{word}: the gateway's merged instructions cannot be cut per target: a \
+                 target's section is marked twice (instructions-changed)"
+            )),
+        }
+    }
+
+    /// Judges one target's part of an answer in the session under `key`: the request it
+    /// answers is `matched`, or (its request phase ran elsewhere, or never) fed now without
+    /// params, which the answer of such a method does not need.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_answer(
+        &mut self,
+        key: Key,
+        target: usize,
+        method: &str,
+        matched: Option<u64>,
+        result: &[u8],
+        now: Duration,
+        said: &mut Said,
+    ) -> Part {
+        let word = method_word(method);
         let stopped = self.refused(format_args!(
             "{word}: the session was stopped (mcppin-stopped)"
         ));
         let full = self.refused(format_args!(
             "{word}: the processor holds --max-sessions sessions (mcppin-unavailable)"
         ));
-        // The request this answers, when this processor saw its request phase.
-        let digest = session_key(metadata);
-        let matched = token.filter(|token| match &digest {
-            Some(digest) => self
-                .kept
-                .get(&Key::Session(*digest, target))
-                .is_some_and(|kept| kept.pending.contains(token)),
-            None => self.kept.contains_key(&Key::Alone(*token)),
-        });
-        if matched.is_none() && NEEDS_REQUEST.contains(&method) {
-            // What the request asked is part of the judgement: never guessed.
-            return (McpResponseResult::deny(unmatched), said);
-        }
-        let key = match (digest, matched) {
-            (Some(digest), _) => Key::Session(digest, target),
-            (None, Some(token)) => Key::Alone(token),
-            (None, None) => {
+        let malformed = self.refused(format_args!(
+            "{word}: the answer breaks the protocol or strict reading (malformed-answer)"
+        ));
+        let name = self.config.targets[target].label();
+        let fresh = match (key, matched) {
+            (Key::Alone(number, _), _) => number,
+            (Key::Session(..), Some(token)) => token,
+            (Key::Session(..), None) => {
                 self.next += 1;
-                Key::Alone(self.next)
+                self.next
             }
         };
-        let name = self.config.targets[target].label();
-        let Some(kept) = self.session(&key, target, now) else {
-            return (McpResponseResult::deny(full), said);
+        let Some(kept) = self.session(key, target, now) else {
+            return Part::Deny(full);
         };
         if kept.session.is_stopped() {
-            return (McpResponseResult::deny(stopped), said);
+            return Part::Deny(stopped);
         }
         let number = match matched {
             Some(token) => token,
             None => {
-                // The request phase ran elsewhere (another replica), or never (a method hooked
-                // in its response phase only): the request is judged now, without params,
-                // which the answer of this method does not need.
-                let number = match key {
-                    Key::Alone(number) => number,
-                    Key::Session(..) => {
-                        self.next += 1;
-                        self.next
-                    }
-                };
-                let Some(kept) = self.kept.get_mut(&key) else {
-                    return (McpResponseResult::deny(unmatched), said);
-                };
                 let action = kept
                     .session
-                    .client_line(&request_line(number, method, None), now);
+                    .client_line(&request_line(fresh, method, None), now);
                 said.engine(kept, &name, &action.notes, action.events);
                 if action.to_server != Forward::Original {
-                    return (McpResponseResult::deny(stopped), said);
+                    return Part::Deny(stopped);
                 }
-                number
+                fresh
             }
         };
-        let malformed = self.refused(format_args!(
-            "{word}: the answer breaks the protocol or strict reading (malformed-answer)"
-        ));
         let Some(kept) = self.kept.get_mut(&key) else {
-            return (McpResponseResult::deny(unmatched), said);
+            return Part::Deny(stopped);
         };
-        kept.pending.retain(|n| *n != number);
-        let line = answer_line(number, &response.mcp_response);
-        let action = kept.session.server_line(&line, now);
+        kept.answered(number);
+        let action = kept.session.server_line(&answer_line(number, result), now);
         said.engine(kept, &name, &action.notes, action.events);
+        let single = self.config.targets.len() == 1;
         if action.to_client != Forward::Original
-            && let Some(hint) =
-                prefix_hint(&self.config.targets[target], method, &response.mcp_response)
+            && single
+            && let Some(hint) = prefix_hint(&self.config.targets[target], method, result)
         {
             said.note(kept.number, &name, &hint);
         }
-        let verdict = match (&action.stop, &action.to_client) {
+        let part = match (&action.stop, &action.to_client) {
             (Some(Stop::Fatal(violation)), _) => {
                 said.note(kept.number, &name, &format_args!("stopped: {violation}"));
-                McpResponseResult::deny(malformed)
+                Part::Deny(malformed)
             }
-            (_, Forward::Original) => McpResponseResult::pass(),
+            (_, Forward::Original) => Part::Pass,
             (_, Forward::Replace(bytes)) => match replaced(bytes) {
-                Replaced::Result(result) => McpResponseResult::mutated(result),
-                Replaced::Error(message) => McpResponseResult::deny(message),
-                Replaced::Unread => McpResponseResult::deny(stopped),
+                Replaced::Result(result) => Part::Mutated(result),
+                Replaced::Error(message) => Part::Deny(message),
+                Replaced::Unread => Part::Deny(stopped),
             },
-            (_, Forward::Nothing) => McpResponseResult::deny(stopped),
+            (_, Forward::Nothing) => Part::Deny(stopped),
         };
         if action.stop == Some(Stop::Drift) {
             said.note(
@@ -453,13 +526,13 @@ impl Processor {
                 &"drift was refused: the session is stopped, its later requests are denied",
             );
         }
-        if matches!(key, Key::Alone(_))
+        if matches!(key, Key::Alone(..))
             && let Some(kept) = self.kept.remove(&key)
             && let Some(before) = &kept.shared
         {
             carry(&mut self.alone[target], before, &kept.session.withheld());
         }
-        (verdict, said)
+        part
     }
 
     /// The params of a request to the target, with the name the gateway took its prefix off
@@ -486,139 +559,10 @@ impl Processor {
     }
 }
 
-/// Why a list answer the engine did not pass may be the gateway renaming otherwise than
-/// `--prefix-mode` says: every item's name has the target's prefix while the guard expects
-/// none, or none has it while the guard expects it. `None` when the names do not tell.
-fn prefix_hint(target: &Target, method: &str, result: &[u8]) -> Option<&'static str> {
-    let member = match method {
-        "tools/list" => "tools",
-        "prompts/list" => "prompts",
-        _ => return None,
-    };
-    let value = mcppin_core::parse(result).ok()?;
-    let items = value.get(member)?.as_array()?;
-    let prefix = format!("{}_", target.name);
-    let names: Vec<&str> = items
-        .iter()
-        .filter_map(|item| item.get("name")?.as_str())
-        .collect();
-    let prefixed = names.iter().filter(|n| n.starts_with(&prefix)).count();
-    let expected = target.renaming.prefixes_names();
-    if names.is_empty() || (expected && prefixed > 0) || (!expected && prefixed < names.len()) {
-        return None;
-    }
-    Some(if expected {
-        "no name the gateway shows has the target's prefix, which --prefix-mode expects: \
-         give the gateway's mcp.prefixMode"
-    } else {
-        "every name the gateway shows has the target's prefix, which --prefix-mode does not \
-         expect: give the gateway's mcp.prefixMode"
-    })
-}
-
-/// Applies to `all` what changed from `before` to `now`.
-fn carry(all: &mut Withheld, before: &Withheld, now: &Withheld) {
-    fn apply(all: &mut BTreeSet<String>, before: &BTreeSet<String>, now: &BTreeSet<String>) {
-        for added in now.difference(before) {
-            all.insert(added.clone());
-        }
-        for lifted in before.difference(now) {
-            all.remove(lifted);
-        }
-    }
-    apply(&mut all.tools, &before.tools, &now.tools);
-    apply(&mut all.prompts, &before.prompts, &now.prompts);
-}
-
 /// A request number as this processor writes it (plain digits, no sign, no leading zero):
 /// `+7` or `07` is a number it never gave.
 fn number(text: &str) -> Option<u64> {
     text.parse::<u64>().ok().filter(|n| n.to_string() == text)
-}
-
-/// The key of a session: the SHA-256 of its `session` metadata value.
-fn session_key(metadata: Option<&mcppin_extmcp::Struct>) -> Option<Digest> {
-    metadata_str(metadata, SESSION_KEY)
-        .filter(|s| !s.is_empty())
-        .map(|s| Digest::of_bytes(s.as_bytes()))
-}
-
-/// A method for a message of the processor's own: the gateway's text is not repeated.
-fn method_word(method: &str) -> &'static str {
-    const KNOWN: [&str; 14] = [
-        "initialize",
-        "ping",
-        "tools/list",
-        "tools/call",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "completion/complete",
-        "logging/setLevel",
-        "server/discover",
-    ];
-    KNOWN
-        .iter()
-        .find(|known| **known == method)
-        .copied()
-        .unwrap_or("a request")
-}
-
-/// The client line of request `number`.
-fn request_line(number: u64, method: &str, params: Option<&[u8]>) -> Vec<u8> {
-    let mut line = format!(r#"{{"jsonrpc":"2.0","id":{number},"method":"#).into_bytes();
-    line.extend_from_slice(&serde_json::to_vec(method).unwrap_or_default());
-    if let Some(params) = params {
-        line.extend_from_slice(br#","params":"#);
-        line.extend_from_slice(params);
-    }
-    line.push(b'}');
-    line
-}
-
-/// The server line answering request `number` with `result`.
-fn answer_line(number: u64, result: &[u8]) -> Vec<u8> {
-    let mut line = format!(r#"{{"jsonrpc":"2.0","id":{number},"result":"#).into_bytes();
-    line.extend_from_slice(result);
-    line.push(b'}');
-    line
-}
-
-/// The message of an answer the engine wrote in the server's place.
-fn refusal_message(answer: &[u8]) -> Option<String> {
-    match replaced(answer) {
-        Replaced::Error(message) => Some(message),
-        _ => None,
-    }
-}
-
-/// What the engine wrote in place of an answer.
-enum Replaced {
-    /// The result the client is shown instead (quarantine), as its bytes.
-    Result(Vec<u8>),
-    /// A refusal's message.
-    Error(String),
-    Unread,
-}
-
-fn replaced(line: &[u8]) -> Replaced {
-    let Ok(value) = mcppin_core::parse(line) else {
-        return Replaced::Unread;
-    };
-    if let Some(result) = value.get("result") {
-        return match line.get(result.span().range()) {
-            Some(bytes) => Replaced::Result(bytes.to_vec()),
-            None => Replaced::Unread,
-        };
-    }
-    match value.pointer("/error/message").and_then(|m| m.as_str()) {
-        Some(message) => Replaced::Error(message.to_owned()),
-        None => Replaced::Unread,
-    }
 }
 
 #[cfg(test)]

@@ -439,6 +439,32 @@ impl Renaming {
         self.uris.is_some()
     }
 
+    /// How many leading bytes of `key` are this target's prefix as the gateway writes it: a
+    /// tool's or prompt's name (`<target>_`), a resource template's URI (`<target>+`, or
+    /// `ui://<target>+` for an MCP Apps URI). `None` when this renaming does not prefix such
+    /// keys, or `key` does not carry the prefix. The gateway merges the lists of its targets
+    /// into one: the target whose prefix is the longest one a key carries is the one it came
+    /// from.
+    #[must_use]
+    pub fn prefix_len(&self, kind: ItemKind, key: &str) -> Option<usize> {
+        match kind {
+            ItemKind::Tool | ItemKind::Prompt => {
+                let target = self.names.as_deref()?;
+                let rest = key.strip_prefix(target)?;
+                rest.starts_with('_').then_some(target.len() + 1)
+            }
+            ItemKind::ResourceTemplate => {
+                let target = self.uris.as_deref()?;
+                let (skipped, rest) = match strip_ui(key) {
+                    Some(rest) => (5, rest),
+                    None => (0, key),
+                };
+                let after = rest.strip_prefix(target)?;
+                after.starts_with('+').then_some(skipped + target.len() + 1)
+            }
+        }
+    }
+
     fn apply(&self, kind: ItemKind, item: &mut Value) {
         let Some(object) = item.as_object_mut() else {
             return;
@@ -734,6 +760,44 @@ mod tests {
         }
         // Without prefixes nothing is renamed, `_meta` included.
         assert!(projected(ItemKind::Tool, tool, &Renaming::none()).contains("\"ui://search/"));
+    }
+
+    #[test]
+    fn a_shown_key_is_told_by_the_prefix_of_its_target() {
+        let a = Renaming::new(PrefixMode::Conditional, 2, "a");
+        let ab = Renaming::new(PrefixMode::Conditional, 2, "a_b");
+        // Names: `<target>_`; the longer target's prefix is the longer match.
+        assert_eq!(a.prefix_len(ItemKind::Tool, "a_echo"), Some(2));
+        assert_eq!(a.prefix_len(ItemKind::Prompt, "a_b_echo"), Some(2));
+        assert_eq!(ab.prefix_len(ItemKind::Tool, "a_b_echo"), Some(4));
+        assert_eq!(ab.prefix_len(ItemKind::Tool, "a_echo"), None);
+        assert_eq!(a.prefix_len(ItemKind::Tool, "ab_echo"), None);
+        assert_eq!(a.prefix_len(ItemKind::Tool, "a"), None);
+        // URIs: `<target>+`, and `ui://<target>+` for an app's resource.
+        assert_eq!(
+            a.prefix_len(ItemKind::ResourceTemplate, "a+demo://{id}"),
+            Some(2)
+        );
+        assert_eq!(
+            a.prefix_len(ItemKind::ResourceTemplate, "UI://a+widget/{id}"),
+            Some(7)
+        );
+        assert_eq!(
+            a.prefix_len(ItemKind::ResourceTemplate, "a_demo://{id}"),
+            None
+        );
+        assert_eq!(
+            a.prefix_len(ItemKind::ResourceTemplate, "demo://{id}"),
+            None
+        );
+        // A renaming that does not prefix claims nothing.
+        let never = Renaming::new(PrefixMode::Never, 2, "a");
+        assert_eq!(never.prefix_len(ItemKind::Tool, "a_echo"), None);
+        assert_eq!(
+            never.prefix_len(ItemKind::ResourceTemplate, "a+demo://x"),
+            Some(2)
+        );
+        assert_eq!(Renaming::none().prefix_len(ItemKind::Tool, "a_echo"), None);
     }
 
     #[test]

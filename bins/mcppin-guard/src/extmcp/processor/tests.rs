@@ -14,6 +14,9 @@ use mcppin_extmcp::{
 
 use super::{Config, Processor, Target};
 
+mod pending;
+mod targets;
+
 /// server-everything's `echo` as the server serves it (with `execution`, which the
 /// gateway's rmcp drops).
 const ECHO: &str = r#"{"name":"echo","description":"Echoes back the input string",

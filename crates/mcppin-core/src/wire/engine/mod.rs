@@ -516,6 +516,34 @@ impl Session {
         self.stopped = true;
     }
 
+    /// How many requests are outstanding: fed, their answer not yet.
+    #[must_use]
+    pub fn outstanding(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Forgets the outstanding request whose id is the integer `id`, as if its answer were
+    /// lost: an answer with that id is then one to no request. A transport that cannot know
+    /// whether an answer will ever come (a gateway's hook, which is not called for an answer
+    /// that is an error) bounds what a session keeps with this. A call forgotten gets its
+    /// `tool_completion` event (`no_answer`) when events are on; an id not outstanding, none.
+    pub fn forget(&mut self, id: u64, now: Duration) -> Vec<Event> {
+        let mut events = Vec::new();
+        let Some(pending) = self
+            .pending
+            .remove(&IdBytes::new(id.to_string().as_bytes()))
+        else {
+            return events;
+        };
+        if let Some(alias) = pending.alias {
+            self.aliases.remove(&alias);
+        }
+        if pending.method == "tools/call" {
+            self.completion(&pending, Completion::NoAnswer, now, &mut events);
+        }
+        events
+    }
+
     /// Ends the session: the calls still outstanding never got an answer, one
     /// `tool_completion` event (`no_answer`) each when events are on.
     pub fn finish(&mut self, now: Duration) -> Vec<Event> {
