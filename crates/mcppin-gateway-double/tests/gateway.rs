@@ -2,13 +2,72 @@
 //! docs/gateway.md documents agentgateway: the real server-everything (the pinned reference
 //! server of `testdata/servers`) is the gateway's one stdio target `everything`; every answer
 //! it gives is read into `rmcp` 3.1.2's typed model and written out again (its `execution`
-//! dropped, the list members `resultType`, `ttlMs` and `cacheScope` added, the items renamed
-//! per the prefix mode); the processor is asked over real gRPC (HTTP/2 without TLS, the
-//! `ExtMcp` messages and framing) about each request before it reaches the server and about
-//! each answer before the client sees it, with the `session` metadata and the `mcppin`
-//! metadata the request phase returned carried to the answer's phase; and its verdicts are
-//! applied as the gateway applies them: pass, a replaced result, or a denial the client reads
-//! as `-32001`.
+//! dropped, a list merged anew with the gateway's members `resultType`, `ttlMs` and
+//! `cacheScope`, the items renamed per the prefix mode); the processor is asked over real gRPC
+//! (HTTP/2 without TLS, the `ExtMcp` messages and framing) about each request before it
+//! reaches the server and about each answer before the client sees it, with the `session`
+//! metadata and the `mcppin` metadata the request phase returned carried to the answer's
+//! phase; and its verdicts are applied as the gateway applies them: pass, a replaced result
+//! read into rmcp's typed result, or a denial the client reads as `-32001`; a gRPC error
+//! (`failureMode: failClosed`) as `-32603`.
+//!
+//! What it plays was read in agentgateway's source at commit
+//! `75b4e6ce6e0e1ac7959d5548ebe8dbeaede4f180` (paths under `crates/agentgateway/src/`, except
+//! rmcp's), and checked against a build of it (docs/gateway.md, "Checked against
+//! agentgateway"):
+//!
+//! - **The list members come first.** A list is merged anew from each target's items
+//!   (`mcp/handler.rs:710-757` for tools, `860-905` prompts): rmcp's `ListToolsResult` with
+//!   only the items, `with_ttl_ms(0)`, `with_cache_scope(Private)`, and `resultType`
+//!   `complete` from its constructor; rmcp 3.1.2 writes `resultType`, `_meta`, `nextCursor`,
+//!   `ttlMs`, `cacheScope`, then the items (rmcp `src/model.rs:1583-1613`), so the processor
+//!   sees `{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[...]`. With one
+//!   target, `initialize` is the target's own result, typed (`mcp/handler.rs:763-773`).
+//! - **The answer's phase sees the typed result written again** (`mcp/handler.rs:1883-1892`),
+//!   only for the one `Response` of the request's stream: server notifications and upstream
+//!   errors on it are not shown to processors (`mcp/handler.rs:1887-1891`).
+//! - **The client is shown the items the processor judged, not its bytes.** A pass keeps the
+//!   typed message; a replaced result is read into rmcp's `ServerResult` and written again
+//!   (`mcp/guardrails/client.rs:250-258`, `mcp/handler.rs:1915-1917`), and one rmcp cannot
+//!   read is a protocol violation (`client.rs:371-391`). Afterwards, for a client on a
+//!   protocol before 2026-07-28 the gateway drops `resultType`, and from lists and reads
+//!   `ttlMs` and `cacheScope` (`mcp/handler.rs:1705`, `1773-1840`): a 2025-06-18 client is
+//!   shown `{"tools":[...]}`. This double's client speaks 2025-06-18.
+//! - **Which methods reach the processor, with what.** Fanned-out methods (`initialize`,
+//!   `server/discover`, `ping`, `logging/setLevel`, the lists) get a request phase without
+//!   params, once for all targets, `service_names` naming every one (`mcp/handler.rs:1043-1065`,
+//!   `mcp/session.rs:478-557`); a replaced request without params is ignored
+//!   (`client.rs:90-103`). `tools/call`, `prompts/get` and `resources/read` get one with
+//!   their typed params, the target's prefix already taken off the name, one service name
+//!   (`mcp/session.rs:559-640`, `mcp/handler.rs:673-705`); replaced params are read into the
+//!   typed params (`client.rs:104-111`). `resources/subscribe`, `resources/unsubscribe`,
+//!   `completion/complete` and the `tasks/*` methods get the answer's phase only
+//!   (`mcp/guardrails/methods.rs:12-18`, `mcp/session.rs:643-705`, `mcp/handler.rs:1236-1267`).
+//! - **Notifications get no phase at all**: a client's notification is sent to the targets
+//!   without a processor (`mcp/session.rs:709-727`, `mcp/handler.rs:1472-1513`).
+//! - **Metadata**: only the configured keys, each a CEL expression; one that cannot be
+//!   evaluated is left out, never an error (`client.rs:268-287`), so `session` is absent on
+//!   `initialize`; no `backend` key is sent unless configured. The request phase's metadata
+//!   is merged into the request (`client.rs:120-136`, `182-204`), which the answer's phase
+//!   evaluates its metadata against (`client.rs:214-217`, `mcp/handler.rs:622-641`): that is
+//!   the `mcppin` round trip.
+//! - **Denials and `failureMode`.** `PERMISSION_DENIED` becomes `-32001` with the reason as
+//!   the message, `RESOURCE_EXHAUSTED` `-32003`, `INVALID` `-32600`, others `-32603`; an
+//!   `mcp_error` becomes the error's data (`client.rs:332-351`). A gRPC error (the processor
+//!   unreachable, any status but OK, the 10 s timeout of `client.rs:27-33`) is `-32603`
+//!   `mcpGuardrails checkRequest failed: MESSAGE` (or `checkResponse`) under `failClosed`,
+//!   and a pass under `failOpen` (`client.rs:353-369`); so is a protocol violation
+//!   (`client.rs:371-391`). A request-phase denial is the HTTP answer itself (status 200,
+//!   `mcp/mod.rs:176-179`, `proxy/mod.rs:436`). This double plays `failClosed` only.
+//! - **Multiplexing** is more than one target (`mcp/upstream/mod.rs:474`); then `initialize`
+//!   is the gateway's own (`serverInfo` `agentgateway`, the lowest protocol version, its own
+//!   capabilities, its preamble and each target's instructions under `[NAME]`:
+//!   `mcp/handler.rs:781-805`, `1530-1570`), not any target's. This double plays one target.
+//! - **`execution` cannot be kept by this gateway**: rmcp 3.1.2's `Tool` has no such member
+//!   and no catch-all (rmcp `src/model/tool.rs:13-40`), and everything the processors and the
+//!   client see is written from that type. agentgateway v1.4.0 builds with an rmcp 2.0.0 fork
+//!   (`Cargo.toml:5` at `v1.4.0`) whose `Tool` keeps it; the `keeps_execution` gateway plays
+//!   that one.
 //!
 //! The guard binary is the main workspace's (`target/debug/mcppin-guard`, beside this test's
 //! own binary when built with `--target-dir target`, as scripts/test and .ci/run do after the
@@ -289,8 +348,8 @@ impl Grpc {
         Self { send, runtime }
     }
 
-    /// One unary call: the answer's message, or the `grpc-status` that is not OK.
-    fn call(&mut self, path: &str, message: Vec<u8>) -> Result<Vec<u8>, String> {
+    /// One unary call: the answer's message, or why there is none.
+    fn call(&mut self, path: &str, message: Vec<u8>) -> Result<Vec<u8>, GrpcError> {
         let request = Request::post(format!("http://processor{path}"))
             .header("content-type", "application/grpc")
             .header("te", "trailers")
@@ -299,16 +358,23 @@ impl Grpc {
         let send = &mut self.send;
         self.runtime.block_on(async {
             tokio::time::timeout(BOUND, async {
-                let response = send.send_request(request).await.expect("call");
+                let failed = |e: hyper::Error| GrpcError {
+                    message: format!("upstream call failed: {e}"),
+                };
+                let response = send.send_request(request).await.map_err(failed)?;
                 assert_eq!(response.status(), 200);
-                let collected = response.into_body().collect().await.expect("body");
-                let status = collected
-                    .trailers()
-                    .and_then(|t| t.get("grpc-status"))
-                    .map(|s| s.to_str().unwrap().to_owned())
-                    .expect("grpc-status in the trailers");
+                let collected = response.into_body().collect().await.map_err(failed)?;
+                let trailer = |name: &str| {
+                    collected
+                        .trailers()
+                        .and_then(|t| t.get(name))
+                        .map(|s| s.to_str().unwrap().to_owned())
+                };
+                let status = trailer("grpc-status").expect("grpc-status in the trailers");
                 if status != "0" {
-                    return Err(status);
+                    return Err(GrpcError {
+                        message: trailer("grpc-message").unwrap_or_default(),
+                    });
                 }
                 let body = collected.to_bytes();
                 Ok(unframe(&body, 1 << 24).unwrap().to_vec())
@@ -317,6 +383,13 @@ impl Grpc {
             .expect("the processor answers in time")
         })
     }
+}
+
+/// A call to the processor that gave no answer: the `grpc-message` of a status that is not
+/// OK, or why the call itself failed.
+#[derive(Debug)]
+struct GrpcError {
+    message: String,
 }
 
 /// What the client reads instead of a result: a JSON-RPC error.
@@ -351,6 +424,8 @@ struct Gateway {
     /// The `session` metadata: the gateway's session id, absent until `initialize` made one.
     session: Option<String>,
     session_id: String,
+    /// The result the processor was last asked about (its answer's phase).
+    checked: Vec<u8>,
 }
 
 impl Gateway {
@@ -361,6 +436,7 @@ impl Gateway {
             config,
             session: None,
             session_id: session_id.to_owned(),
+            checked: Vec::new(),
         }
     }
 
@@ -408,24 +484,37 @@ impl Gateway {
             typed_params(method, &p)
         });
 
+        // Only the methods sent to one target carry their params to the processor; the
+        // fanned-out ones (`initialize`, the lists) are asked about with none.
+        let carries_params = matches!(method, "tools/call" | "prompts/get" | "resources/read");
         let request = McpRequest {
             service_names: vec![TARGET.into()],
             method: method.into(),
             metadata_context: Some(self.metadata(None)),
-            mcp_request: params.as_ref().map(|p| p.to_string().into_bytes()),
+            mcp_request: params
+                .as_ref()
+                .filter(|_| carries_params)
+                .map(|p| p.to_string().into_bytes()),
         };
         let asked = self
             .grpc
             .call(CHECK_REQUEST, request.encode_to_vec())
-            .map_err(failed_closed)?;
+            .map_err(|status| failed_closed("checkRequest", status))?;
         let asked = McpRequestResult::decode(&asked[..]).expect("a CheckRequest answer");
         match asked.result {
             Some(Verdict::Pass(_)) => {}
+            // A replaced request without params is ignored; replaced params are read into
+            // rmcp's typed params, and what cannot be read fails the request.
+            Some(Verdict::Mutated(_)) if !carries_params => {}
             Some(Verdict::Mutated(bytes)) => {
-                params = Some(serde_json::from_slice(&bytes).expect("replaced params"));
+                let typed = serde_json::from_slice(&bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|replaced| retyped_params(method, &replaced))
+                    .map_err(|e| violation(&format!("mutated decode: {e}")))?;
+                params = Some(typed);
             }
             Some(Verdict::Error(e)) => return Err(denied(e.reason)),
-            None => panic!("a CheckRequest answer without a verdict"),
+            None => return Err(violation("missing result oneof")),
         }
         let returned = metadata_str(asked.metadata.as_ref(), "mcppin").map(str::to_owned);
 
@@ -446,74 +535,140 @@ impl Gateway {
             metadata_context: Some(self.metadata(mcppin)),
             mcp_response: shown.clone(),
         };
+        self.checked.clone_from(&shown);
         let answered = self
             .grpc
             .call(CHECK_RESPONSE, response.encode_to_vec())
-            .map_err(failed_closed)?;
+            .map_err(|status| failed_closed("checkResponse", status))?;
         let answered = McpResponseResult::decode(&answered[..]).expect("a CheckResponse answer");
-        let bytes = match answered.result {
-            Some(Verdict::Pass(_)) => shown,
-            Some(Verdict::Mutated(bytes)) => bytes,
+        let mut result: Value = match answered.result {
+            Some(Verdict::Pass(_)) => serde_json::from_slice(&shown).expect("the gateway's JSON"),
+            // A replaced result is read into rmcp's typed result and written out again.
+            Some(Verdict::Mutated(bytes)) => {
+                serde_json::from_slice::<rmcp::model::ServerResult>(&bytes)
+                    .map(|typed| serde_json::to_value(typed).expect("rmcp writes JSON"))
+                    .map_err(|e| violation(&format!("mutated decode: {e}")))?
+            }
             Some(Verdict::Error(e)) => return Err(denied(e.reason)),
-            None => panic!("a CheckResponse answer without a verdict"),
+            None => return Err(violation("missing result oneof")),
         };
-        Ok(serde_json::from_slice(&bytes).expect("the client is shown JSON"))
+        legacy_view(method, &mut result);
+        Ok(result)
     }
 
     /// The server's result as the gateway writes it out: read into rmcp 3.1.2's typed result
     /// and written again, its items renamed per the prefix mode.
     fn rewrite(&self, method: &str, result: &Value) -> Vec<u8> {
-        let mut written = match method {
-            "initialize" => through::<rmcp::model::InitializeResult>(result),
-            "tools/list" => through::<rmcp::model::ListToolsResult>(result),
-            "prompts/list" => through::<rmcp::model::ListPromptsResult>(result),
-            "tools/call" => through::<rmcp::model::CallToolResult>(result),
-            "prompts/get" => through::<rmcp::model::GetPromptResult>(result),
+        use rmcp::model::{CacheScope, ListPromptsResult, ListToolsResult};
+        let prefixed = |name: &str| {
+            if self.config.prefix_always {
+                format!("{TARGET}_{name}")
+            } else {
+                name.to_owned()
+            }
+        };
+        let written = match method {
+            "initialize" => written::<rmcp::model::InitializeResult>(result),
+            "tools/call" => written::<rmcp::model::CallToolResult>(result),
+            "prompts/get" => written::<rmcp::model::GetPromptResult>(result),
+            // A list is merged anew from the items of each target: the gateway's own result
+            // with only the (renamed) items, `ttlMs` 0 and `cacheScope` private, written in
+            // rmcp's member order (`resultType`, `ttlMs`, `cacheScope`, then the items).
+            "tools/list" => {
+                let mut tools = read::<ListToolsResult>(result).tools;
+                for tool in &mut tools {
+                    tool.name = prefixed(&tool.name).into();
+                }
+                let merged = ListToolsResult {
+                    tools,
+                    ..Default::default()
+                }
+                .with_ttl_ms(0)
+                .with_cache_scope(CacheScope::Private);
+                serde_json::to_vec(&merged).unwrap()
+            }
+            "prompts/list" => {
+                let mut prompts = read::<ListPromptsResult>(result).prompts;
+                for prompt in &mut prompts {
+                    prompt.name = prefixed(&prompt.name);
+                }
+                let merged = ListPromptsResult {
+                    prompts,
+                    ..Default::default()
+                }
+                .with_ttl_ms(0)
+                .with_cache_scope(CacheScope::Private);
+                serde_json::to_vec(&merged).unwrap()
+            }
             other => panic!("the double does not play {other}"),
         };
-        let items = match method {
-            "tools/list" => "tools",
-            "prompts/list" => "prompts",
-            _ => "",
-        };
-        if let Some(list) = written.get_mut(items).and_then(Value::as_array_mut) {
-            for (index, item) in list.iter_mut().enumerate() {
-                if self.config.prefix_always {
-                    let name = item["name"].as_str().expect("a name").to_owned();
-                    item["name"] = json!(format!("{TARGET}_{name}"));
-                }
-                if self.config.keeps_execution
-                    && let Some(execution) = result[items][index].get("execution")
-                {
-                    item["execution"] = execution.clone();
-                }
-            }
-        }
-        let written = serde_json::to_vec(&written).unwrap();
-        if items.is_empty() {
+        if method != "tools/list" || !self.config.keeps_execution {
             return written;
         }
-        // A list as the gateway hands it to its processors: its own list members first.
-        let mut shown = br#"{"resultType":"complete","ttlMs":0,"cacheScope":"private","#.to_vec();
-        shown.extend_from_slice(&written[1..]);
-        shown
+        // Another rmcp, keeping each tool's `execution` (member order is not the point here).
+        let mut kept: Value = serde_json::from_slice(&written).unwrap();
+        for (tool, served) in kept["tools"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .zip(result["tools"].as_array().unwrap())
+        {
+            if let Some(execution) = served.get("execution") {
+                tool["execution"] = execution.clone();
+            }
+        }
+        serde_json::to_vec(&kept).unwrap()
     }
 }
 
-/// A value read into rmcp's typed `T` and written out again.
-fn through<T: serde::de::DeserializeOwned + serde::Serialize>(value: &Value) -> Value {
-    let typed: T = serde_json::from_value(value.clone())
-        .unwrap_or_else(|e| panic!("rmcp 3.1.2 cannot read {value}: {e}"));
-    serde_json::to_value(typed).unwrap()
+/// What a client on a protocol before 2026-07-28 is shown of a result, after the processors:
+/// the gateway drops `resultType`, and from a list (or a read) its `ttlMs` and `cacheScope`.
+fn legacy_view(method: &str, result: &mut Value) {
+    let Some(members) = result.as_object_mut() else {
+        return;
+    };
+    if method == "initialize" {
+        return;
+    }
+    members.remove("resultType");
+    if method.ends_with("/list") || method == "resources/read" {
+        members.remove("ttlMs");
+        members.remove("cacheScope");
+    }
+}
+
+/// A value read into rmcp's typed `T`.
+fn read<T: serde::de::DeserializeOwned>(value: &Value) -> T {
+    serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("rmcp 3.1.2 cannot read {value}: {e}"))
+}
+
+/// A value read into rmcp's typed `T` and written out again, in rmcp's member order.
+fn written<T: serde::de::DeserializeOwned + serde::Serialize>(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(&read::<T>(value)).unwrap()
+}
+
+/// A value read into rmcp's typed `T` and written out again, or why it cannot be read.
+fn through<T: serde::de::DeserializeOwned + serde::Serialize>(
+    value: &Value,
+) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+    Ok(serde_json::to_value(typed).unwrap())
 }
 
 /// A request's params as the gateway hands them on: read into rmcp's typed params.
-fn typed_params(method: &str, params: &Value) -> Value {
+fn retyped_params(method: &str, params: &Value) -> Result<Value, String> {
     match method {
         "tools/call" => through::<rmcp::model::CallToolRequestParams>(params),
         "prompts/get" => through::<rmcp::model::GetPromptRequestParams>(params),
-        _ => params.clone(),
+        "resources/read" => through::<rmcp::model::ReadResourceRequestParams>(params),
+        _ => Ok(params.clone()),
     }
+}
+
+fn typed_params(method: &str, params: &Value) -> Value {
+    retyped_params(method, params)
+        .unwrap_or_else(|e| panic!("rmcp 3.1.2 cannot read the params {params}: {e}"))
 }
 
 /// A processor's `PERMISSION_DENIED`: what the client reads.
@@ -524,11 +679,19 @@ fn denied(reason: String) -> Denial {
     }
 }
 
-/// `failClosed`: a processor's gRPC error denies the request.
-fn failed_closed(status: String) -> Denial {
+/// `failClosed`: a processor's gRPC error denies the request with an internal error.
+fn failed_closed(rpc: &str, status: GrpcError) -> Denial {
     Denial {
         code: -32603,
-        message: format!("mcpGuardrails check failed: grpc-status {status}"),
+        message: format!("mcpGuardrails {rpc} failed: {}", status.message),
+    }
+}
+
+/// `failClosed`: an answer the gateway cannot use denies the request with an internal error.
+fn violation(reason: &str) -> Denial {
+    Denial {
+        code: -32603,
+        message: format!("mcpGuardrails protocol violation: {reason}"),
     }
 }
 
@@ -608,7 +771,7 @@ fn the_honest_surface_passes_through_the_gateway_as_rmcp_writes_it() {
         .map(|t| t["name"].as_str().unwrap().into())
         .collect();
     assert_eq!(names(&list, "tools"), served);
-    // What the client sees is rmcp's writing: `execution` dropped, rmcp's list members added.
+    // What the client sees is rmcp's writing: `execution` dropped.
     assert!(tools.iter().any(|t| t.get("execution").is_some()));
     assert!(
         list["tools"]
@@ -617,7 +780,17 @@ fn the_honest_surface_passes_through_the_gateway_as_rmcp_writes_it() {
             .iter()
             .all(|t| t.get("execution").is_none())
     );
-    assert_eq!(list["resultType"], "complete", "{list}");
+    // The processor judged the gateway's own list, its members first; this 2025-06-18 client
+    // is shown the same items without them.
+    assert!(
+        gateway
+            .checked
+            .starts_with(br#"{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[{"name":"echo","#),
+        "{}",
+        String::from_utf8_lossy(&gateway.checked)
+    );
+    let judged: Value = serde_json::from_slice(&gateway.checked).unwrap();
+    assert_eq!(list, json!({"tools": judged["tools"]}));
 
     let called = gateway
         .handle("tools/call", Some(echo("hello")))
@@ -811,8 +984,9 @@ fn prompts_get_is_pinned_through_the_metadata_round_trip() {
         "prompt-changed",
     );
 
-    // A gateway configured without the `mcppin` metadata: no answer is matched to its
-    // request, so none passes.
+    // A gateway configured without the `mcppin` metadata: no answer to a `prompts/get` or
+    // `tools/call` is matched to its request, so none passes (the server has run the call by
+    // then); a list is judged against the lock alone, and passes.
     let config = Config {
         mcppin_metadata: false,
         ..AGENTGATEWAY
@@ -822,6 +996,14 @@ fn prompts_get_is_pinned_through_the_metadata_round_trip() {
         gateway.handle("prompts/get", Some(asked)),
         "mcppin-unmatched",
     );
+    assert_denied(
+        gateway.handle("tools/call", Some(echo("ran"))),
+        "mcppin-unmatched",
+    );
+    assert_eq!(gateway.upstream.received.last().unwrap(), "tools/call");
+    gateway
+        .handle("tools/list", None)
+        .expect("a list is judged against the lock alone");
 }
 
 #[test]
@@ -939,7 +1121,7 @@ impl Multiplexed {
         let asked = self
             .grpc
             .call(CHECK_REQUEST, request.encode_to_vec())
-            .map_err(failed_closed)?;
+            .map_err(|status| failed_closed("checkRequest", status))?;
         let asked = McpRequestResult::decode(&asked[..]).expect("a CheckRequest answer");
         match asked.result {
             Some(Verdict::Pass(_)) => {}
@@ -966,7 +1148,7 @@ impl Multiplexed {
         let answered = self
             .grpc
             .call(CHECK_RESPONSE, response.encode_to_vec())
-            .map_err(failed_closed)?;
+            .map_err(|status| failed_closed("checkResponse", status))?;
         let answered = McpResponseResult::decode(&answered[..]).expect("a CheckResponse answer");
         let bytes = match answered.result {
             Some(Verdict::Pass(_)) => shown,
@@ -990,7 +1172,8 @@ impl Multiplexed {
         let mut instructions = PREAMBLE.to_owned();
         for (name, upstream) in &mut self.targets {
             let answer = upstream.ask("initialize", Some(&params));
-            let result = through::<rmcp::model::InitializeResult>(&answer["result"]);
+            let result = through::<rmcp::model::InitializeResult>(&answer["result"])
+                .expect("rmcp 3.1.2 reads the initialize answer");
             if let Some(text) = result["instructions"].as_str().filter(|t| !t.is_empty()) {
                 instructions.push_str(&format!("\n\n[{name}]\n{text}"));
             }
@@ -1018,7 +1201,8 @@ impl Multiplexed {
         let mut merged = Vec::new();
         for (name, upstream) in &mut self.targets {
             let answer = upstream.ask("tools/list", None);
-            let written = through::<rmcp::model::ListToolsResult>(&answer["result"]);
+            let written = through::<rmcp::model::ListToolsResult>(&answer["result"])
+                .expect("rmcp 3.1.2 reads the list");
             for mut tool in written["tools"].as_array().expect("tools").clone() {
                 let bare = tool["name"].as_str().expect("a name").to_owned();
                 tool["name"] = json!(format!("{name}_{bare}"));
@@ -1042,7 +1226,8 @@ impl Multiplexed {
         let params = typed_params("tools/call", &json!({"name": bare, "arguments": arguments}));
         let mcppin = self.check(&[target], "tools/call", Some(&params))?;
         let answer = self.targets[index].1.ask("tools/call", Some(&params));
-        let shown = through::<rmcp::model::CallToolResult>(&answer["result"]);
+        let shown = through::<rmcp::model::CallToolResult>(&answer["result"])
+            .expect("rmcp 3.1.2 reads the call's answer");
         let shown = serde_json::to_vec(&shown).unwrap();
         self.answer(&[target], "tools/call", mcppin.as_deref(), shown)
     }
@@ -1143,4 +1328,49 @@ fn quarantine_withholds_exactly_the_unapproved_tool_of_each_target_from_the_merg
     gateway
         .call("other_echo", json!({"message": "hi"}))
         .expect("an approved call passes");
+}
+
+#[test]
+fn a_processor_that_fails_the_call_denies_the_request_before_the_server_sees_it() {
+    let dir = Scratch::new();
+    let lockfile = lock(&dir, &served_tools());
+    // A message longer than --max-message is refused with a gRPC status: the gateway,
+    // failing closed, denies with an internal error.
+    let processor = Processor::start(&lockfile, &["--target", TARGET_ARG, "--max-message", "64"]);
+    let mut gateway = Gateway::new(&processor, "sid-long", AGENTGATEWAY);
+    let shown = gateway.initialize();
+    let Err(denial) = shown else {
+        panic!("initialize passed: {shown:?}")
+    };
+    assert_eq!(denial.code, -32603, "{denial:?}");
+    assert!(
+        denial
+            .message
+            .starts_with("mcpGuardrails checkResponse failed: ")
+            && denial.message.contains("--max-message"),
+        "{denial:?}"
+    );
+    drop(processor);
+
+    // Control: the same request within the bound passes; then the processor goes away, and
+    // the next request is denied before it reaches the server.
+    let processor = Processor::start(&lockfile, &["--target", TARGET_ARG]);
+    let mut gateway = Gateway::initialized(&processor, "sid-gone", AGENTGATEWAY);
+    gateway
+        .handle("tools/call", Some(echo("before")))
+        .expect("passes");
+    processor.stop();
+    let received = gateway.upstream.received.len();
+    let shown = gateway.handle("tools/call", Some(echo("after")));
+    let Err(denial) = shown else {
+        panic!("a call passed without its processor: {shown:?}")
+    };
+    assert_eq!(denial.code, -32603, "{denial:?}");
+    assert!(
+        denial
+            .message
+            .starts_with("mcpGuardrails checkRequest failed: upstream call failed"),
+        "{denial:?}"
+    );
+    assert_eq!(gateway.upstream.received.len(), received);
 }

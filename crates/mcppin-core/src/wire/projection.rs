@@ -235,7 +235,7 @@ impl Projection {
     /// projection keeps. Free-form members (`inputSchema`, `_meta`) are not looked into.
     #[must_use]
     pub fn foreign(&self, kind: ItemKind, served: &Value) -> Option<Foreign> {
-        let pointer = first_foreign(served, self.table(kind), "")?;
+        let pointer = first_foreign(served, self.table(kind))?;
         let name = served
             .as_object()
             .and_then(|o| o.get(kind.key_member()))
@@ -355,26 +355,28 @@ fn float32(number: &Number) -> Value {
     )))
 }
 
-fn first_foreign(value: &Value, table: &[(&str, Keep)], pointer: &str) -> Option<String> {
+/// The JSON pointer (below `value`) of the first member `table` does not keep. The pointer is
+/// written only once such a member is found, on the way back out: an item holding only kept
+/// members (every item of an honest list) costs no allocation.
+fn first_foreign(value: &Value, table: &[(&str, Keep)]) -> Option<String> {
     let object = value.as_object()?;
     for member in object.members() {
-        let here = format!("{pointer}/{}", escape_pointer_token(&member.name));
         let Some(keep) = lookup(table, &member.name) else {
-            return Some(here);
+            return Some(format!("/{}", escape_pointer_token(&member.name)));
         };
-        let found = match keep {
+        let below = match keep {
             Keep::Whole | Keep::Float32 => None,
-            Keep::Members(inner) => first_foreign(&member.value, inner, &here),
+            Keep::Members(inner) => first_foreign(&member.value, inner),
             Keep::Each(inner) => member
                 .value
                 .as_array()
                 .unwrap_or_default()
                 .iter()
                 .enumerate()
-                .find_map(|(i, v)| first_foreign(v, inner, &format!("{here}/{i}"))),
+                .find_map(|(i, v)| Some(format!("/{i}{}", first_foreign(v, inner)?))),
         };
-        if found.is_some() {
-            return found;
+        if let Some(below) = below {
+            return Some(format!("/{}{below}", escape_pointer_token(&member.name)));
         }
     }
     None
