@@ -8,11 +8,11 @@ use http::header::{HeaderMap, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use mcppin_core::engine::{ApprovedServer, Config, Forward, Mode, Session, Withheld};
 use mcppin_core::http::{
-    Activity, Belongs, BodyOut, BodyVerdict, End, Ending, EventStream, Exchange, HeadVerdict,
-    HttpNote, MediaType, Mirror, NotKept, Owed, Plain, Post, Refusal, Reject, RequestVerdict,
-    Route, SessionIds, SessionTable, SseVerdict, Unread, answered, belongs, beside_answer,
-    beside_uri, end_request, relayed, relayed_beside, route, splice, toward_beside, toward_client,
-    toward_server, unread,
+    Activity, Belongs, BodyOut, BodyVerdict, Cause, End, Ending, EventStream, Exchange,
+    HeadVerdict, HttpNote, MediaType, Mirror, NotKept, Owed, Plain, Post, Refusal, Reject,
+    RequestVerdict, Route, SessionIds, SessionTable, SseVerdict, Unread, answered, belongs,
+    beside_answer, beside_uri, end_request, relayed, relayed_beside, route, splice, toward_beside,
+    toward_client, toward_server, unread,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::parse;
@@ -1596,4 +1596,36 @@ fn a_stream_event_over_the_bound_or_a_session_ended_elsewhere_ends_the_stream() 
         over = note(4100),
     );
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn every_note_for_the_operator_is_one_line_of_text() {
+    let notes = [
+        HttpNote::Redirect,
+        HttpNote::AnotherSession,
+        HttpNote::NotKept(NotKept::Taken),
+        HttpNote::Decoding(Refusal::Charset),
+        HttpNote::AnswerHeadTooLarge,
+        HttpNote::NeitherJsonNorSse,
+        HttpNote::Fatal("the server sent a line that is not JSON".into()),
+        HttpNote::Unread(Unread::TooLong),
+        HttpNote::Timeout,
+        HttpNote::Unreachable("connection refused".into()),
+        HttpNote::EventTooLong(mcppin_core::sse::TooLong { limit: 4096 }),
+        HttpNote::StreamBroke,
+        HttpNote::Ended(Cause::Drift),
+        HttpNote::Ended(Cause::Broken),
+        HttpNote::Ended(Cause::Unread),
+        HttpNote::Idle,
+        HttpNote::Full,
+        HttpNote::DeleteFailed,
+    ];
+    let mut out = String::new();
+    for note in notes {
+        let text = note.to_string();
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        out.push_str(&text);
+        out.push('\n');
+    }
+    insta::assert_snapshot!(out);
 }

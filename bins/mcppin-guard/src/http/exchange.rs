@@ -14,12 +14,12 @@ use hyper::{HeaderMap, Method, Request, Response};
 use mcppin_core::engine::Forward;
 use mcppin_core::http::MediaType;
 use mcppin_core::http::{
-    self, BodyOut, BodyVerdict, Cause, End, Ending, EventStream, Exchange, HeadVerdict, Owed, Post,
-    Reject, RequestVerdict, Route, SseVerdict, Unread,
+    self, BodyOut, BodyVerdict, Cause, End, Ending, EventStream, Exchange, HeadVerdict, HttpNote,
+    Owed, Post, Reject, RequestVerdict, Route, SseVerdict, Unread,
 };
 use tokio::sync::mpsc;
 
-use super::session::{Guarded, State, eprintln_guard};
+use super::session::{Guarded, State, eprintln_guard, say};
 use super::upstream::Failure;
 
 /// The body of an answer to the client.
@@ -69,7 +69,7 @@ fn belongs(state: &State, headers: &HeaderMap, opens: bool) -> Result<Belongs, R
         Ok(http::Belongs::Open { key, session }) => Ok(Belongs::Open(session, key)),
         Ok(_) => Ok(Belongs::Fresh(state.fresh())),
         Err(Reject::Full) => {
-            eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+            eprintln_guard(&HttpNote::Full.to_string());
             Err(Reject::Full)
         }
         Err(reject) => Err(reject),
@@ -217,7 +217,7 @@ async fn relay(
             note,
         } => {
             if let Some(note) = note {
-                state.say(&guarded, &note.to_string());
+                state.say(&guarded, &note);
             }
             apply(&state, &guarded, &end, &then);
             return state.reject(reject);
@@ -280,7 +280,7 @@ async fn relay(
             note,
         } => {
             if let Some(note) = note {
-                state.say(&guarded, &note.to_string());
+                state.say(&guarded, &note);
             }
             apply(&state, &guarded, &end, &then);
             state.reject(reject)
@@ -340,7 +340,7 @@ fn stream(
             let chunk = match frame {
                 None => return,
                 Some(Err(_)) => {
-                    state.say(&guarded, "the server's stream broke off");
+                    state.say(&guarded, &HttpNote::StreamBroke);
                     return;
                 }
                 Some(Ok(frame)) => match frame.into_data() {
@@ -386,7 +386,7 @@ async fn write_event(
         SseVerdict::Write(bytes) => tx.send(Bytes::from(bytes)).await.is_ok(),
         SseVerdict::End { bytes, end, note } => {
             if let Some(note) = note {
-                state.say(guarded, &note.to_string());
+                state.say(guarded, &note);
             }
             apply(state, guarded, ending, &end);
             if !bytes.is_empty() {
@@ -439,10 +439,7 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: Cause) 
     let Some(key) = state.end(guarded) else {
         return;
     };
-    state.say(
-        guarded,
-        &format!("{why}: the session was ended; later requests with its id get 404"),
-    );
+    state.say(guarded, &HttpNote::Ended(why));
     delete_at_server(state, &key, end, guarded.number);
 }
 
@@ -458,9 +455,7 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
                 // Read to its end, so the connection can be reused.
                 let _ = collect(&state, response.into_body()).await;
             }
-            Err(_) => eprintln_guard(&format!(
-                "session {number}: the DELETE that ends the session at the server failed"
-            )),
+            Err(_) => say(number, &HttpNote::DeleteFailed),
         }
     });
 }
@@ -483,7 +478,7 @@ fn unreachable_upstream(
     // Ended first: a stateless request's call is logged without an answer.
     apply(state, guarded, &Ending::default(), &end);
     if let Some(note) = note {
-        state.say(guarded, &note.to_string());
+        state.say(guarded, &note);
     }
     state.reject(reject)
 }

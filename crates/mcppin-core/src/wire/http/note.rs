@@ -55,6 +55,17 @@ pub enum HttpNote {
     Unreachable(String),
     /// An event of the server's stream is longer than the bound (`--max-message`).
     EventTooLong(sse::TooLong),
+    /// The server's stream broke off (the stream ends, the session goes on).
+    StreamBroke,
+    /// The session was ended, for this cause: later requests with its id get 404.
+    Ended(Cause),
+    /// The session was ended for want of use (`--session-idle`): later requests with its id
+    /// get 404.
+    Idle,
+    /// A new session was refused: the table is full (`--max-sessions`).
+    Full,
+    /// The DELETE that ends the session at the server did not reach it.
+    DeleteFailed,
 }
 
 /// Why a body could not be read whole, as the caller's bounded read says.
@@ -99,6 +110,21 @@ impl fmt::Display for HttpNote {
             Self::Unreachable(why) => write!(f, "the server could not be reached: {why}"),
             Self::EventTooLong(too_long) => {
                 write!(f, "{too_long} (--max-message); nothing of it was forwarded")
+            }
+            Self::StreamBroke => f.write_str("the server's stream broke off"),
+            Self::Ended(cause) => write!(
+                f,
+                "{cause}: the session was ended; later requests with its id get 404"
+            ),
+            Self::Idle => f.write_str(
+                "idle for longer than --session-idle: the session was ended; later requests \
+                 with its id get 404",
+            ),
+            Self::Full => {
+                f.write_str("refused a new session: the guard holds --max-sessions sessions")
+            }
+            Self::DeleteFailed => {
+                f.write_str("the DELETE that ends the session at the server failed")
             }
         }
     }
