@@ -11,17 +11,15 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::{HeaderMap, Method, Request, Response};
-use mcppin_core::engine::{Forward, Stop};
-use mcppin_core::escape_non_ascii;
+use mcppin_core::engine::Forward;
 use mcppin_core::http::MediaType;
 use mcppin_core::http::{
-    self, BodyOut, BodyVerdict, Cause, End, Ending, Exchange, HeadVerdict, Owed, Post, Reject,
-    RequestVerdict, Route, Unread,
+    self, BodyOut, BodyVerdict, Cause, End, Ending, EventStream, Exchange, HeadVerdict, HttpNote,
+    Owed, Post, Reject, RequestVerdict, Route, SseVerdict, Unread,
 };
-use mcppin_core::sse;
 use tokio::sync::mpsc;
 
-use super::session::{Guarded, State, eprintln_guard};
+use super::session::{Guarded, State, eprintln_guard, say};
 use super::upstream::Failure;
 
 /// The body of an answer to the client.
@@ -71,7 +69,7 @@ fn belongs(state: &State, headers: &HeaderMap, opens: bool) -> Result<Belongs, R
         Ok(http::Belongs::Open { key, session }) => Ok(Belongs::Open(session, key)),
         Ok(_) => Ok(Belongs::Fresh(state.fresh())),
         Err(Reject::Full) => {
-            eprintln_guard("refused a new session: the guard holds --max-sessions sessions");
+            eprintln_guard(&HttpNote::Full.to_string());
             Err(Reject::Full)
         }
         Err(reject) => Err(reject),
@@ -219,7 +217,7 @@ async fn relay(
             note,
         } => {
             if let Some(note) = note {
-                state.say(&guarded, &note.to_string());
+                state.say(&guarded, &note);
             }
             apply(&state, &guarded, &end, &then);
             return state.reject(reject);
@@ -282,7 +280,7 @@ async fn relay(
             note,
         } => {
             if let Some(note) = note {
-                state.say(&guarded, &note.to_string());
+                state.say(&guarded, &note);
             }
             apply(&state, &guarded, &end, &then);
             state.reject(reject)
@@ -291,10 +289,8 @@ async fn relay(
     }
 }
 
-/// Passes an SSE stream on, each event judged before it is written; the guard's own answers
-/// (parts of a batch) go first. When the guard ends the stream (a refusal, a message over
-/// `--max-message`, the session ended by another exchange), each request of `asked` no event
-/// answered gets the guard's error.
+/// Passes an SSE stream on, each event judged before it is written ([`EventStream`]); the
+/// guard's own answers (parts of a batch) go first.
 #[expect(
     clippy::too_many_arguments,
     reason = "one exchange's parts, handed over once to the task that streams it"
@@ -308,7 +304,7 @@ fn stream(
     answers: Vec<Vec<u8>>,
     end: Ending,
     passing: Option<Passing>,
-    mut asked: Owed,
+    asked: Owed,
 ) -> Response<Out> {
     // One event waits for the client beside the one being written: a client that reads
     // slowly holds the server's stream back, never a queue of events of up to
@@ -320,14 +316,12 @@ fn stream(
     tokio::spawn(async move {
         let _open = open;
         let _passing = passing;
-        for answer in answers {
-            let event = sse::Message::default().write(Some(&answer));
+        for event in EventStream::prelude(&answers) {
             if tx.send(Bytes::from(event)).await.is_err() {
                 return;
             }
         }
-        let mut reader = sse::Reader::new(state.max_message);
-        let mut events = Vec::new();
+        let mut events = EventStream::new(state.max_message, asked, state.refuser());
         loop {
             let frame = tokio::select! {
                 frame = body.frame() => frame,
@@ -336,8 +330,9 @@ fn stream(
                 // Ended by another exchange (drift refused on a POST while this GET stream
                 // waits): this stream ends too.
                 () = guarded.ended() => {
-                    if !asked.is_empty() {
-                        let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
+                    let tail = events.ended_elsewhere();
+                    if !tail.is_empty() {
+                        let _ = tx.send(Bytes::from(tail)).await;
                     }
                     return;
                 }
@@ -345,7 +340,7 @@ fn stream(
             let chunk = match frame {
                 None => return,
                 Some(Err(_)) => {
-                    state.say(&guarded, "the server's stream broke off");
+                    state.say(&guarded, &HttpNote::StreamBroke);
                     return;
                 }
                 Some(Ok(frame)) => match frame.into_data() {
@@ -353,51 +348,54 @@ fn stream(
                     Err(_) => continue,
                 },
             };
-            if let Err(too_long) = reader.feed(&chunk, &mut events) {
-                state.say(
-                    &guarded,
-                    &format!("{too_long} (--max-message); nothing of it was forwarded"),
-                );
-                end_session(&state, &guarded, &end, Cause::Broken);
-                if !asked.is_empty() {
-                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
-                }
+            if let Err(verdict) = events.feed(&chunk) {
+                write_event(&state, &guarded, &end, &tx, verdict).await;
                 return;
             }
             guarded.touch(&state);
-            for event in events.drain(..) {
-                let out = match event {
-                    sse::Event::Comment => Bytes::from_static(sse::comment()),
-                    sse::Event::Message(message) => {
-                        match judge_event(&state, &guarded, &message, &end) {
-                            Judged::Write(bytes) => {
-                                asked.strike(&bytes);
-                                bytes
-                            }
-                            Judged::Last(bytes) => {
-                                asked.strike(&bytes);
-                                let _ = tx.send(bytes).await;
-                                if !asked.is_empty() {
-                                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
-                                }
-                                return;
-                            }
-                            Judged::End => {
-                                if !asked.is_empty() {
-                                    let _ = tx.send(Bytes::from(asked.tail(state.refuser()))).await;
-                                }
-                                return;
-                            }
-                        }
-                    }
+            loop {
+                let judged = {
+                    let now = state.now();
+                    events.next(&mut guarded.session(), now)
                 };
-                if tx.send(out).await.is_err() {
+                let Some(judged) = judged else {
+                    break;
+                };
+                state.share(&guarded);
+                state.notes(&guarded, &judged.notes);
+                state.write(&guarded, judged.events);
+                if !write_event(&state, &guarded, &end, &tx, judged.verdict).await {
                     return;
                 }
             }
         }
     });
     response
+}
+
+/// Does what the verdict on an event says: writes it and, at the end of the stream, ends the
+/// session as the verdict says. Whether the stream goes on.
+async fn write_event(
+    state: &Arc<State>,
+    guarded: &Guarded,
+    ending: &Ending,
+    tx: &mpsc::Sender<Bytes>,
+    verdict: SseVerdict,
+) -> bool {
+    match verdict {
+        SseVerdict::Write(bytes) => tx.send(Bytes::from(bytes)).await.is_ok(),
+        SseVerdict::End { bytes, end, note } => {
+            if let Some(note) = note {
+                state.say(guarded, &note);
+            }
+            apply(state, guarded, ending, &end);
+            if !bytes.is_empty() {
+                let _ = tx.send(Bytes::from(bytes)).await;
+            }
+            false
+        }
+        _ => false,
+    }
 }
 
 /// A session that ends with its exchange (no session id keeps it): ended when dropped.
@@ -423,65 +421,6 @@ impl Drop for Passing {
     }
 }
 
-/// What becomes of one event of a stream.
-enum Judged {
-    /// Written, and the stream goes on.
-    Write(Bytes),
-    /// Written, and the stream ends (a refusal).
-    Last(Bytes),
-    /// Nothing of it is written, and the stream ends.
-    End,
-}
-
-fn judge_event(
-    state: &Arc<State>,
-    guarded: &Guarded,
-    message: &sse::Message,
-    end: &Ending,
-) -> Judged {
-    let Some(data) = message.data.as_ref().filter(|d| !d.is_empty()) else {
-        // An id alone, or empty data (the priming event of a resumable stream): no message to
-        // judge, and none a client reads (WHATWG HTML 9.2.6 dispatches no empty data).
-        if guarded.session().is_stopped() {
-            return Judged::End;
-        }
-        return Judged::Write(Bytes::from(message.write(None)));
-    };
-    let action = {
-        let now = state.now();
-        let mut session = guarded.session();
-        if session.is_stopped() {
-            return Judged::End;
-        }
-        session.server_line(data, now)
-    };
-    state.share(guarded);
-    state.notes(guarded, &action.notes);
-    state.write(guarded, action.events.clone());
-    match &action.stop {
-        None => match action.to_client.bytes(data) {
-            Some(bytes) => Judged::Write(Bytes::from(message.write(Some(bytes)))),
-            None => Judged::End,
-        },
-        Some(Stop::Drift) => {
-            end_session(state, guarded, end, Cause::Drift);
-            match action.to_client.bytes(data) {
-                // Without the event's id: a client resuming after it must not skip past the
-                // refusal to later events.
-                Some(refusal) => {
-                    Judged::Last(Bytes::from(sse::Message::default().write(Some(refusal))))
-                }
-                None => Judged::End,
-            }
-        }
-        Some(fatal) => {
-            state.say(guarded, &escape_non_ascii(&fatal.to_string()));
-            end_session(state, guarded, end, Cause::Broken);
-            Judged::End
-        }
-    }
-}
-
 /// Does what a verdict says becomes of the session.
 fn apply(state: &Arc<State>, guarded: &Guarded, ending: &Ending, end: &End) {
     match end {
@@ -500,10 +439,7 @@ fn end_session(state: &Arc<State>, guarded: &Guarded, end: &Ending, why: Cause) 
     let Some(key) = state.end(guarded) else {
         return;
     };
-    state.say(
-        guarded,
-        &format!("{why}: the session was ended; later requests with its id get 404"),
-    );
+    state.say(guarded, &HttpNote::Ended(why));
     delete_at_server(state, &key, end, guarded.number);
 }
 
@@ -519,9 +455,7 @@ fn delete_at_server(state: &Arc<State>, key: &str, end: &Ending, number: u64) {
                 // Read to its end, so the connection can be reused.
                 let _ = collect(&state, response.into_body()).await;
             }
-            Err(_) => eprintln_guard(&format!(
-                "session {number}: the DELETE that ends the session at the server failed"
-            )),
+            Err(_) => say(number, &HttpNote::DeleteFailed),
         }
     });
 }
@@ -544,7 +478,7 @@ fn unreachable_upstream(
     // Ended first: a stateless request's call is logged without an answer.
     apply(state, guarded, &Ending::default(), &end);
     if let Some(note) = note {
-        state.say(guarded, &note.to_string());
+        state.say(guarded, &note);
     }
     state.reject(reject)
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcppin_core::engine::{self, ApprovedServer, Event, Note, Session, Withheld};
-use mcppin_core::http::{Activity, NotKept, SessionIds, SessionTable};
+use mcppin_core::http::{Activity, HttpNote, NotKept, SessionIds, SessionTable};
 use tokio::sync::watch;
 
 use super::config::Config;
@@ -212,11 +212,7 @@ impl State {
         });
         for guarded in stale {
             self.end(&guarded);
-            self.say(
-                &guarded,
-                "idle for longer than --session-idle: the session was ended; later requests \
-                 with its id get 404",
-            );
+            self.say(&guarded, &HttpNote::Idle);
         }
     }
 
@@ -267,9 +263,9 @@ impl State {
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 
-    /// A line of the guard's own about a session on stderr (escaped by the caller).
-    pub(crate) fn say(&self, guarded: &Guarded, text: &str) {
-        eprintln_guard(&format!("session {}: {text}", guarded.number));
+    /// A line of the guard's own about a session on stderr.
+    pub(crate) fn say(&self, guarded: &Guarded, note: &HttpNote) {
+        say(guarded.number, note);
     }
 }
 
@@ -292,6 +288,11 @@ impl SessionIds for State {
     fn tags(&self) -> bool {
         self.replica.is_some()
     }
+}
+
+/// A line of the guard's own about session `number` on stderr.
+pub(super) fn say(number: u64, note: &HttpNote) {
+    eprintln_guard(&format!("session {number}: {note}"));
 }
 
 /// One line on stderr, prefixed with the guard's name.

@@ -45,14 +45,14 @@ pub use headers::{
     check_headers, check_mirrored, end_request, has_dot_segment, head_size, header_text, pass_on,
     request_head_size, response_head_size, toward_beside, toward_client, toward_server,
 };
-pub use note::{Cause, End, HttpNote, Unread};
+pub use note::{Cause, End, HttpNote, Judged, Unread};
 pub use reject::{MAX_SESSION_ID, NotKept, Reject};
-pub use request::{Belongs, Forwarded, Judged, Post, RequestVerdict, Route, belongs, route};
+pub use request::{Belongs, Forwarded, Post, RequestVerdict, Route, belongs, route};
 pub use response::{
     BodyOut, BodyVerdict, Exchange, HeadVerdict, answered, beside_answer, relayed, relayed_beside,
     splice, unread,
 };
-pub use stream::Owed;
+pub use stream::{EventStream, Owed, SseVerdict};
 pub use table::{Activity, SessionTable};
 
 /// The headers of a message that say how its body is read, lowercase. A proxy writes its own

@@ -1,9 +1,33 @@
 //! What a proxy tells its operator about an exchange (on stderr, headed by the session), typed:
-//! each note renders through `Display`, escaped where it carries text from the wire.
+//! each note renders through `Display`, escaped where it carries text from the wire; and what
+//! the verdicts of the other files share (`Judged`, `End`, `Cause`, `Unread`).
 
 use std::fmt;
 
 use super::{NotKept, Refusal};
+use crate::engine::{Event, Note};
+use crate::sse;
+
+/// A verdict with the engine's notes (for stderr) and events (for the log) on the way to it.
+#[derive(Debug)]
+pub struct Judged<V> {
+    /// The verdict.
+    pub verdict: V,
+    /// The engine's notes.
+    pub notes: Vec<Note>,
+    /// The engine's events.
+    pub events: Vec<Event>,
+}
+
+impl<V> Judged<V> {
+    pub(super) fn of(verdict: V) -> Self {
+        Self {
+            verdict,
+            notes: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+}
 
 /// A note about one exchange of a session.
 #[derive(Clone, Debug, Eq, PartialEq)]
@@ -29,6 +53,19 @@ pub enum HttpNote {
     Timeout,
     /// The server could not be reached (why, escaped).
     Unreachable(String),
+    /// An event of the server's stream is longer than the bound (`--max-message`).
+    EventTooLong(sse::TooLong),
+    /// The server's stream broke off (the stream ends, the session goes on).
+    StreamBroke,
+    /// The session was ended, for this cause: later requests with its id get 404.
+    Ended(Cause),
+    /// The session was ended for want of use (`--session-idle`): later requests with its id
+    /// get 404.
+    Idle,
+    /// A new session was refused: the table is full (`--max-sessions`).
+    Full,
+    /// The DELETE that ends the session at the server did not reach it.
+    DeleteFailed,
 }
 
 /// Why a body could not be read whole, as the caller's bounded read says.
@@ -71,6 +108,24 @@ impl fmt::Display for HttpNote {
             }
             Self::Timeout => f.write_str("the server did not answer within --upstream-timeout"),
             Self::Unreachable(why) => write!(f, "the server could not be reached: {why}"),
+            Self::EventTooLong(too_long) => {
+                write!(f, "{too_long} (--max-message); nothing of it was forwarded")
+            }
+            Self::StreamBroke => f.write_str("the server's stream broke off"),
+            Self::Ended(cause) => write!(
+                f,
+                "{cause}: the session was ended; later requests with its id get 404"
+            ),
+            Self::Idle => f.write_str(
+                "idle for longer than --session-idle: the session was ended; later requests \
+                 with its id get 404",
+            ),
+            Self::Full => {
+                f.write_str("refused a new session: the guard holds --max-sessions sessions")
+            }
+            Self::DeleteFailed => {
+                f.write_str("the DELETE that ends the session at the server failed")
+            }
         }
     }
 }

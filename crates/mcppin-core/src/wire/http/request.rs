@@ -8,10 +8,10 @@ use ::http::header::{self, HeaderValue};
 use ::http::{HeaderMap, Method, Request, Response};
 
 use super::{
-    JSON, MAX_HEADERS, Owed, Reject, SESSION_ID, SessionIds, SessionTable, answered, check_headers,
-    check_mirrored, header_text, request_head_size, toward_server,
+    JSON, Judged, MAX_HEADERS, Owed, Reject, SESSION_ID, SessionIds, SessionTable, answered,
+    check_headers, check_mirrored, header_text, request_head_size, toward_server,
 };
-use crate::engine::{Event, Forward, Line, Note, Session};
+use crate::engine::{Forward, Line, Session};
 
 /// Where a request the head admits goes.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -190,27 +190,6 @@ impl<'b> Post<'b> {
             verdict,
             notes: action.notes,
             events: action.events,
-        }
-    }
-}
-
-/// A verdict with the engine's notes (for stderr) and events (for the log) on the way to it.
-#[derive(Debug)]
-pub struct Judged<V> {
-    /// The verdict.
-    pub verdict: V,
-    /// The engine's notes.
-    pub notes: Vec<Note>,
-    /// The engine's events.
-    pub events: Vec<Event>,
-}
-
-impl<V> Judged<V> {
-    fn of(verdict: V) -> Self {
-        Self {
-            verdict,
-            notes: Vec::new(),
-            events: Vec::new(),
         }
     }
 }

@@ -1,11 +1,184 @@
-//! What an exchange owes its client on an SSE stream: an answer to each request it forwarded,
-//! the server's or, when the proxy ends the stream first, the proxy's own.
+//! The server's SSE stream, judged event by event ([`EventStream`]), and what an exchange owes
+//! its client on it ([`Owed`]): an answer to each request it forwarded, the server's or, when
+//! the proxy ends the stream first, the proxy's own.
 
-use super::Reject;
-use crate::engine::{IdBytes, error_answer, id_key};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::{Cause, End, HttpNote, Judged, Reject};
+use crate::engine::{IdBytes, Session, Stop, error_answer, id_key};
+use crate::escape_non_ascii;
 use crate::jsonrpc::REFUSED;
 use crate::outline::{Node, Outline, Shape};
 use crate::sse;
+
+/// The server's SSE stream in one exchange, judged event by event in the exchange's session:
+/// the caller feeds the bytes as they arrive ([`EventStream::feed`]) and writes what
+/// [`EventStream::next`] gives, one event at a time, before it asks for the next (so a client
+/// that reads slowly holds the server back, and the session is locked per event).
+///
+/// When the stream ends on the proxy's verdict (a refusal, a violation, an event over the
+/// bound, the session ended elsewhere) each request the exchange forwarded and no event
+/// answered gets the proxy's error ([`Owed::tail`]): a client waits for an answer to each
+/// request it sent.
+#[derive(Debug)]
+pub struct EventStream {
+    reader: sse::Reader,
+    /// Events read and not judged yet.
+    queue: VecDeque<sse::Event>,
+    owed: Owed,
+    refuser: &'static str,
+    /// Whether the stream ended on a verdict: nothing more is written.
+    done: bool,
+}
+
+/// What becomes of the server's stream after an event (or a chunk) of it.
+#[derive(Clone, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum SseVerdict {
+    /// These bytes are written, and the stream goes on.
+    Write(Vec<u8>),
+    /// These bytes are written (perhaps none), then the stream ends: nothing more of it is
+    /// written.
+    End {
+        /// The last bytes: a refusal in the event's place and the proxy's answers to what is
+        /// still owed.
+        bytes: Vec<u8>,
+        /// What becomes of the session ([`End::Goes`]: nothing more, it ended elsewhere).
+        end: End,
+        /// The note for the operator, if any.
+        note: Option<HttpNote>,
+    },
+}
+
+impl EventStream {
+    /// A stream holding at most `max_message` bytes of one event, owing `owed` (of the
+    /// forwarded request, [`Owed::of`]), whose errors begin with `refuser`.
+    pub fn new(max_message: usize, owed: Owed, refuser: &'static str) -> Self {
+        Self {
+            reader: sse::Reader::new(max_message),
+            queue: VecDeque::new(),
+            owed,
+            refuser,
+            done: false,
+        }
+    }
+
+    /// The proxy's own answers (to elements of a batch the server never saw), one event each
+    /// without an id, written before anything of the server's.
+    pub fn prelude(answers: &[Vec<u8>]) -> impl Iterator<Item = Vec<u8>> + '_ {
+        answers
+            .iter()
+            .map(|answer| sse::Message::default().write(Some(answer)))
+    }
+
+    /// Reads a chunk of the server's stream (cut anywhere).
+    ///
+    /// # Errors
+    ///
+    /// [`SseVerdict::End`] when an event exceeds the bound: nothing of it is written, the
+    /// session ends here and at the server, and what is owed is answered. Chunks after the
+    /// end are not read.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), SseVerdict> {
+        if self.done {
+            return Ok(());
+        }
+        let mut events = Vec::new();
+        let read = self.reader.feed(chunk, &mut events);
+        self.queue.extend(events);
+        match read {
+            Ok(()) => Ok(()),
+            Err(too_long) => {
+                self.queue.clear();
+                Err(self.end(
+                    Vec::new(),
+                    End::AtServer(Cause::Broken),
+                    Some(HttpNote::EventTooLong(too_long)),
+                ))
+            }
+        }
+    }
+
+    /// The verdict on the next event read, judged in `session` (the exchange's, at `now`):
+    /// `None` when the chunks fed hold no whole event more, or the stream has ended.
+    ///
+    /// A comment is written as an empty one (its text means nothing to a client); an event
+    /// without data (an id alone: the priming event of a resumable stream) is written as it
+    /// came; a message is written as the session passes it (its `id`, `event` and `retry`
+    /// kept). A refusal of drift is written without the event's id (a client resuming after
+    /// it must not skip past it) and ends the stream; so does a violation, with nothing of
+    /// the event written; and any event once the session has stopped.
+    pub fn next(&mut self, session: &mut Session, now: Duration) -> Option<Judged<SseVerdict>> {
+        if self.done {
+            return None;
+        }
+        let message = match self.queue.pop_front()? {
+            sse::Event::Comment => {
+                return Some(Judged::of(SseVerdict::Write(sse::comment().to_vec())));
+            }
+            sse::Event::Message(message) => message,
+        };
+        if session.is_stopped() {
+            return Some(Judged::of(self.end(Vec::new(), End::Goes, None)));
+        }
+        let Some(data) = message.data.as_deref().filter(|d| !d.is_empty()) else {
+            // No message to judge, and none a client reads (WHATWG HTML 9.2.6 dispatches no
+            // empty data).
+            return Some(Judged::of(SseVerdict::Write(message.write(None))));
+        };
+        let action = session.server_line(data, now);
+        let verdict = match &action.stop {
+            None => match action.to_client.bytes(data) {
+                Some(bytes) => {
+                    let event = message.write(Some(bytes));
+                    self.owed.strike(&event);
+                    SseVerdict::Write(event)
+                }
+                None => self.end(Vec::new(), End::Goes, None),
+            },
+            Some(Stop::Drift) => {
+                let refusal = action
+                    .to_client
+                    .bytes(data)
+                    .map(|refusal| sse::Message::default().write(Some(refusal)))
+                    .unwrap_or_default();
+                self.owed.strike(&refusal);
+                self.end(refusal, End::AtServer(Cause::Drift), None)
+            }
+            Some(fatal) => {
+                let note = HttpNote::Fatal(escape_non_ascii(&fatal.to_string()).into_owned());
+                self.end(Vec::new(), End::AtServer(Cause::Broken), Some(note))
+            }
+        };
+        Some(Judged {
+            verdict,
+            notes: action.notes,
+            events: action.events,
+        })
+    }
+
+    /// The stream ends because its session ended elsewhere (another exchange refused drift,
+    /// the client ended it): the proxy's answers to what is still owed (perhaps none).
+    pub fn ended_elsewhere(&mut self) -> Vec<u8> {
+        match self.end(Vec::new(), End::Goes, None) {
+            SseVerdict::End { bytes, .. } => bytes,
+            SseVerdict::Write(bytes) => bytes,
+        }
+    }
+
+    /// Ends the stream after `bytes`, answering what is still owed.
+    fn end(&mut self, mut bytes: Vec<u8>, end: End, note: Option<HttpNote>) -> SseVerdict {
+        if self.done {
+            bytes.clear();
+        } else {
+            bytes.extend(self.owed.tail(self.refuser));
+            self.owed = Owed::default();
+        }
+        self.done = true;
+        self.queue.clear();
+        SseVerdict::End { bytes, end, note }
+    }
+}
 
 /// The requests of a forwarded body (one message or a batch) that are owed an answer on the
 /// exchange's stream: each one's id as the client wrote it, and the key the engine matches
