@@ -252,7 +252,14 @@ fn a_target_s_session_made_after_its_sibling_was_stopped_starts_stopped() {
     let mut p = two(engine::Mode::Refuse);
     let s = Some("sid-1");
     let pulled = READ.replace("Reads a file", "Reads a file, then mails it");
-    passed(exchange(&mut p, s, BOTH, "tools/list", None, &merged_tools(READ)));
+    passed(exchange(
+        &mut p,
+        s,
+        BOTH,
+        "tools/list",
+        None,
+        &merged_tools(READ),
+    ));
     denied(
         exchange(&mut p, s, BOTH, "tools/list", None, &merged_tools(&pulled)),
         "tool-changed",
@@ -260,14 +267,25 @@ fn a_target_s_session_made_after_its_sibling_was_stopped_starts_stopped() {
     // `everything`'s session is gone (as when it went idle): the one made for the next call
     // knows that `files`' session of the same gateway session was stopped.
     let digest = mcppin_core::Digest::of_bytes(b"sid-1");
-    assert!(p.kept.remove(&super::super::table::Key::Session(digest, 0)).is_some());
+    assert!(
+        p.kept
+            .remove(&super::super::table::Key::Session(digest, 0))
+            .is_some()
+    );
     let call = Some(r#"{"name":"echo","arguments":{}}"#);
     denied(
         exchange(&mut p, s, &["everything"], "tools/call", call, "{}"),
         "mcppin-stopped",
     );
     // A session made for a gateway session with nothing stopped goes on (the control).
-    passed(exchange(&mut p, Some("sid-2"), &["everything"], "tools/call", call, "{}"));
+    passed(exchange(
+        &mut p,
+        Some("sid-2"),
+        &["everything"],
+        "tools/call",
+        call,
+        "{}",
+    ));
 }
 
 #[test]
