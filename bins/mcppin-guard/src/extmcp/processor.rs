@@ -55,9 +55,6 @@ mod target;
 /// returns it to the response phase as `mcpGuardrails.mcppin`.
 pub(crate) const TOKEN_KEY: &str = "mcppin";
 
-/// The metadata key of the client's session id (`request.headers["mcp-session-id"]`).
-pub(crate) const SESSION_KEY: &str = "session";
-
 /// Methods whose answer is judged with what their request asked (`prompts/get` is pinned by
 /// its name and arguments) or admitted only through their request phase (a call's tool): an
 /// answer of one whose request phase this processor did not see is denied. Any other answer

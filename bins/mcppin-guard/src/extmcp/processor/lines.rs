@@ -7,7 +7,10 @@ use mcppin_core::Digest;
 use mcppin_core::engine::Withheld;
 use mcppin_extmcp::metadata_str;
 
-use super::{SESSION_KEY, Target};
+use super::Target;
+
+/// The metadata key of the client's session id (`request.headers["mcp-session-id"]`).
+pub(super) const SESSION_KEY: &str = "session";
 
 /// Why a list answer the engine did not pass may be the gateway renaming otherwise than
 /// `--prefix-mode` says: every item's name has the target's prefix while the guard expects
