@@ -32,8 +32,8 @@
 
 use std::time::Duration;
 
-use mcppin_core::Excerpt;
 use mcppin_core::engine::{self, Event, Forward, Note, Session, Stop, Withheld};
+use mcppin_core::{Excerpt, escape_non_ascii};
 use mcppin_extmcp::{
     McpRequest, McpRequestResult, McpResponse, McpResponseResult, metadata_str, string_struct,
 };
@@ -98,6 +98,14 @@ impl Said {
             self.note(kept.number, target, note);
         }
         self.events_of(kept, events);
+    }
+
+    /// A denial of the processor's own (a target mapped to no entry, a name renamed otherwise,
+    /// an answer matched with no request): no engine note tells it, so the operator reads it
+    /// here.
+    fn denied(&mut self, refuser: &str, reason: &str) {
+        let text = reason.strip_prefix(refuser).unwrap_or(reason).trim_start();
+        self.notes.push(escape_non_ascii(text).into_owned());
     }
 
     fn events_of(&mut self, kept: &Kept, events: Vec<Event>) {
@@ -218,13 +226,19 @@ impl Processor {
         let word = method_word(method);
         let targets = match self.targets(method, &request.service_names) {
             Ok(targets) => targets,
-            Err(reason) => return (McpRequestResult::deny(reason), said),
+            Err(reason) => {
+                said.denied(self.config.engine.refuser, &reason);
+                return (McpRequestResult::deny(reason), said);
+            }
         };
         let params = match (request.mcp_request.as_deref(), targets.as_slice()) {
             (None, _) => None,
             (Some(params), [target]) => match self.renamed(*target, method, params) {
                 Ok(params) => Some(params),
-                Err(reason) => return (McpRequestResult::deny(reason), said),
+                Err(reason) => {
+                    said.denied(self.config.engine.refuser, &reason);
+                    return (McpRequestResult::deny(reason), said);
+                }
             },
             (Some(params), _) => Some(params.to_vec()),
         };
@@ -323,7 +337,10 @@ impl Processor {
         let word = method_word(method);
         let targets = match self.targets(method, &response.service_names) {
             Ok(targets) => targets,
-            Err(reason) => return (McpResponseResult::deny(reason), said),
+            Err(reason) => {
+                said.denied(self.config.engine.refuser, &reason);
+                return (McpResponseResult::deny(reason), said);
+            }
         };
         let metadata = response.metadata_context.as_ref();
         let token = metadata_str(metadata, TOKEN_KEY)
@@ -347,6 +364,7 @@ impl Processor {
         });
         if matched.is_none() && NEEDS_REQUEST.contains(&method) {
             // What the request asked is part of the judgement: never guessed.
+            said.denied(self.config.engine.refuser, &unmatched);
             return (McpResponseResult::deny(unmatched), said);
         }
         let split = if targets.len() > 1 {

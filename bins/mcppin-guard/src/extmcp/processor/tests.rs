@@ -329,12 +329,34 @@ fn an_answer_without_the_request_phase_s_metadata_is_denied() {
         panic!("expected a denial");
     };
     assert!(e.reason.contains("mcppin-unmatched"), "{}", e.reason);
+    // The operator reads it too: the processor's own denial has no engine note.
+    let response = McpResponse {
+        service_names: vec!["everything".to_owned()],
+        method: "prompts/get".to_owned(),
+        metadata_context: Some(string_struct([("session", "sid-1".to_owned())])),
+        mcp_response: br#"{"messages":[]}"#.to_vec(),
+    };
+    let (_, said) = g.processor.check_response(&response, g.now);
+    assert_eq!(
+        said.notes,
+        [
+            "refused prompts/get: the answer cannot be matched with its request: the gateway hands \
+          back no metadata mcppin this processor gave (mcppin-unmatched)"
+        ]
+    );
     // A number this processor never gave is denied the same way.
     let forged = string_struct([("mcppin", "run.99".to_owned())]);
     let answered = g.response("prompts/get", Some(&forged), r#"{"messages":[]}"#);
     assert!(matches!(answered.result, Some(Verdict::Error(_))));
-    // With the metadata handed back, the same answer passes.
-    let answered = g.response("prompts/get", asked.metadata.as_ref(), r#"{"messages":[]}"#);
+    // With the metadata handed back, the same answer passes, and nothing is said.
+    let response = McpResponse {
+        service_names: vec!["everything".to_owned()],
+        method: "prompts/get".to_owned(),
+        metadata_context: g.metadata(asked.metadata.as_ref()),
+        mcp_response: br#"{"messages":[]}"#.to_vec(),
+    };
+    let (answered, said) = g.processor.check_response(&response, g.now);
+    assert!(said.notes.is_empty(), "{:?}", said.notes);
     assert!(
         matches!(answered.result, Some(Verdict::Pass(_))),
         "{answered:?}"
