@@ -23,6 +23,7 @@ mod feed;
 mod hint;
 mod hook;
 mod http;
+mod listen;
 mod log;
 mod proxy;
 mod pump;

@@ -22,10 +22,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcppin_extmcp::{CHECK_REQUEST, CHECK_RESPONSE, McpRequest, McpResponse, frame, unframe};
 use prost::Message;
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::exit::{Exit, Fail};
+use crate::listen::{self, Stops};
 use crate::log::Log;
 
 mod processor;
@@ -83,9 +83,7 @@ pub(crate) fn run(config: Config, processor: Processor, log: Log) -> anyhow::Res
 }
 
 async fn serve(config: Config, processor: Processor, log: Log) -> anyhow::Result<Exit> {
-    let mut terminate = signal(SignalKind::terminate()).context("cannot install SIGTERM")?;
-    let mut interrupt = signal(SignalKind::interrupt()).context("cannot install SIGINT")?;
-    let mut hangup = signal(SignalKind::hangup()).context("cannot install SIGHUP")?;
+    let mut stops = Stops::install()?;
     let listener = TcpListener::bind(config.listen).await.map_err(|e| {
         Fail::new(
             Exit::Usage,
@@ -113,24 +111,9 @@ async fn serve(config: Config, processor: Processor, log: Log) -> anyhow::Result
         log_failed: std::sync::atomic::AtomicBool::new(false),
     });
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
-    loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&connections).acquire_owned() => permit,
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
-            _ = hangup.recv() => break,
-        };
-        let Ok(permit) = permit else { break };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
-            _ = hangup.recv() => break,
-        };
-        let Ok((stream, _)) = accepted else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
+    while let Some((stream, permit)) =
+        listen::next_connection(&listener, &connections, &mut stops).await
+    {
         let shared = Arc::clone(&shared);
         let activity = Arc::new(Activity::new());
         let busy = Arc::clone(&activity);

@@ -28,10 +28,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use mcppin_core::engine::ApprovedServer;
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Semaphore, watch};
 
 use crate::exit::{Exit, Fail};
+use crate::listen::{self, Stops};
 use crate::log::Log;
 
 mod config;
@@ -80,9 +80,7 @@ async fn serve(
 ) -> anyhow::Result<Exit> {
     let upstream = upstream::Upstream::new(upstream, &config.upstream_ca, config.timeout)
         .map_err(|e| Fail::new(Exit::Usage, format!("{e:#}")))?;
-    let mut terminate = signal(SignalKind::terminate()).context("cannot install SIGTERM")?;
-    let mut interrupt = signal(SignalKind::interrupt()).context("cannot install SIGINT")?;
-    let mut hangup = signal(SignalKind::hangup()).context("cannot install SIGHUP")?;
+    let mut stops = Stops::install()?;
     let listener = TcpListener::bind(config.listen).await.map_err(|e| {
         Fail::new(
             Exit::Usage,
@@ -115,28 +113,9 @@ async fn serve(
             }
         });
     }
-    loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&connections).acquire_owned() => permit,
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
-            _ = hangup.recv() => break,
-        };
-        let Ok(permit) = permit else { break };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
-            _ = hangup.recv() => break,
-        };
-        let Ok((stream, _)) = accepted else {
-            // A failed accept (out of descriptors): the permit goes back, the loop goes on.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
-        // Answers go out as soon as they are written: an exchange is one request and one
-        // answer, and Nagle's algorithm would hold a second segment for the client's ACK.
-        let _ = stream.set_nodelay(true);
+    while let Some((stream, permit)) =
+        listen::next_connection(&listener, &connections, &mut stops).await
+    {
         let state = Arc::clone(&state);
         let service = service_fn(move |request| {
             let state = Arc::clone(&state);
