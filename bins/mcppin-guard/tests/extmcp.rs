@@ -4,9 +4,7 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,34 +14,22 @@ use mcppin_extmcp::{
     CHECK_REQUEST, CHECK_RESPONSE, McpRequest, McpRequestResult, McpResponse, McpResponseResult,
     Struct, Verdict, frame, metadata_str, string_struct, unframe,
 };
+use mcppin_testkit::Listening;
 use prost::Message;
 use serde_json::json;
 use util::Dir;
 
-/// The processor, killed when dropped.
-struct Processor {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-    addr: String,
-}
-
-impl Drop for Processor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Processor {
-    fn start(dir: &Dir, args: &[&str]) -> Self {
-        let lock = dir.lock(&[
-            json!({"name": "echo", "description": "Echoes back the input string",
-                   "inputSchema": {"type": "object"},
-                   "execution": {"taskSupport": "forbidden"}}),
-            json!({"name": "get-sum", "description": "Returns the sum of two numbers",
-                   "inputSchema": {"type": "object"}}),
-        ]);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+/// The processor, with `args` beside its lock and target, killed when dropped.
+fn start_processor(dir: &Dir, args: &[&str]) -> Listening {
+    let lock = dir.lock(&[
+        json!({"name": "echo", "description": "Echoes back the input string",
+               "inputSchema": {"type": "object"},
+               "execution": {"taskSupport": "forbidden"}}),
+        json!({"name": "get-sum", "description": "Returns the sum of two numbers",
+               "inputSchema": {"type": "object"}}),
+    ]);
+    Listening::start(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .env_clear()
             .arg("--lock")
             .arg(lock)
@@ -53,36 +39,8 @@ impl Processor {
                 "--target",
                 "everything=fixture",
             ])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let pipe = child.stderr.take().expect("stderr");
-        let kept = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(pipe);
-            let mut line = String::new();
-            while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(rest) = line.trim().split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_owned());
-                }
-                kept.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {}", stderr.lock().unwrap()));
-        Self {
-            child,
-            stderr,
-            addr,
-        }
-    }
+            .args(args),
+    )
 }
 
 /// A gateway's gRPC client: one HTTP/2 connection, unary calls with a bound.
@@ -193,8 +151,8 @@ fn shown(sum: &str) -> String {
 fn the_processor_passes_the_honest_surface_denies_a_rug_pull_and_stops_the_session() {
     let dir = Dir::new();
     let log = dir.path().join("admission.log");
-    let processor = Processor::start(&dir, &["--log", log.to_str().unwrap()]);
-    let mut gateway = Client::connect(&processor.addr);
+    let processor = start_processor(&dir, &["--log", log.to_str().unwrap()]);
+    let mut gateway = Client::connect(&processor.at);
 
     let asked = gateway.request("sid-1", "tools/list", None);
     assert!(matches!(asked.result, Some(Verdict::Pass(_))), "{asked:?}");
@@ -236,7 +194,7 @@ fn the_processor_passes_the_honest_surface_denies_a_rug_pull_and_stops_the_sessi
     let (message, status) = gateway.call(CHECK_REQUEST, vec![0xff, 0xff]);
     assert_eq!((message, status.as_str()), (None, "3"));
 
-    let stderr = processor.stderr.lock().unwrap().clone();
+    let stderr = processor.stderr();
     assert!(stderr.contains("tool-changed: get-sum"), "{stderr}");
     assert!(
         !stderr.contains("sid-1"),
@@ -309,8 +267,8 @@ fn the_processor_refuses_to_start_without_targets_or_with_a_server_command() {
 fn a_list_merged_from_two_targets_is_judged_per_target_and_a_drift_stops_both() {
     let dir = Dir::new();
     // Two gateway targets, each held to the fixture's entry.
-    let processor = Processor::start(&dir, &["--target", "files=fixture"]);
-    let mut gateway = Client::connect(&processor.addr);
+    let processor = start_processor(&dir, &["--target", "files=fixture"]);
+    let mut gateway = Client::connect(&processor.at);
     gateway.targets = vec!["everything".into(), "files".into()];
     let merged = |files_sum: &str| {
         json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [
@@ -362,7 +320,7 @@ fn a_list_merged_from_two_targets_is_judged_per_target_and_a_drift_stops_both() 
         "{}",
         denial.reason
     );
-    let stderr = processor.stderr.lock().unwrap().clone();
+    let stderr = processor.stderr();
     assert!(stderr.contains("tool-changed: files_get-sum"), "{stderr}");
 }
 
@@ -387,7 +345,7 @@ impl hyper::body::Body for Stalled {
 #[test]
 fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answered() {
     let dir = Dir::new();
-    let processor = Processor::start(&dir, &["--upstream-timeout", "1s"]);
+    let processor = start_processor(&dir, &["--upstream-timeout", "1s"]);
     let request = McpRequest {
         service_names: vec!["everything".into()],
         method: "tools/list".into(),
@@ -400,7 +358,7 @@ fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answe
         .build()
         .unwrap();
     let status = runtime.block_on(async {
-        let stream = tokio::net::TcpStream::connect(&processor.addr)
+        let stream = tokio::net::TcpStream::connect(&processor.at)
             .await
             .expect("connect");
         let (mut send, connection) = hyper::client::conn::http2::handshake(
@@ -428,14 +386,9 @@ fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answe
         .await
         .expect("the processor answers a stalled message within 30 s")
     });
-    assert_eq!(
-        status.as_deref(),
-        Some("4"),
-        "{}",
-        processor.stderr.lock().unwrap()
-    );
+    assert_eq!(status.as_deref(), Some("4"), "{}", processor.stderr());
     // The control: the whole message, on a connection of its own, is judged and answered.
-    let mut client = Client::connect(&processor.addr);
+    let mut client = Client::connect(&processor.at);
     let (message, status) = client.call(CHECK_REQUEST, request.encode_to_vec());
     assert_eq!(status, "0");
     assert!(message.is_some());
@@ -444,12 +397,12 @@ fn a_check_whose_message_stalls_gets_deadline_exceeded_and_the_next_one_is_answe
 #[test]
 fn a_peer_that_sends_nothing_loses_its_connection_place_and_the_gateway_is_served() {
     let dir = Dir::new();
-    let processor = Processor::start(
+    let processor = start_processor(
         &dir,
         &["--max-connections", "1", "--upstream-timeout", "1s"],
     );
     // A peer that connects and never speaks, not even HTTP/2's preface, in the one place.
-    let mut silent = std::net::TcpStream::connect(&processor.addr).expect("connect");
+    let mut silent = std::net::TcpStream::connect(&processor.at).expect("connect");
     silent
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
@@ -470,10 +423,10 @@ fn a_peer_that_sends_nothing_loses_its_connection_place_and_the_gateway_is_serve
     assert!(
         closed,
         "a connection that sent nothing is still open after 30 s: {}",
-        processor.stderr.lock().unwrap()
+        processor.stderr()
     );
     // Its place is free: the gateway's connection is served.
-    let mut gateway = Client::connect(&processor.addr);
+    let mut gateway = Client::connect(&processor.at);
     let asked = gateway.request("sid-1", "tools/list", None);
     assert!(matches!(asked.result, Some(Verdict::Pass(_))), "{asked:?}");
 }
@@ -482,7 +435,7 @@ fn a_peer_that_sends_nothing_loses_its_connection_place_and_the_gateway_is_serve
 fn messages_read_at_once_are_bounded_together_and_a_check_beyond_gets_resource_exhausted() {
     let dir = Dir::new();
     // Messages of at most 1,000 bytes: 4,000 bytes of them are read at once.
-    let processor = Processor::start(
+    let processor = start_processor(
         &dir,
         &["--max-message", "1000", "--upstream-timeout", "60s"],
     );
@@ -491,7 +444,7 @@ fn messages_read_at_once_are_bounded_together_and_a_check_beyond_gets_resource_e
         .build()
         .unwrap();
     let first = runtime.block_on(async {
-        let stream = tokio::net::TcpStream::connect(&processor.addr)
+        let stream = tokio::net::TcpStream::connect(&processor.at)
             .await
             .expect("connect");
         let (send, connection) = hyper::client::conn::http2::handshake(
@@ -533,10 +486,10 @@ fn messages_read_at_once_are_bounded_together_and_a_check_beyond_gets_resource_e
         first.flatten().as_deref(),
         Some("8"),
         "RESOURCE_EXHAUSTED: {}",
-        processor.stderr.lock().unwrap()
+        processor.stderr()
     );
     // A whole check on its own connection fits beside the four that stall.
-    let mut gateway = Client::connect(&processor.addr);
+    let mut gateway = Client::connect(&processor.at);
     let asked = gateway.request("sid-1", "tools/list", None);
     assert!(matches!(asked.result, Some(Verdict::Pass(_))), "{asked:?}");
     drop(runtime);

@@ -4,91 +4,28 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
+use mcppin_testkit::Listening;
 use serde_json::{Value, json};
 use util::Dir;
 
-/// A process the test started, killed when dropped; its stderr is kept.
-struct Proc {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-    /// What it printed after "listening on ": its URL.
-    url: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Proc {
-    /// Starts `command` and waits (bounded) for its "listening on URL" line on stderr.
-    fn start(mut command: Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let pipe = child.stderr.take().expect("stderr");
-        let kept = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(pipe);
-            let mut line = String::new();
-            while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(url) = line.trim().split("listening on ").nth(1) {
-                    let _ = tx.send(url.to_owned());
-                }
-                kept.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {}", stderr.lock().unwrap()));
-        Self { child, stderr, url }
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// Whether stderr comes to contain `needle` (a bounded wait: lines arrive through a
-    /// thread).
-    fn said(&self, needle: &str) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.stderr().contains(needle) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
-    }
-}
-
-fn fixture(dir: &Dir, args: &[&str]) -> Proc {
+fn fixture(dir: &Dir, args: &[&str]) -> Listening {
     let mut command = Command::new(mcppin_fixture::locate("guard-fixture"));
     command
         .args(["--http", "127.0.0.1:0", "--record"])
         .arg(dir.path().join("record.txt"))
         .args(args);
-    Proc::start(command)
+    Listening::start(&mut command)
 }
 
-fn guard(lock: &Path, upstream: &str, args: &[&str]) -> Proc {
+fn guard(lock: &Path, upstream: &str, args: &[&str]) -> Listening {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"));
     command
         .env_clear()
@@ -103,7 +40,7 @@ fn guard(lock: &Path, upstream: &str, args: &[&str]) -> Proc {
             upstream,
         ])
         .args(args);
-    Proc::start(command)
+    Listening::start(&mut command)
 }
 
 /// One HTTP answer, as the test reads it.
@@ -219,16 +156,16 @@ fn an_honest_session_passes_with_the_servers_own_bytes() {
     let lock = dir.lock(&mcppin_fixture::surface(false));
     for sse in [false, true] {
         let server = fixture(&dir, if sse { &["--sse"][..] } else { &[] });
-        let guard = guard(&lock, &server.url, &[]);
-        let session = open(&guard.url);
+        let guard = guard(&lock, &server.at, &[]);
+        let session = open(&guard.at);
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(2, "tools/list", json!({})),
         );
-        let direct_session = open(&server.url);
+        let direct_session = open(&server.at);
         let direct = post(
-            &server.url,
+            &server.at,
             Some(&direct_session),
             &util::request(2, "tools/list", json!({})),
         );
@@ -244,13 +181,13 @@ fn an_honest_session_passes_with_the_servers_own_bytes() {
                 .len(),
             4
         );
-        let call = post(&guard.url, Some(&session), &util::call(3, "read_text_file"));
+        let call = post(&guard.at, Some(&session), &util::call(3, "read_text_file"));
         assert_eq!(call.messages()[0]["result"]["isError"], json!(false));
         // The client ends the session: ended in the guard too.
-        let end = send(&guard.url, "DELETE", &[("mcp-session-id", &session)], "");
+        let end = send(&guard.at, "DELETE", &[("mcp-session-id", &session)], "");
         assert_eq!(end.status, 200);
         let after = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(4, "tools/list", json!({})),
         );
@@ -271,10 +208,10 @@ fn a_rug_pull_is_refused_in_the_same_answer_and_the_session_ends() {
                 &["--mode", "rug-pull"]
             },
         );
-        let guard = guard(&lock, &server.url, &[]);
-        let session = open(&guard.url);
+        let guard = guard(&lock, &server.at, &[]);
+        let session = open(&guard.at);
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(2, "tools/list", json!({})),
         );
@@ -295,7 +232,7 @@ fn a_rug_pull_is_refused_in_the_same_answer_and_the_session_ends() {
             "{}",
             record(&dir)
         );
-        let after = post(&guard.url, Some(&session), &util::call(3, "read_text_file"));
+        let after = post(&guard.at, Some(&session), &util::call(3, "read_text_file"));
         assert_eq!(after.status, 404, "{after:?}");
         assert!(
             !record(&dir).contains(r#""id":3"#),
@@ -310,13 +247,13 @@ fn a_refusal_ends_the_sessions_other_streams_too() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &["--mode", "rug-pull"]);
-    let guard = guard(&lock, &server.url, &[]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &[]);
+    let session = open(&guard.at);
     // The stream of server messages, read until the fixture's first comment has come through, so the
     // refusal below ends a stream the guard relays (the fixture records the GET before it
     // answers it); then open and quiet until the session ends.
     let authority = guard
-        .url
+        .at
         .trim_start_matches("http://")
         .split('/')
         .next()
@@ -355,7 +292,7 @@ fn a_refusal_ends_the_sessions_other_streams_too() {
         seen.extend_from_slice(&buf[..n]);
     }
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -373,10 +310,10 @@ fn the_same_rug_pull_holds_when_the_lock_matches_it() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(true));
     let server = fixture(&dir, &["--mode", "rug-pull", "--sse"]);
-    let guard = guard(&lock, &server.url, &[]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &[]);
+    let session = open(&guard.at);
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -385,7 +322,7 @@ fn the_same_rug_pull_holds_when_the_lock_matches_it() {
         "{listed:?}"
     );
     assert_eq!(
-        post(&guard.url, Some(&session), &util::call(3, "read_text_file")).status,
+        post(&guard.at, Some(&session), &util::call(3, "read_text_file")).status,
         200
     );
 }
@@ -395,14 +332,14 @@ fn quarantine_filters_the_rewritten_tool_and_the_session_goes_on() {
     let dir = Dir::new();
     let lock = dir.lock(&util::counter_surface());
     let server = fixture(&dir, &["--mode", "counter", "--sse"]);
-    let guard = guard(&lock, &server.url, &["--mode", "quarantine"]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &["--mode", "quarantine"]);
+    let session = open(&guard.at);
     for id in 2..5 {
-        let call = post(&guard.url, Some(&session), &util::call(id, "summarize"));
+        let call = post(&guard.at, Some(&session), &util::call(id, "summarize"));
         assert_eq!(call.status, 200, "{call:?}");
     }
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(5, "tools/list", json!({})),
     );
@@ -416,11 +353,11 @@ fn quarantine_filters_the_rewritten_tool_and_the_session_goes_on() {
     assert!(!names.contains(&"summarize"), "{names:?}");
     assert_eq!(names.len(), 4);
     // The quarantined tool is refused here, and never reaches the server.
-    let refused = post(&guard.url, Some(&session), &util::call(6, "summarize"));
+    let refused = post(&guard.at, Some(&session), &util::call(6, "summarize"));
     assert_eq!(refused.messages()[0]["error"]["code"], json!(-32001));
     assert!(!record(&dir).contains(r#""id":6"#));
     // The session goes on.
-    let call = post(&guard.url, Some(&session), &util::call(7, "read_text_file"));
+    let call = post(&guard.at, Some(&session), &util::call(7, "read_text_file"));
     assert_eq!(call.messages()[0]["result"]["isError"], json!(false));
 }
 
@@ -429,8 +366,8 @@ fn bad_requests_get_http_errors_and_nothing_is_forwarded() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &[]);
-    let guard = guard(&lock, &server.url, &["--max-message", "4096"]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &["--max-message", "4096"]);
+    let session = open(&guard.at);
     let list = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"marker":"MARK"}}"#;
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"marker":"MARK{}"}}}}"#,
@@ -497,7 +434,7 @@ fn bad_requests_get_http_errors_and_nothing_is_forwarded() {
         ),
     ];
     for (what, status, headers, body) in cases {
-        let answer = send(&guard.url, "POST", &headers, &body);
+        let answer = send(&guard.at, "POST", &headers, &body);
         assert_eq!(answer.status, status, "{what}: {answer:?}");
         let error: Value = serde_json::from_str(&answer.body).expect(what);
         assert!(
@@ -508,14 +445,14 @@ fn bad_requests_get_http_errors_and_nothing_is_forwarded() {
             "{what}"
         );
     }
-    let put = send(&guard.url, "PUT", &[JSON], list);
+    let put = send(&guard.at, "PUT", &[JSON], list);
     assert_eq!(put.status, 405);
-    let elsewhere = send(&guard.url.replace("/mcp", "/other"), "POST", &[JSON], list);
+    let elsewhere = send(&guard.at.replace("/mcp", "/other"), "POST", &[JSON], list);
     assert_eq!(elsewhere.status, 404);
     assert!(!record(&dir).contains("MARK"), "{}", record(&dir));
     // The same request with a matching Mcp-Method passes: the check holds.
     let matching = send(
-        &guard.url,
+        &guard.at,
         "POST",
         &[
             JSON,
@@ -536,13 +473,13 @@ fn a_batch_loses_its_refused_element_and_the_refusal_comes_back() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &[]);
-    let guard = guard(&lock, &server.url, &[]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &[]);
+    let session = open(&guard.at);
     let batch = json!([
         {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"marker": "KEPT"}},
         util::call(8, "MARK_unknown_tool"),
     ]);
-    let answer = post(&guard.url, Some(&session), &batch);
+    let answer = post(&guard.at, Some(&session), &batch);
     assert_eq!(answer.status, 200, "{answer:?}");
     let answers: Value = serde_json::from_str(&answer.body).unwrap();
     assert_eq!(answers[0]["id"], json!(8), "{answers}");
@@ -555,7 +492,7 @@ fn a_batch_loses_its_refused_element_and_the_refusal_comes_back() {
     );
     // A batch refused whole is answered whole, as an array, and nothing is forwarded.
     let refused = json!([util::call(9, "MARK_a"), util::call(10, "MARK_b")]);
-    let answer = post(&guard.url, Some(&session), &refused);
+    let answer = post(&guard.at, Some(&session), &refused);
     let answers: Value = serde_json::from_str(&answer.body).unwrap();
     assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
     assert!(!record(&dir).contains("MARK_a"), "{}", record(&dir));
@@ -574,10 +511,10 @@ fn a_server_that_breaks_the_protocol_gets_its_session_ended() {
                 &["--mode", "malformed"]
             },
         );
-        let guard = guard(&lock, &server.url, &[]);
-        let session = open(&guard.url);
+        let guard = guard(&lock, &server.at, &[]);
+        let session = open(&guard.at);
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(2, "tools/list", json!({})),
         );
@@ -591,7 +528,7 @@ fn a_server_that_breaks_the_protocol_gets_its_session_ended() {
             record(&dir)
         );
         let after = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(3, "tools/list", json!({})),
         );
@@ -608,12 +545,12 @@ fn a_session_the_server_no_longer_holds_gets_404_so_the_client_starts_over() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &[]);
-    let guard = guard(&lock, &server.url, &[]);
-    let session = open(&guard.url);
-    let ended = send(&server.url, "DELETE", &[("mcp-session-id", &session)], "");
+    let guard = guard(&lock, &server.at, &[]);
+    let session = open(&guard.at);
+    let ended = send(&server.at, "DELETE", &[("mcp-session-id", &session)], "");
     assert_eq!(ended.status, 200, "{ended:?}");
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -626,16 +563,16 @@ fn a_session_the_server_no_longer_holds_gets_404_so_the_client_starts_over() {
     assert!(!listed.body.contains("Session not found"), "{listed:?}");
     // The guard ended the session too: its id gets 404 without reaching the server.
     let again = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(3, "tools/list", json!({})),
     );
     assert_eq!(again.status, 404, "{again:?}");
     assert!(!record(&dir).contains(r#""id":3"#), "{}", record(&dir));
     // And the client starts over: a new session lists the tools.
-    let fresh = open(&guard.url);
+    let fresh = open(&guard.at);
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&fresh),
         &util::request(4, "tools/list", json!({})),
     );
@@ -649,17 +586,17 @@ fn a_server_message_over_max_message_is_never_forwarded() {
     for sse in [false, true] {
         let server = fixture(&dir, if sse { &["--sse"][..] } else { &[] });
         // The initialize answer fits; the tools/list answer (about 1.5 kB) does not.
-        let guard = guard(&lock, &server.url, &["--max-message", "800"]);
-        let session = open(&guard.url);
+        let guard = guard(&lock, &server.at, &["--max-message", "800"]);
+        let session = open(&guard.at);
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(2, "tools/list", json!({})),
         );
         assert!(!listed.body.contains("read_text_file"), "{listed:?}");
         assert!(guard.said("exceeds"), "{}", guard.stderr());
         let after = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(3, "tools/list", json!({})),
         );
@@ -672,11 +609,11 @@ fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &[]);
-    let guard = guard(&lock, &server.url, &["--session-idle", "2s"]);
-    let idle = open(&guard.url);
-    let streaming = open(&guard.url);
+    let guard = guard(&lock, &server.at, &["--session-idle", "2s"]);
+    let idle = open(&guard.at);
+    let streaming = open(&guard.at);
     let stream = {
-        let (url, session) = (guard.url.clone(), streaming.clone());
+        let (url, session) = (guard.at.clone(), streaming.clone());
         std::thread::spawn(move || {
             send(
                 &url,
@@ -696,7 +633,7 @@ fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
         guard.stderr()
     );
     let after = post(
-        &guard.url,
+        &guard.at,
         Some(&idle),
         &util::request(2, "tools/list", json!({})),
     );
@@ -708,13 +645,13 @@ fn an_idle_session_is_ended_and_one_with_an_open_stream_is_not() {
         guard.stderr()
     );
     let kept = post(
-        &guard.url,
+        &guard.at,
         Some(&streaming),
         &util::request(2, "tools/list", json!({})),
     );
     assert_eq!(kept.status, 200, "{kept:?}");
     assert_eq!(
-        send(&guard.url, "DELETE", &[("mcp-session-id", &streaming)], "").status,
+        send(&guard.at, "DELETE", &[("mcp-session-id", &streaming)], "").status,
         200
     );
     assert_eq!(stream.join().expect("the stream ended").status, 200);
@@ -728,9 +665,9 @@ fn stateless_requests_are_judged_against_the_lock() {
     let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
     for (mode, refused) in [("honest", false), ("rug-pull", true)] {
         let server = fixture(&dir, &["--mode", mode, "--era", "modern"]);
-        let guard = guard(&lock, &server.url, &[]);
+        let guard = guard(&lock, &server.at, &[]);
         let answer = send(
-            &guard.url,
+            &guard.at,
             "POST",
             &[
                 JSON,
@@ -766,7 +703,7 @@ fn a_stateless_call_the_server_never_answered_is_logged_as_such() {
         "http://127.0.0.1:1/mcp",
         &["--log", log.to_str().unwrap()],
     );
-    let answer = post(&guard.url, None, &util::call(4, "read_text_file"));
+    let answer = post(&guard.at, None, &util::call(4, "read_text_file"));
     assert_eq!(answer.status, 502, "{answer:?}");
     let lines: Vec<Value> = std::fs::read_to_string(&log)
         .unwrap()
@@ -801,16 +738,16 @@ fn https_upstreams_are_trusted_through_upstream_ca() {
             key_pem.to_str().unwrap(),
         ],
     );
-    let upstream = server.url.replace("127.0.0.1", "localhost");
+    let upstream = server.at.replace("127.0.0.1", "localhost");
     assert!(upstream.starts_with("https://"), "{upstream}");
     let trusted = guard(
         &lock,
         &upstream,
         &["--upstream-ca", cert_pem.to_str().unwrap()],
     );
-    let session = open(&trusted.url);
+    let session = open(&trusted.at);
     let listed = post(
-        &trusted.url,
+        &trusted.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -820,7 +757,7 @@ fn https_upstreams_are_trusted_through_upstream_ca() {
     );
     // Without the CA the server's certificate is not trusted: nothing passes.
     let untrusted = guard(&lock, &upstream, &[]);
-    let answer = post(&untrusted.url, None, &util::initialize(1));
+    let answer = post(&untrusted.at, None, &util::initialize(1));
     assert_eq!(answer.status, 502, "{answer:?}");
     assert!(
         untrusted.said("could not be reached"),
@@ -860,7 +797,7 @@ fn without_system_roots_only_an_https_upstream_needs_upstream_ca() {
         key_pem.to_str().unwrap(),
     ];
     let server = fixture(&dir, &tls);
-    let upstream = server.url.replace("127.0.0.1", "localhost");
+    let upstream = server.at.replace("127.0.0.1", "localhost");
     // No root at all: the guard refuses to start for an https:// upstream, naming why.
     mcppin_testkit::run(
         &mut guard_without_system_roots(&dir, &lock, &upstream, &[]),
@@ -870,15 +807,15 @@ fn without_system_roots_only_an_https_upstream_needs_upstream_ca() {
     .code(2)
     .stderr_has("the TLS configuration (the system's trust roots and any --upstream-ca)");
     // --upstream-ca is a root of its own: the guard starts and the server is reached.
-    let trusted = Proc::start(guard_without_system_roots(
+    let trusted = Listening::start(&mut guard_without_system_roots(
         &dir,
         &lock,
         &upstream,
         &["--upstream-ca", cert_pem.to_str().unwrap()],
     ));
-    let session = open(&trusted.url);
+    let session = open(&trusted.at);
     let listed = post(
-        &trusted.url,
+        &trusted.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -888,10 +825,10 @@ fn without_system_roots_only_an_https_upstream_needs_upstream_ca() {
     );
     // A plain http:// upstream needs no root.
     let plain = fixture(&dir, &[]);
-    let guard = Proc::start(guard_without_system_roots(&dir, &lock, &plain.url, &[]));
-    let session = open(&guard.url);
+    let guard = Listening::start(&mut guard_without_system_roots(&dir, &lock, &plain.at, &[]));
+    let session = open(&guard.at);
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -903,11 +840,11 @@ fn sigterm_stops_the_guard_with_exit_0() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &["--sse"]);
-    let mut guard = guard(&lock, &server.url, &[]);
-    let session = open(&guard.url);
+    let mut guard = guard(&lock, &server.at, &[]);
+    let session = open(&guard.at);
     // An open stream does not hold the guard up.
     let stream = {
-        let url = guard.url.clone();
+        let url = guard.at.clone();
         std::thread::spawn(move || {
             send(
                 &url,
@@ -921,11 +858,11 @@ fn sigterm_stops_the_guard_with_exit_0() {
         })
     };
     assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
-    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.id()).unwrap()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
-        if let Some(status) = guard.child.try_wait().unwrap() {
+        if let Some(status) = guard.try_wait() {
             break status;
         }
         assert!(
@@ -951,23 +888,23 @@ fn the_http_guard_s_log_is_one_chain_ended_when_it_stops() {
     );
     let mut guard = guard(
         &lock,
-        &server.url,
+        &server.at,
         &["--log", log.to_str().unwrap(), "--log-key", &alice],
     );
     // Two sessions, each listing the tools: their events interleave in one run's chain.
     for _ in 0..2 {
-        let session = open(&guard.url);
+        let session = open(&guard.at);
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(2, "tools/list", json!({})),
         );
         assert_eq!(listed.status, 200, "{listed:?}");
     }
-    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.id()).unwrap()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while guard.child.try_wait().unwrap().is_none() {
+    while guard.try_wait().is_none() {
         assert!(
             Instant::now() < deadline,
             "the guard did not stop within 10 s"
@@ -1005,7 +942,7 @@ fn the_http_guard_keeps_the_state_of_its_latest_reading_for_the_hook() {
     let server = fixture(&dir, &[]);
     let state = dir.path().join("state");
     std::fs::create_dir(&state).unwrap();
-    let mut guard = guard(&lock, &server.url, &["--state", state.to_str().unwrap()]);
+    let mut guard = guard(&lock, &server.at, &["--state", state.to_str().unwrap()]);
     let hook = |tool: &str| {
         let input = json!({"session_id": "s", "hook_event_name": "PreToolUse",
             "tool_name": format!("mcp__fixture__{tool}"), "tool_input": {}});
@@ -1024,9 +961,9 @@ fn the_http_guard_keeps_the_state_of_its_latest_reading_for_the_hook() {
     hook("read_text_file")
         .code(2)
         .stderr_has("catalog generation 0");
-    let session = open(&guard.url);
+    let session = open(&guard.at);
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -1037,10 +974,10 @@ fn the_http_guard_keeps_the_state_of_its_latest_reading_for_the_hook() {
     assert_eq!(written["transport"], json!("http"));
     assert!(written["session_id"].as_str().unwrap().ends_with("-1"));
     hook("read_text_file").code(0);
-    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.child.id()).unwrap()).unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(guard.id()).unwrap()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while guard.child.try_wait().unwrap().is_none() {
+    while guard.try_wait().is_none() {
         assert!(
             Instant::now() < deadline,
             "the guard did not stop within 10 s"
@@ -1123,13 +1060,13 @@ fn a_replica_tags_the_session_id_it_hands_out_and_the_server_never_sees_the_tag(
         let dir = Dir::new();
         let lock = dir.lock(&mcppin_fixture::surface(false));
         let server = fixture(&dir, if sse { &["--sse"][..] } else { &[] });
-        let guard = guard(&lock, &server.url, &["--replica", "r1"]);
+        let guard = guard(&lock, &server.at, &["--replica", "r1"]);
         assert!(guard.said("replica r1: "), "{}", guard.stderr());
-        let session = open(&guard.url);
+        let session = open(&guard.at);
         assert_eq!(session, "r1.fixture-session-1", "sse {sse}");
         // POST: the server knows the session only by its own id.
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(2, "tools/list", json!({})),
         );
@@ -1143,7 +1080,7 @@ fn a_replica_tags_the_session_id_it_hands_out_and_the_server_never_sees_the_tag(
         );
         // GET: the stream of server messages, open until the session ends.
         let stream = {
-            let (url, session) = (guard.url.clone(), session.clone());
+            let (url, session) = (guard.at.clone(), session.clone());
             std::thread::spawn(move || {
                 send(
                     &url,
@@ -1158,7 +1095,7 @@ fn a_replica_tags_the_session_id_it_hands_out_and_the_server_never_sees_the_tag(
         };
         assert!(wait_for(&dir, "GET fixture-session-1"), "{}", record(&dir));
         // DELETE: ends the session at the server and in the guard, and its stream with it.
-        let end = send(&guard.url, "DELETE", &[("mcp-session-id", &session)], "");
+        let end = send(&guard.at, "DELETE", &[("mcp-session-id", &session)], "");
         assert_eq!(end.status, 200, "sse {sse}: {end:?}");
         assert_eq!(stream.join().expect("the stream ended").status, 200);
         let recorded = record(&dir);
@@ -1168,7 +1105,7 @@ fn a_replica_tags_the_session_id_it_hands_out_and_the_server_never_sees_the_tag(
             "the tag reached the server:\n{recorded}"
         );
         let after = post(
-            &guard.url,
+            &guard.at,
             Some(&session),
             &util::request(4, "tools/list", json!({})),
         );
@@ -1181,11 +1118,11 @@ fn a_replica_ends_a_drifted_session_at_the_server_by_the_servers_own_id() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &["--mode", "rug-pull"]);
-    let guard = guard(&lock, &server.url, &["--replica", "r1"]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &["--replica", "r1"]);
+    let session = open(&guard.at);
     assert_eq!(session, "r1.fixture-session-1");
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -1197,7 +1134,7 @@ fn a_replica_ends_a_drifted_session_at_the_server_by_the_servers_own_id() {
     );
     assert!(!record(&dir).contains("r1."), "{}", record(&dir));
     let after = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(3, "tools/list", json!({})),
     );
@@ -1209,8 +1146,8 @@ fn an_id_without_the_replicas_tag_gets_404_and_nothing_is_forwarded() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &[]);
-    let guard = guard(&lock, &server.url, &["--replica", "r1"]);
-    let session = open(&guard.url);
+    let guard = guard(&lock, &server.at, &["--replica", "r1"]);
+    let session = open(&guard.at);
     assert_eq!(session, "r1.fixture-session-1");
     // Another replica's session, the server's id bare (forged, or a guard without the tag),
     // the tag alone, a tag that only begins like this one's.
@@ -1225,7 +1162,7 @@ fn an_id_without_the_replicas_tag_gets_404_and_nothing_is_forwarded() {
     {
         let id = 700 + n as u64;
         let listed = post(
-            &guard.url,
+            &guard.at,
             Some(other),
             &util::request(id, "tools/list", json!({})),
         );
@@ -1236,7 +1173,7 @@ fn an_id_without_the_replicas_tag_gets_404_and_nothing_is_forwarded() {
         );
         for method in ["GET", "DELETE"] {
             let answer = send(
-                &guard.url,
+                &guard.at,
                 method,
                 &[("accept", "text/event-stream"), ("mcp-session-id", other)],
                 "",
@@ -1256,7 +1193,7 @@ fn an_id_without_the_replicas_tag_gets_404_and_nothing_is_forwarded() {
     );
     // The session itself goes on.
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
@@ -1268,17 +1205,17 @@ fn without_replica_session_ids_pass_unchanged() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let server = fixture(&dir, &[]);
-    let guard = guard(&lock, &server.url, &[]);
+    let guard = guard(&lock, &server.at, &[]);
     assert!(!guard.stderr().contains("replica"), "{}", guard.stderr());
-    let session = open(&guard.url);
+    let session = open(&guard.at);
     assert_eq!(session, "fixture-session-1");
     let listed = post(
-        &guard.url,
+        &guard.at,
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
     assert_eq!(listed.status, 200, "{listed:?}");
-    let end = send(&guard.url, "DELETE", &[("mcp-session-id", &session)], "");
+    let end = send(&guard.at, "DELETE", &[("mcp-session-id", &session)], "");
     assert_eq!(end.status, 200, "{end:?}");
     assert!(record(&dir).contains("DELETE fixture-session-1"));
 }
@@ -1289,9 +1226,9 @@ fn stateless_requests_through_a_replica_carry_no_session_id() {
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
     let server = fixture(&dir, &["--era", "modern"]);
-    let guard = guard(&lock, &server.url, &["--replica", "r1"]);
+    let guard = guard(&lock, &server.at, &["--replica", "r1"]);
     let answer = send(
-        &guard.url,
+        &guard.at,
         "POST",
         &[
             JSON,
@@ -1419,9 +1356,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The reference server in its streamableHttp mode, and a lock made from a stdio export of
+/// The reference server in its streamableHttp mode, its URL, and a lock made from a stdio export of
 /// the same server (`mcppin-export`, `mcppin lock`).
-fn everything(dir: &Dir) -> (Proc, PathBuf) {
+fn everything(dir: &Dir) -> (Listening, String, PathBuf) {
     let script = installed(
         "servers",
         "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
@@ -1454,50 +1391,29 @@ fn everything(dir: &Dir) -> (Proc, PathBuf) {
         &["lock", "-o", "everything.lock.json", "manifest.json"],
     );
     let port = free_port();
-    let mut command = Command::new("node");
-    command
-        .arg(&script)
-        .arg("streamableHttp")
-        .env_clear()
-        .env("PATH", path_var())
-        .env("PORT", port.to_string());
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Ready once it accepts connections (bounded).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let mut stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let mut stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        let _ = stderr.read_to_end(&mut sink);
-    });
-    let proc = Proc {
-        child,
-        stderr: Arc::new(Mutex::new(String::new())),
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    (proc, dir.path().join("everything.lock.json"))
+    // It says "listening on port PORT" once it listens.
+    let server = Listening::start(
+        Command::new("node")
+            .arg(&script)
+            .arg("streamableHttp")
+            .env_clear()
+            .env("PATH", path_var())
+            .env("PORT", port.to_string()),
+    );
+    (
+        server,
+        format!("http://127.0.0.1:{port}/mcp"),
+        dir.path().join("everything.lock.json"),
+    )
 }
 
 #[test]
 fn the_sdk_client_works_through_the_guard_as_without_it_against_server_everything() {
     let dir = Dir::new();
-    let (server, lock) = everything(&dir);
-    let guard = guard(&lock, &server.url, &[]);
-    let direct = sdk_client("everything", &server.url, None);
-    let through = sdk_client("everything", &guard.url, None);
+    let (_server, url, lock) = everything(&dir);
+    let guard = guard(&lock, &url, &[]);
+    let direct = sdk_client("everything", &url, None);
+    let through = sdk_client("everything", &guard.at, None);
     assert_eq!(through, direct, "the guard changed what the client saw");
     let steps = through["steps"].as_array().unwrap();
     assert!(
@@ -1514,9 +1430,9 @@ fn the_sdk_client_sees_a_delayed_rug_pull_refused_and_its_session_ended() {
     let lock = dir.lock(&util::counter_surface());
     let server = fixture(&dir, &["--mode", "counter"]);
     let log = dir.path().join("admission.jsonl");
-    let guard = guard(&lock, &server.url, &["--log", log.to_str().unwrap()]);
+    let guard = guard(&lock, &server.at, &["--log", log.to_str().unwrap()]);
     let token = "tok-3f9a0c51e7";
-    let summary = sdk_client("counter", &guard.url, Some(token));
+    let summary = sdk_client("counter", &guard.at, Some(token));
     let steps = summary["steps"].as_array().unwrap();
     assert_eq!(steps[0]["connected"], json!("mcppin-fixture"), "{steps:?}");
     let calls: Vec<&Value> = steps.iter().filter(|s| s.get("call").is_some()).collect();

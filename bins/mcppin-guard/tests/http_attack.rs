@@ -4,12 +4,12 @@
 
 mod util;
 
-use mcppin_testkit::peer;
+use mcppin_testkit::{Listening, peer};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -20,16 +20,9 @@ use util::Dir;
 
 /// The guard, killed when dropped; its stderr is kept.
 struct Guard {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
+    listening: Listening,
+    /// Where it listens: `host:port`.
     addr: String,
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Guard {
@@ -39,58 +32,30 @@ impl Guard {
 
     /// As [`Guard::start`], with `args` added.
     fn start_with(lock: &Path, upstream: &str, args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-            .env_clear()
-            .arg("--lock")
-            .arg(lock)
-            .args(["--server", "fixture", "--listen", "127.0.0.1:0"])
-            .args(["--upstream", upstream, "--upstream-timeout", "10s"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the guard");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let pipe = child.stderr.take().expect("stderr");
-        let kept = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(pipe);
-            let mut line = String::new();
-            while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(url) = line.trim().split("listening on http://").nth(1) {
-                    let addr = url.split('/').next().unwrap_or_default().to_owned();
-                    let _ = tx.send(addr);
-                }
-                kept.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a listening line");
-        Self {
-            child,
-            stderr,
-            addr,
-        }
+        let listening = Listening::start(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .env_clear()
+                .arg("--lock")
+                .arg(lock)
+                .args(["--server", "fixture", "--listen", "127.0.0.1:0"])
+                .args(["--upstream", upstream, "--upstream-timeout", "10s"])
+                .args(args),
+        );
+        let url = listening
+            .at
+            .strip_prefix("http://")
+            .expect("an http:// URL");
+        let addr = url.split('/').next().unwrap_or_default().to_owned();
+        Self { listening, addr }
     }
 
     fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.listening.stderr()
     }
 
     /// Whether stderr comes to contain `needle` (bounded: lines arrive through a thread).
     fn said(&self, needle: &str) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.stderr().contains(needle) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
+        self.listening.said(needle)
     }
 }
 

@@ -77,7 +77,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -89,7 +88,7 @@ use mcppin_extmcp::{
     CHECK_REQUEST, CHECK_RESPONSE, McpRequest, McpRequestResult, McpResponse, McpResponseResult,
     Struct, Verdict, frame, metadata_str, string_struct, unframe,
 };
-use mcppin_testkit::Scratch;
+use mcppin_testkit::{Listening, Scratch};
 use prost::Message;
 use serde_json::{Value, json};
 
@@ -242,79 +241,41 @@ impl Upstream {
 
 /// The guard as the gateway's guardrail processor, killed when dropped.
 struct Processor {
-    child: Child,
-    /// Its stderr so far, and a signal for each line added.
-    stderr: Arc<(Mutex<String>, Condvar)>,
-    reader: Option<std::thread::JoinHandle<()>>,
-    addr: String,
-}
-
-impl Drop for Processor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    listening: Listening,
 }
 
 impl Processor {
     fn start(lock: &Path, args: &[&str]) -> Self {
-        let mut child = Command::new(guard_binary())
-            .env_clear()
-            .arg("--lock")
-            .arg(lock)
-            .args(["--extmcp-listen", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mcppin-guard");
-        let stderr = Arc::new((Mutex::new(String::new()), Condvar::new()));
-        let (tx, rx) = channel();
-        let pipe = child.stderr.take().expect("stderr");
-        let kept = Arc::clone(&stderr);
-        let reader = std::thread::spawn(move || {
-            let mut lines = BufReader::new(pipe);
-            let mut line = String::new();
-            while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(rest) = line.trim().split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_owned());
-                }
-                kept.0.lock().unwrap().push_str(&line);
-                kept.1.notify_all();
-                line.clear();
-            }
-        });
-        let addr = rx
-            .recv_timeout(BOUND)
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {}", stderr.0.lock().unwrap()));
-        Self {
-            child,
-            stderr,
-            reader: Some(reader),
-            addr,
-        }
+        let listening = Listening::start(
+            Command::new(guard_binary())
+                .env_clear()
+                .arg("--lock")
+                .arg(lock)
+                .args(["--extmcp-listen", "127.0.0.1:0"])
+                .args(args),
+        );
+        Self { listening }
+    }
+
+    /// Where it listens: `host:port`.
+    fn addr(&self) -> &str {
+        &self.listening.at
     }
 
     /// Ends it, and returns all it wrote on stderr.
-    fn stop(mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if let Some(reader) = self.reader.take() {
-            reader.join().expect("the stderr reader");
-        }
-        self.stderr.0.lock().unwrap().clone()
+    fn stop(self) -> String {
+        self.listening.stop()
     }
 
     /// Waits (bounded) until its stderr holds `needle`: a note is written after the verdict
     /// it explains is sent.
     #[track_caller]
     fn said(&self, needle: &str) {
-        let (text, added) = &*self.stderr;
-        let (text, waited) = added
-            .wait_timeout_while(text.lock().unwrap(), BOUND, |t| !t.contains(needle))
-            .unwrap();
-        assert!(!waited.timed_out(), "stderr never said {needle:?}: {text}");
+        assert!(
+            self.listening.said(needle),
+            "stderr never said {needle:?}: {}",
+            self.listening.stderr()
+        );
     }
 }
 
@@ -432,7 +393,7 @@ impl Gateway {
     fn new(processor: &Processor, session_id: &str, config: Config) -> Self {
         Self {
             upstream: Upstream::start(),
-            grpc: Grpc::connect(&processor.addr),
+            grpc: Grpc::connect(processor.addr()),
             config,
             session: None,
             session_id: session_id.to_owned(),
@@ -1089,7 +1050,7 @@ impl Multiplexed {
     fn new(processor: &Processor, targets: &[&'static str]) -> Self {
         Self {
             targets: targets.iter().map(|t| (*t, Upstream::start())).collect(),
-            grpc: Grpc::connect(&processor.addr),
+            grpc: Grpc::connect(processor.addr()),
             session: None,
         }
     }

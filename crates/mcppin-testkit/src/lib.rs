@@ -19,9 +19,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod import;
+mod listening;
 pub mod npm;
 pub mod peer;
 pub mod sarif;
+
+pub use listening::Listening;
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far
 /// above any shutdown the binaries run (grace periods included), so only a hang reaches it.
