@@ -9,8 +9,7 @@
 //! HTTP/2 framing and the judgement), since the gateway waits for all of it. Every run is
 //! bounded in count and in time.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -22,6 +21,7 @@ use mcppin_extmcp::{
     CHECK_REQUEST, CHECK_RESPONSE, McpRequest, McpRequestResult, McpResponse, McpResponseResult,
     Verdict, frame, metadata_str, string_struct, unframe,
 };
+use mcppin_testkit::{Listening, resident_kib};
 use prost::Message;
 use serde_json::{Value, json};
 
@@ -66,7 +66,7 @@ fn main() {
     let lock = dir.path().join("bench.lock.json");
     std::fs::write(&lock, lock_bytes(sizes.tools)).expect("write lock");
     let processor = Processor::start(&lock);
-    let mut gateway = Gateway::connect(&processor.addr);
+    let mut gateway = Gateway::connect(&processor.listening.at);
     let list = shown(sizes.tools);
     println!(
         "tools/list of {} tools: a {}-byte result",
@@ -165,55 +165,24 @@ fn shown(count: usize) -> String {
         .to_string()
 }
 
+/// The processor under measurement, killed when dropped.
 struct Processor {
-    child: Child,
-    addr: String,
+    listening: Listening,
 }
 
 impl Processor {
     fn start(lock: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-            .arg("--lock")
-            .arg(lock)
-            .args(["--extmcp-listen", "127.0.0.1:0", "--target", "bench"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mcppin-guard");
-        let (tx, rx) = std::sync::mpsc::channel();
-        let pipe = child.stderr.take().expect("stderr");
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(pipe);
-            let mut line = String::new();
-            while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(rest) = line.trim().split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_owned());
-                }
-                line.clear();
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("mcppin-guard is not listening after 30 s");
-        Self { child, addr }
+        let listening = Listening::start(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .arg("--lock")
+                .arg(lock)
+                .args(["--extmcp-listen", "127.0.0.1:0", "--target", "bench"]),
+        );
+        Self { listening }
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("read /proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc status")
-    }
-}
-
-impl Drop for Processor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        resident_kib(self.listening.id())
     }
 }
 

@@ -255,13 +255,7 @@ impl Guard {
 
     /// The guard's resident memory (`VmRSS`), in KiB.
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("read /proc status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc status")
+        mcppin_testkit::resident_kib(self.child.id())
     }
 }
 

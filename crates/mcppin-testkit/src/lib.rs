@@ -24,7 +24,7 @@ pub mod npm;
 pub mod peer;
 pub mod sarif;
 
-pub use listening::Listening;
+pub use listening::{Listening, resident_kib};
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far
 /// above any shutdown the binaries run (grace periods included), so only a hang reaches it.

@@ -119,6 +119,21 @@ impl Listening {
     }
 }
 
+/// The resident memory (`VmRSS`) of process `pid`, in KiB.
+///
+/// # Panics
+///
+/// When `/proc/PID/status` cannot be read or holds no `VmRSS`.
+#[must_use]
+pub fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc status")
+}
+
 impl Drop for Listening {
     fn drop(&mut self) {
         let _ = self.child.kill();
