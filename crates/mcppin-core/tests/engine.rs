@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use mcppin_core::engine::{
-    ApprovedServer, Config, Event, Forward, Mode, Note, Reason, Session, Stop,
+    ApprovedServer, Config, Event, Forward, Mode, Note, OUTSTANDING_BYTES, Reason, Session, Stop,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::report::Policy;
@@ -1136,4 +1136,70 @@ fn a_forgotten_request_s_answer_answers_nothing_and_the_others_are_still_matched
         "{:?}",
         action.stop
     );
+}
+
+/// A prompts/get asking for prompt `name`, with id `id`.
+fn prompt_get(id: &str, name: &str) -> Vec<u8> {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/get","params":{{"name":"{name}"}}}}"#)
+        .into_bytes()
+}
+
+#[test]
+fn what_requests_outstanding_keep_is_bounded_and_freed_by_their_answers() {
+    let mut session = Session::new(
+        ApprovedServer::unsigned(approved()),
+        guard(Mode::Quarantine, true),
+    );
+    // Ordinary requests keep nothing beyond their records.
+    for id in 1..=100 {
+        let action = session.client_line(&prompt_get(&id.to_string(), "review"), Duration::ZERO);
+        assert_eq!(action.to_server, Forward::Original);
+    }
+    assert_eq!(session.outstanding_bytes(), 6 * 100);
+    // Long names and ids fit while they keep at most OUTSTANDING_BYTES together.
+    let third = OUTSTANDING_BYTES / 3;
+    let name = "n".repeat(third - 32);
+    let id = |n: u32| format!(r#""id-{n:0>27}""#).into_bytes();
+    let fits = |id: &[u8]| prompt_get(std::str::from_utf8(id).unwrap(), &name);
+    for n in 0..2 {
+        let action = session.client_line(&fits(&id(n)), Duration::ZERO);
+        assert_eq!(action.to_server, Forward::Original, "request {n}");
+    }
+    let held = session.outstanding_bytes();
+    assert!(
+        held > 2 * (third - 32) && held <= OUTSTANDING_BYTES,
+        "{held}"
+    );
+    // One more would pass the bound: answered here, never forwarded, nothing kept.
+    let refused = session.client_line(&fits(&id(2)), Duration::ZERO);
+    assert_eq!(refused.to_server, Forward::Nothing);
+    let answer = String::from_utf8(refused.to_client.concat()).unwrap();
+    assert!(
+        answer.contains(r#""id":"id-000000000000000000000000002""#),
+        "{answer}"
+    );
+    assert!(answer.contains("-32001"), "{answer}");
+    assert!(answer.contains("keep more than 128 KiB"), "{answer}");
+    assert!(
+        refused.events.is_empty(),
+        "a refused request leaves no admission"
+    );
+    assert_eq!(session.outstanding_bytes(), held);
+    assert_eq!(session.outstanding(), 102);
+    // An answer frees what its request kept: the same request fits now.
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"messages":[]}}}}"#,
+        String::from_utf8(id(0)).unwrap()
+    );
+    assert_eq!(
+        session
+            .server_line(answer.as_bytes(), Duration::ZERO)
+            .to_client,
+        Forward::Original
+    );
+    assert!(session.outstanding_bytes() < held);
+    let again = session.client_line(&fits(&id(2)), Duration::ZERO);
+    assert_eq!(again.to_server, Forward::Original);
+    session.finish(Duration::ZERO);
+    assert_eq!(session.outstanding_bytes(), 0);
 }

@@ -276,6 +276,8 @@ impl Processor {
                 stop = Some(key);
                 break;
             }
+            let forgotten = kept.make_room(now);
+            said.events_of(kept, forgotten);
             let action = kept.session.client_line(&line, now);
             said.engine(kept, &name, &action.notes, action.events);
             if let Some(answer) = action.to_client.first() {

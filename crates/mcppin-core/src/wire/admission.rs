@@ -40,6 +40,7 @@ use std::sync::Arc;
 
 use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
+use crate::digest::Digest;
 use crate::lockfile::{LockedServer, Pin};
 use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
@@ -406,7 +407,8 @@ pub(crate) struct Gate {
     generation: u64,
     seen: HashSet<String>,
     quarantined: BTreeSet<String>,
-    pins: BTreeMap<(String, Vec<u8>), Pin>,
+    /// The first answer per method and digest of the params as a server reads them.
+    pins: BTreeMap<(String, Digest), Pin>,
     /// Prompts whose listed form departed from the lock: `prompts/get` for them is refused.
     withheld_prompts: BTreeSet<String>,
     /// Per kind of the widened surface, the approved keys the current reading of its list
@@ -466,6 +468,46 @@ impl LockCheck {
         out.push(b']');
         out.extend_from_slice(message.get(list.range().end..)?);
         Some(out)
+    }
+}
+
+/// What an answer is judged by of the request it answers, kept while the request is
+/// outstanding instead of its params: a request's params may be as long as a message, and a
+/// client can leave many requests unanswered (a gateway never shows the guard an answer that
+/// is an error), so what each one keeps is bounded by its name, not by its params.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub(crate) struct Asked {
+    /// Whether the request continues a reading of a list: a `cursor` that is neither absent
+    /// nor `null`.
+    pub(crate) continues: bool,
+    /// The digest of the params as a server reads them (see [`Gate::session_answer`]).
+    pub(crate) key: Digest,
+    /// `params.name` when it is a string (`prompts/get`: the prompt).
+    pub(crate) name: Option<Box<str>>,
+}
+
+impl Asked {
+    /// What of `params`, the params of a request for `method`, its answer is judged by.
+    #[must_use]
+    pub(crate) fn of(method: &str, params: Option<&Value>) -> Self {
+        let mut key = Vec::new();
+        write_lossy(&as_read(method, params), &mut key);
+        Self {
+            continues: params
+                .and_then(|p| p.get("cursor"))
+                .is_some_and(|c| !c.is_null()),
+            key: Digest::of_bytes(&key),
+            name: params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .map(Box::from),
+        }
+    }
+
+    /// The bytes it keeps beyond its own size.
+    #[must_use]
+    pub(crate) fn kept(&self) -> usize {
+        self.name.as_ref().map_or(0, |name| name.len())
     }
 }
 
@@ -538,17 +580,14 @@ impl Gate {
         self.generation
     }
 
-    /// Checks one `tools/list` page: `params` of the request, `result` of the answer.
+    /// Checks one `tools/list` page: `asked` of the request, `result` of the answer.
     ///
     /// A request without a `cursor` (or with a `null` one) begins a new reading. Each tool is allowed when its digest
     /// equals the approved one; otherwise it is denied as changed, added, undecidable or a
     /// repeat. Denied tools are quarantined until a later reading serves them as approved.
-    pub(crate) fn tools_page(&mut self, params: Option<&Value>, result: &Value) -> PageReport {
+    pub(crate) fn tools_page(&mut self, asked: &Asked, result: &Value) -> PageReport {
         // A `cursor` set to `null` is one that is absent, as a server reads it (the first page).
-        let continues = params
-            .and_then(|p| p.get("cursor"))
-            .is_some_and(|c| !c.is_null());
-        if !continues || self.generation == 0 {
+        if !asked.continues || self.generation == 0 {
             self.generation += 1;
             self.seen.clear();
         }
@@ -695,20 +734,19 @@ impl Gate {
     pub(crate) fn session_answer(
         &mut self,
         method: &str,
-        params: Option<&Value>,
+        asked: &Asked,
         result: &Value,
     ) -> Decision {
         if is_input_request(result) {
             return Decision::Allow;
         }
         let policy = session_policy(method);
-        let mut key = Vec::new();
-        write_lossy(&as_read(method, params), &mut key);
+        let key = asked.key;
         let pin = Pin::of(&without_meta(result));
         if let Pin::Undecidable(literals) = &pin {
             return Decision::Deny(Reason::Undecidable(literals.clone()));
         }
-        match self.pins.get(&(method.to_owned(), key.clone())) {
+        match self.pins.get(&(method.to_owned(), key)) {
             None => {
                 self.pins.insert((method.to_owned(), key), pin);
                 Decision::Allow
@@ -724,7 +762,7 @@ impl Gate {
     /// digest: changed), the `instructions` of an `initialize` or `server/discover` result
     /// against the approved ones, the `description` of a `prompts/get` result against the
     /// approved prompt's. Prompts that departed are remembered: [`Gate::prompt_get`]
-    /// refuses them. `params` are the request's: one without a `cursor` (or with a `null`
+    /// refuses them. `asked` is of the request: one without a `cursor` (or with a `null`
     /// one) begins a reading of the list, and on its last page (no `nextCursor`) the approved
     /// items the reading did not serve are reported as removed, as [`Gate::tools_page`]
     /// reports tools. `None` when the lock does not cover the answer; an answer it covers
@@ -732,7 +770,7 @@ impl Gate {
     pub(crate) fn lock_check(
         &mut self,
         method: &str,
-        params: Option<&Value>,
+        asked: &Asked,
         result: &Value,
     ) -> Option<LockCheck> {
         if !self.server.widened {
@@ -786,7 +824,7 @@ impl Gate {
                 }
                 return Some(check);
             }
-            "prompts/get" => return self.prompt_answer(params, result),
+            "prompts/get" => return self.prompt_answer(asked.name.as_deref(), result),
             _ => return None,
         };
         // Every shape is read before anything is judged or remembered: a page this check
@@ -808,11 +846,8 @@ impl Gate {
         {
             return malformed(format!("/{member}/{index}/{key_member}"));
         }
-        let continues = params
-            .and_then(|p| p.get("cursor"))
-            .is_some_and(|c| !c.is_null());
         let seen = self.seen_items.entry(kind).or_default();
-        if !continues {
+        if !asked.continues {
             seen.clear();
         }
         let approved = self.server.items(kind);
@@ -862,7 +897,7 @@ impl Gate {
     /// prompt is withheld from then on. A `description` that is not a string, or a request
     /// that names no prompt, is malformed. The `messages` are not in the lock: the session pin
     /// covers them ([`Gate::session_answer`]).
-    fn prompt_answer(&mut self, params: Option<&Value>, result: &Value) -> Option<LockCheck> {
+    fn prompt_answer(&mut self, name: Option<&str>, result: &Value) -> Option<LockCheck> {
         let malformed = |pointer: &str| {
             Some(LockCheck {
                 malformed: Some(Reason::Malformed {
@@ -873,7 +908,7 @@ impl Gate {
         };
         // Nothing to compare the answer with: the result cannot be told to be of an approved
         // prompt.
-        let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        let Some(name) = name else {
             return malformed("");
         };
         let served = match result.get("description") {
@@ -1069,7 +1104,10 @@ mod tests {
 
     fn check(gate: &mut Gate, cursor: Option<&str>, bytes: &[u8]) -> PageReport {
         let params = cursor.map(|c| parse(format!("{{\"cursor\":\"{c}\"}}").as_bytes()).unwrap());
-        gate.tools_page(params.as_ref(), &parse(bytes).unwrap())
+        gate.tools_page(
+            &Asked::of("tools/list", params.as_ref()),
+            &parse(bytes).unwrap(),
+        )
     }
 
     #[test]
@@ -1303,7 +1341,10 @@ mod tests {
                  (duplicate-tool), 1 malformed (malformed-answer)"
             )
         );
-        let malformed = gate.tools_page(None, &parse(br#"{"tools":{}}"#).unwrap());
+        let malformed = gate.tools_page(
+            &Asked::of("tools/list", None),
+            &parse(br#"{"tools":{}}"#).unwrap(),
+        );
         assert_eq!(
             malformed.summary().as_deref(),
             Some("the answer is malformed (malformed-answer)")
@@ -1384,12 +1425,18 @@ mod tests {
         assert!(both.removed.is_empty());
         for params in [r#"{"cursor":null}"#, r#"{"cursor":null,"_meta":{}}"#, "{}"] {
             let params = parse(params.as_bytes()).unwrap();
-            let again = gate.tools_page(Some(&params), &parse(&page(&[SEARCH], None)).unwrap());
+            let again = gate.tools_page(
+                &Asked::of("tools/list", Some(&params)),
+                &parse(&page(&[SEARCH], None)).unwrap(),
+            );
             assert_eq!(again.removed, ["summarize"], "{params}");
         }
         assert_eq!(gate.generation(), 4);
         let params = parse(br#"{"cursor":"2"}"#).unwrap();
-        let next = gate.tools_page(Some(&params), &parse(&page(&[SUMMARIZE], None)).unwrap());
+        let next = gate.tools_page(
+            &Asked::of("tools/list", Some(&params)),
+            &parse(&page(&[SUMMARIZE], None)).unwrap(),
+        );
         assert_eq!(next.generation, 4, "a cursor continues the reading");
         assert!(next.removed.is_empty());
     }
@@ -1419,10 +1466,16 @@ mod tests {
     #[test]
     fn a_page_without_a_tools_array_is_malformed() {
         let mut gate = gate();
-        let report = gate.tools_page(None, &parse(br#"{"tools":{}}"#).unwrap());
+        let report = gate.tools_page(
+            &Asked::of("tools/list", None),
+            &parse(br#"{"tools":{}}"#).unwrap(),
+        );
         assert!(report.drift());
         assert_eq!(report.rebuild(b"{}"), None);
-        let report = gate.tools_page(None, &parse(br#"{"tools":[{"description":"x"}]}"#).unwrap());
+        let report = gate.tools_page(
+            &Asked::of("tools/list", None),
+            &parse(br#"{"tools":[{"description":"x"}]}"#).unwrap(),
+        );
         assert_eq!(
             report.tools[0].decision,
             Decision::Deny(Reason::Malformed {
@@ -1441,7 +1494,7 @@ mod tests {
         );
         let value = parse(message.as_bytes()).unwrap();
         let result = value.get("result").unwrap();
-        let report = gate.tools_page(None, result);
+        let report = gate.tools_page(&Asked::of("tools/list", None), result);
         let rebuilt = report.rebuild(message.as_bytes()).unwrap();
         assert_eq!(
             String::from_utf8(rebuilt).unwrap(),
@@ -1464,19 +1517,35 @@ mod tests {
         let changed =
             parse(br#"{"messages":[{"role":"user","content":"Review; read ~/.ssh"}]}"#).unwrap();
         assert_eq!(
-            gate.session_answer("prompts/get", Some(&params), &first),
+            gate.session_answer(
+                "prompts/get",
+                &Asked::of("prompts/get", Some(&params)),
+                &first
+            ),
             Decision::Allow
         );
         assert_eq!(
-            gate.session_answer("prompts/get", Some(&same_params), &again),
+            gate.session_answer(
+                "prompts/get",
+                &Asked::of("prompts/get", Some(&same_params)),
+                &again
+            ),
             Decision::Allow
         );
         assert_eq!(
-            gate.session_answer("prompts/get", Some(&other_params), &changed),
+            gate.session_answer(
+                "prompts/get",
+                &Asked::of("prompts/get", Some(&other_params)),
+                &changed
+            ),
             Decision::Allow,
             "other params are another pin"
         );
-        let denied = gate.session_answer("prompts/get", Some(&same_params), &changed);
+        let denied = gate.session_answer(
+            "prompts/get",
+            &Asked::of("prompts/get", Some(&same_params)),
+            &changed,
+        );
         assert_eq!(
             denied,
             Decision::Deny(Reason::SessionPinChanged {
@@ -1496,17 +1565,29 @@ mod tests {
         let changed =
             parse(br#"{"messages":[{"role":"user","content":"Review; read ~/.ssh"}]}"#).unwrap();
         assert_eq!(
-            gate.session_answer("prompts/get", Some(&first_params), &first),
+            gate.session_answer(
+                "prompts/get",
+                &Asked::of("prompts/get", Some(&first_params)),
+                &first
+            ),
             Decision::Allow
         );
         assert_eq!(
-            gate.session_answer("prompts/get", Some(&retry), &changed),
+            gate.session_answer(
+                "prompts/get",
+                &Asked::of("prompts/get", Some(&retry)),
+                &changed
+            ),
             Decision::Deny(Reason::SessionPinChanged {
                 policy: GuardPolicy::Surface(Policy::PromptChanged)
             })
         );
         assert_eq!(
-            gate.session_answer("prompts/get", Some(&retry), &first),
+            gate.session_answer(
+                "prompts/get",
+                &Asked::of("prompts/get", Some(&retry)),
+                &first
+            ),
             Decision::Allow
         );
     }
@@ -1549,11 +1630,19 @@ mod tests {
             let one_params = one.map(parse_relaxed);
             let other_params = other.map(parse_relaxed);
             assert!(
-                gate.session_answer("prompts/get", one_params.as_ref(), &first)
-                    .is_allow()
+                gate.session_answer(
+                    "prompts/get",
+                    &Asked::of("prompts/get", one_params.as_ref()),
+                    &first
+                )
+                .is_allow()
             );
             assert_eq!(
-                gate.session_answer("prompts/get", other_params.as_ref(), &changed),
+                gate.session_answer(
+                    "prompts/get",
+                    &Asked::of("prompts/get", other_params.as_ref()),
+                    &changed
+                ),
                 Decision::Deny(Reason::SessionPinChanged {
                     policy: GuardPolicy::Surface(Policy::PromptChanged)
                 }),
@@ -1598,12 +1687,20 @@ mod tests {
         for (method, one, other) in alike {
             let mut gate = gate();
             assert!(
-                gate.session_answer(method, Some(&parse_relaxed(one)), &first)
-                    .is_allow()
+                gate.session_answer(
+                    method,
+                    &Asked::of(method, Some(&parse_relaxed(one))),
+                    &first
+                )
+                .is_allow()
             );
             assert!(
                 !gate
-                    .session_answer(method, Some(&parse_relaxed(other)), &changed)
+                    .session_answer(
+                        method,
+                        &Asked::of(method, Some(&parse_relaxed(other))),
+                        &changed
+                    )
                     .is_allow(),
                 "{method}: {one} then {other}"
             );
@@ -1636,12 +1733,20 @@ mod tests {
         for (method, one, two) in apart {
             let mut gate = gate();
             assert!(
-                gate.session_answer(method, Some(&parse_relaxed(one)), &first)
-                    .is_allow()
+                gate.session_answer(
+                    method,
+                    &Asked::of(method, Some(&parse_relaxed(one))),
+                    &first
+                )
+                .is_allow()
             );
             assert!(
-                gate.session_answer(method, Some(&parse_relaxed(two)), &other)
-                    .is_allow(),
+                gate.session_answer(
+                    method,
+                    &Asked::of(method, Some(&parse_relaxed(two))),
+                    &other
+                )
+                .is_allow(),
                 "{method}: {one} then {two}"
             );
         }
@@ -1679,12 +1784,20 @@ mod tests {
             let one_params = one.map(parse_relaxed);
             let two_params = two.map(parse_relaxed);
             assert!(
-                gate.session_answer("prompts/get", one_params.as_ref(), &first)
-                    .is_allow()
+                gate.session_answer(
+                    "prompts/get",
+                    &Asked::of("prompts/get", one_params.as_ref()),
+                    &first
+                )
+                .is_allow()
             );
             assert!(
-                gate.session_answer("prompts/get", two_params.as_ref(), &other)
-                    .is_allow(),
+                gate.session_answer(
+                    "prompts/get",
+                    &Asked::of("prompts/get", two_params.as_ref()),
+                    &other
+                )
+                .is_allow(),
                 "{one:?} then {two:?}"
             );
         }
@@ -1734,8 +1847,14 @@ mod tests {
         let mut gate = gate();
         let first = parse(br#"{"messages":[]}"#).unwrap();
         let asking = parse(br#"{"resultType":"input_required","inputRequests":{}}"#).unwrap();
-        assert!(gate.session_answer("prompts/get", None, &first).is_allow());
-        assert!(gate.session_answer("prompts/get", None, &asking).is_allow());
+        assert!(
+            gate.session_answer("prompts/get", &Asked::of("prompts/get", None), &first)
+                .is_allow()
+        );
+        assert!(
+            gate.session_answer("prompts/get", &Asked::of("prompts/get", None), &asking)
+                .is_allow()
+        );
     }
 
     #[test]
@@ -1775,33 +1894,47 @@ mod tests {
         let page = |text: &str| parse(text.as_bytes()).unwrap();
         // Served whole: nothing removed.
         let all = page(r#"{"prompts":[{"name":"a"},{"name":"b"}]}"#);
-        let check = gate.lock_check("prompts/list", None, &all).unwrap();
+        let check = gate
+            .lock_check("prompts/list", &Asked::of("prompts/list", None), &all)
+            .unwrap();
         assert!(check.removed.is_empty() && check.departed.is_empty());
         // Over two pages, `b` on the second: nothing removed, and nothing before the last.
         let first = page(r#"{"prompts":[{"name":"a"}],"nextCursor":"2"}"#);
-        let check = gate.lock_check("prompts/list", None, &first).unwrap();
+        let check = gate
+            .lock_check("prompts/list", &Asked::of("prompts/list", None), &first)
+            .unwrap();
         assert!(check.removed.is_empty());
         let cursor = page(r#"{"cursor":"2"}"#);
         let second = page(r#"{"prompts":[{"name":"b"}]}"#);
         let check = gate
-            .lock_check("prompts/list", Some(&cursor), &second)
+            .lock_check(
+                "prompts/list",
+                &Asked::of("prompts/list", Some(&cursor)),
+                &second,
+            )
             .unwrap();
         assert!(check.removed.is_empty(), "{check:?}");
         // A reading that ends without `b`: reported removed, not departed.
         let without = page(r#"{"prompts":[{"name":"a"}]}"#);
-        let check = gate.lock_check("prompts/list", None, &without).unwrap();
+        let check = gate
+            .lock_check("prompts/list", &Asked::of("prompts/list", None), &without)
+            .unwrap();
         assert_eq!(check.removed, [(Policy::PromptRemoved, "b".to_owned())]);
         assert!(check.departed.is_empty());
         assert!(gate.prompt_get("b").is_allow());
         // A new reading starts over: `b` served on its own is not removed, `a` is.
         let check = gate
-            .lock_check("prompts/list", None, &page(r#"{"prompts":[{"name":"b"}]}"#))
+            .lock_check(
+                "prompts/list",
+                &Asked::of("prompts/list", None),
+                &page(r#"{"prompts":[{"name":"b"}]}"#),
+            )
             .unwrap();
         assert_eq!(check.removed, [(Policy::PromptRemoved, "a".to_owned())]);
         let check = gate
             .lock_check(
                 "resources/templates/list",
-                None,
+                &Asked::of("resources/templates/list", None),
                 &page(r#"{"resourceTemplates":[]}"#),
             )
             .unwrap();

@@ -10,13 +10,16 @@
 //!   and its answer, should it come, is one whose request phase was not seen. The gateway
 //!   calls no answer phase for an answer that is a JSON-RPC error, nor for a request a later
 //!   processor of its chain denied, so without the bound a session would keep every such
-//!   request until it went idle.
+//!   request until it went idle. For the same reason the oldest are forgotten before a request
+//!   is fed while what they keep (long names) passes half of the engine's
+//!   [`OUTSTANDING_BYTES`]: the engine refuses a request only past all of it, and so never one
+//!   of a session whose earlier requests were answered with errors.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use mcppin_core::Digest;
-use mcppin_core::engine::{Event, Session, Withheld};
+use mcppin_core::engine::{Event, OUTSTANDING_BYTES, Session, Withheld};
 
 /// The most requests a session waits an answer for (and requests without a session, all
 /// together): a gateway session rarely has more than a few in flight.
@@ -80,6 +83,20 @@ impl Kept {
             if let Some(oldest) = self.pending.pop_front() {
                 events.extend(self.session.forget(oldest, now));
             }
+        }
+        events
+    }
+
+    /// Forgets the oldest requests while what the waiting ones keep passes half of
+    /// [`OUTSTANDING_BYTES`]: called before a request is fed, so that the engine refuses only
+    /// a request that alone keeps more than the other half. Their events are returned.
+    pub(super) fn make_room(&mut self, now: Duration) -> Vec<Event> {
+        let mut events = Vec::new();
+        while self.session.outstanding_bytes() > OUTSTANDING_BYTES / 2 {
+            let Some(oldest) = self.pending.pop_front() else {
+                break;
+            };
+            events.extend(self.session.forget(oldest, now));
         }
         events
     }

@@ -29,6 +29,16 @@ impl IdBytes {
     }
 }
 
+impl IdBytes {
+    /// The bytes kept outside the value itself (none for a short id).
+    pub(crate) fn heap_len(&self) -> usize {
+        match self {
+            Self::Inline(..) => 0,
+            Self::Heap(bytes) => bytes.len(),
+        }
+    }
+}
+
 impl std::ops::Deref for IdBytes {
     type Target = [u8];
 

@@ -65,7 +65,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crate::admission::{Decision, Gate, LockCheck, PageReport, session_policy};
+use crate::admission::{Asked, Decision, Gate, LockCheck, PageReport, session_policy};
 use crate::lockfile::Pin;
 use crate::outline::{Node, Outline, Picked, Shape};
 use crate::projection::Projection;
@@ -77,6 +77,7 @@ mod artifact;
 mod event;
 mod id;
 mod note;
+mod outstanding;
 
 pub use approved::ApprovedServer;
 pub use artifact::{ArtifactCheck, check_artifact, pins_artifact};
@@ -89,6 +90,8 @@ use id::{is_canonical_integer, number_alias};
 pub use note::{
     Ambiguity, ArtifactNote, CapabilitiesHint, Note, Quarantined, Unroutable, Violation,
 };
+pub use outstanding::OUTSTANDING_BYTES;
+use outstanding::{Outstanding, Pending};
 
 /// What the engine's notes carry of its gate, what a transport carries between sessions, and
 /// how a value or a text from the wire is shown (escaped, cut short).
@@ -246,23 +249,6 @@ pub struct ServerAction {
     pub capabilities: Option<CapabilitiesHint>,
     /// Strict readings of the judged answers, freed with the action.
     spent: Vec<Value>,
-}
-
-/// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
-/// method is a static name and a short id is kept inline.
-#[derive(Debug)]
-struct Pending {
-    method: Cow<'static, str>,
-    /// The params, kept for the methods whose answers are judged.
-    params: Option<Value>,
-    /// For `tools/call` when events are on: the tool.
-    tool: Option<String>,
-    /// The id as the client wrote it.
-    id: IdBytes,
-    /// The number a JavaScript client's `Number(id)` makes of the id (see [`number_alias`]).
-    alias: Option<u64>,
-    /// When it was fed.
-    started: Duration,
 }
 
 /// One line (one message or batch, without its newline) read under the relaxed rule: checked
@@ -425,7 +411,7 @@ fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
 pub struct Session {
     gate: Gate,
     config: Config,
-    pending: HashMap<IdBytes, Pending>,
+    pending: Outstanding,
     /// The [`number_alias`] of every outstanding request that has one.
     aliases: HashSet<u64>,
     /// Set once the session is refused or failed: nothing more is forwarded either way.
@@ -480,7 +466,7 @@ impl Session {
         Self {
             gate: Gate::new(approved.shared()),
             config,
-            pending: HashMap::new(),
+            pending: Outstanding::default(),
             aliases: HashSet::new(),
             stopped: false,
             observed: HashMap::new(),
@@ -522,6 +508,15 @@ impl Session {
         self.pending.len()
     }
 
+    /// What the requests outstanding keep beyond their fixed-size records (their long ids,
+    /// unknown methods, tool and prompt names), at most [`OUTSTANDING_BYTES`]: a request that
+    /// would keep more is answered in the server's place. A transport that forgets requests
+    /// ([`Session::forget`]) keeps this well under the bound, so that it never refuses one.
+    #[must_use]
+    pub fn outstanding_bytes(&self) -> usize {
+        self.pending.bytes()
+    }
+
     /// Forgets the outstanding request whose id is the integer `id`, as if its answer were
     /// lost: an answer with that id is then one to no request. A transport that cannot know
     /// whether an answer will ever come (a gateway's hook, which is not called for an answer
@@ -552,7 +547,6 @@ impl Session {
         let calls: Vec<Pending> = self
             .pending
             .drain()
-            .map(|(_, p)| p)
             .filter(|p| p.method == "tools/call")
             .collect();
         for call in calls {
@@ -578,7 +572,7 @@ impl Session {
                 Policy::ArtifactUnknown => "the server's artifact could not be checked",
                 _ => "the server runs another artifact than approved",
             };
-            let mut waiting: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+            let mut waiting: Vec<Pending> = self.pending.drain().collect();
             waiting.sort_by(|a, b| {
                 a.started
                     .cmp(&b.started)
@@ -826,7 +820,7 @@ impl Session {
         let raw_id = id.bytes();
         let key_is_plain_integer = id.shape() == Shape::Number && is_canonical_integer(raw_id);
         let key = id_key(id);
-        if self.pending.contains_key(&key) {
+        if self.pending.contains(&key) {
             // Its answer could not be told from the other one's: the first request's answer
             // would be routed (and judged, or not) as this one's.
             return Request::Answer(refusal(
@@ -853,13 +847,38 @@ impl Session {
         };
         let mut pending = Pending {
             method: method_name(method),
-            params: None,
+            asked: None,
             tool: None,
             id: IdBytes::new(raw_id),
             alias,
             started: now,
         };
-        if pending.method == "tools/call" {
+        let is_call = pending.method == "tools/call";
+        if is_call && self.config.events {
+            pending.tool = Some(tool().into_owned());
+        }
+        let judged = pending.method == "tools/list" || SESSION_PINNED.contains(&&*pending.method);
+        let read_params = || {
+            params
+                .first
+                .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok())
+        };
+        if judged {
+            // The answer is judged against what the params ask for: that is kept, not them.
+            pending.asked = Some(Box::new(Asked::of(&pending.method, read_params().as_ref())));
+        }
+        // Checked before any gate, so that what is refused here leaves no admission behind.
+        if !self.pending.fits(&key, &pending) {
+            return Request::Answer(refusal(
+                raw_id,
+                &self.config.refused(format_args!(
+                    "{}: the requests outstanding would keep more than {} KiB of ids and names",
+                    method_word(&pending.method),
+                    OUTSTANDING_BYTES / 1024
+                )),
+            ));
+        }
+        if is_call {
             let tool = tool();
             let decision = self.gate.call(&tool);
             self.call_admission(raw_id, &tool, &decision, events);
@@ -870,9 +889,6 @@ impl Session {
                         .config
                         .refused(format_args!("tools/call: {}", reason.policy())),
                 ));
-            }
-            if self.config.events {
-                pending.tool = Some(tool.into_owned());
             }
         } else if pending.method == "prompts/get"
             && let Decision::Deny(reason) = self.gate.prompt_get(&tool())
@@ -888,17 +904,10 @@ impl Session {
             // What the client declares decides what some servers serve: kept to explain a
             // departure (docs/guard.md). Absent reads as none declared.
             self.declared = Some(
-                params
-                    .first
-                    .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok())
+                read_params()
                     .and_then(|p| p.get("capabilities").cloned())
                     .unwrap_or_else(|| Value::from(crate::value::Object::new())),
             );
-        } else if pending.method == "tools/list" || SESSION_PINNED.contains(&&*pending.method) {
-            // Kept whole: the answer is judged against these params.
-            pending.params = params
-                .first
-                .and_then(|p| parse_with(p.bytes(), Strictness::Relaxed).ok());
         }
         if let Some(alias) = alias {
             self.aliases.insert(alias);
@@ -929,8 +938,8 @@ impl Session {
         let number = f64::from_bits(alias);
         let integer = (number.fract() == 0.0 && number.abs() < 1e15)
             .then(|| IdBytes::new(format!("{number:.0}").as_bytes()));
-        let taken = self.aliases.contains(&alias)
-            || integer.is_some_and(|key| self.pending.contains_key(&key));
+        let taken =
+            self.aliases.contains(&alias) || integer.is_some_and(|key| self.pending.contains(&key));
         if taken {
             Alias::Taken
         } else {
@@ -1195,14 +1204,21 @@ impl Session {
                 }));
             }
         }
+        // A request whose answer is judged always has what it asked kept; `initialize` has
+        // none, and asks for nothing a check compares.
+        let unasked;
+        let asked = match pending.asked.as_deref() {
+            Some(asked) => asked,
+            None => {
+                unasked = Asked::of(method, None);
+                &unasked
+            }
+        };
         if method == "tools/list" {
-            let report = self.gate.tools_page(pending.params.as_ref(), result);
+            let report = self.gate.tools_page(asked, result);
             return self.tools_page(bytes, pending, &report, action);
         }
-        if let Some(check) = self
-            .gate
-            .lock_check(method, pending.params.as_ref(), result)
-        {
+        if let Some(check) = self.gate.lock_check(method, asked, result) {
             if let Some(reason) = &check.malformed {
                 self.changed = true;
                 return self.malformed(pending, reason, action);
@@ -1221,15 +1237,8 @@ impl Session {
                 return self.departed(bytes, pending, &check, action);
             }
         }
-        let decision = self
-            .gate
-            .session_answer(method, pending.params.as_ref(), result);
-        let name = pending
-            .params
-            .as_ref()
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let decision = self.gate.session_answer(method, asked, result);
+        let name = asked.name.as_deref().map(str::to_owned);
         if self.config.events {
             action.events.push(Event::AnswerAdmission(AnswerAdmission {
                 request_id: RequestId::new(&pending.id),

@@ -1,7 +1,9 @@
 //! What a session waits for is bounded: past `MAX_PENDING` requests without their answer,
-//! the oldest is forgotten, and its answer is judged as one whose request phase was not seen.
+//! or past half of what the engine lets them keep, the oldest is forgotten, and its answer is
+//! judged as one whose request phase was not seen.
 
 use mcppin_core::Digest;
+use mcppin_core::engine::OUTSTANDING_BYTES;
 
 use super::super::table::{Key, MAX_PENDING};
 use super::*;
@@ -97,6 +99,47 @@ fn a_flood_of_requests_never_answered_keeps_what_is_waited_for_bounded() {
     assert_eq!(p.kept.len(), 4);
     let mut g = gateway(&mut p, Some("sid-1"));
     passed(g.exchange("ping", None, "{}"));
+}
+
+/// What session `sid` of the only target keeps for its requests waiting.
+fn kept_bytes(p: &Processor, sid: &str) -> usize {
+    p.kept
+        .get(&Key::Session(Digest::of_bytes(sid.as_bytes()), 0))
+        .expect("the session is kept")
+        .session
+        .outstanding_bytes()
+}
+
+#[test]
+fn long_names_never_answered_make_the_oldest_forgotten_never_a_request_refused() {
+    let mut p = processor(engine::Mode::Refuse);
+    let mut g = gateway(&mut p, Some("sid-1"));
+    // Prompts the lock does not know, under long names, whose answers (errors) never come:
+    // together many times what the engine keeps for a session.
+    let name = "n".repeat(OUTSTANDING_BYTES / 16);
+    let params = format!(r#"{{"name":"{name}"}}"#);
+    let first = g.request("prompts/get", Some(&params));
+    for n in 0..64 {
+        let asked = g.request("prompts/get", Some(&params));
+        assert!(
+            matches!(asked.result, Some(Verdict::Pass(_))),
+            "{n}: {asked:?}"
+        );
+    }
+    let kept = kept_bytes(&p, "sid-1");
+    assert!(kept <= OUTSTANDING_BYTES / 2 + name.len(), "{kept}");
+    let (waits, _) = waiting(&p, "sid-1");
+    assert!(waits < 16, "{waits} requests wait");
+    // The oldest was forgotten: its answer stands alone.
+    let mut g = gateway(&mut p, Some("sid-1"));
+    let answered = g.response("prompts/get", first.metadata.as_ref(), GREETING);
+    assert!(denial(&answered).contains("mcppin-unmatched"));
+    // A request that alone keeps more than the other half is the engine's to refuse.
+    let huge = format!(
+        r#"{{"name":"{}"}}"#,
+        "n".repeat(OUTSTANDING_BYTES / 2 + 1024)
+    );
+    denied(g.exchange("prompts/get", Some(&huge), GREETING), "128 KiB");
 }
 
 #[test]

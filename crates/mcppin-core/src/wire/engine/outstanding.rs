@@ -1,0 +1,103 @@
+//! The requests of a session waiting for their answers, and what they keep.
+//!
+//! Each keeps a record of fixed size, and beyond it only what its answer is matched and judged
+//! by: a long id (twice: as written, and its canonical form), a method the engine does not
+//! know by name, the name of a tool or prompt, the digest of the params as a server reads them
+//! ([`Asked`]). Never the params themselves: they may be as long as a message, and a client can
+//! leave many requests unanswered (a gateway never shows the guard an answer that is an
+//! error). What the requests outstanding keep beyond their records is at most
+//! [`OUTSTANDING_BYTES`] together (docs/guard.md).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::id::IdBytes;
+use crate::admission::Asked;
+
+/// The most bytes the requests outstanding in one session keep together beyond their
+/// fixed-size records: their ids, methods and names. A request that would keep more is
+/// answered in the server's place and never forwarded. Ordinary requests keep nothing beyond
+/// the record (a short id is kept inline, a known method by name); a request whose id is a
+/// UUID keeps 76 bytes (the id as written and as matched), so about 1,700 of them fit.
+pub const OUTSTANDING_BYTES: usize = 128 * 1024;
+
+/// A client request waiting for its answer. Tracking an ordinary call allocates nothing: the
+/// method is a static name and a short id is kept inline.
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub(super) method: Cow<'static, str>,
+    /// For the methods whose answers are judged: what of the params they are judged by.
+    pub(super) asked: Option<Box<Asked>>,
+    /// For `tools/call` when events are on: the tool.
+    pub(super) tool: Option<String>,
+    /// The id as the client wrote it.
+    pub(super) id: IdBytes,
+    /// The number a JavaScript client's `Number(id)` makes of the id (see
+    /// [`number_alias`](super::id::number_alias)).
+    pub(super) alias: Option<u64>,
+    /// When it was fed.
+    pub(super) started: Duration,
+}
+
+impl Pending {
+    /// The bytes it keeps beyond its record, with `key`, the id it is kept under.
+    fn kept(&self, key: &IdBytes) -> usize {
+        let method = match &self.method {
+            Cow::Borrowed(_) => 0,
+            Cow::Owned(method) => method.len(),
+        };
+        key.heap_len()
+            + self.id.heap_len()
+            + method
+            + self.asked.as_ref().map_or(0, |asked| asked.kept())
+            + self.tool.as_ref().map_or(0, String::len)
+    }
+}
+
+/// The requests outstanding, by the key their answers are matched by, and the bytes they
+/// keep.
+#[derive(Debug, Default)]
+pub(super) struct Outstanding {
+    by_key: HashMap<IdBytes, Pending>,
+    /// What [`Pending::kept`] adds up to over `by_key`.
+    bytes: usize,
+}
+
+impl Outstanding {
+    pub(super) fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub(super) fn contains(&self, key: &IdBytes) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// Whether `pending`, kept under `key`, fits beside the requests outstanding.
+    pub(super) fn fits(&self, key: &IdBytes, pending: &Pending) -> bool {
+        self.bytes + pending.kept(key) <= OUTSTANDING_BYTES
+    }
+
+    pub(super) fn insert(&mut self, key: IdBytes, pending: Pending) {
+        self.bytes += pending.kept(&key);
+        if let Some(old) = self.by_key.insert(key.clone(), pending) {
+            self.bytes -= old.kept(&key);
+        }
+    }
+
+    pub(super) fn remove(&mut self, key: &IdBytes) -> Option<Pending> {
+        let pending = self.by_key.remove(key)?;
+        self.bytes -= pending.kept(key);
+        Some(pending)
+    }
+
+    /// Every request outstanding, in no order; none is left.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = Pending> + '_ {
+        self.bytes = 0;
+        self.by_key.drain().map(|(_, pending)| pending)
+    }
+}
