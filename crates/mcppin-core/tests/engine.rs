@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use mcppin_core::engine::{
-    ApprovedServer, Config, Event, Forward, Mode, Note, OUTSTANDING_BYTES, Reason, Session, Stop,
+    ApprovedServer, Config, Event, Forward, Mode, Note, OUTSTANDING_BYTES, OUTSTANDING_REQUESTS,
+    Reason, Session, Stop,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
 use mcppin_core::report::Policy;
@@ -1202,4 +1203,38 @@ fn what_requests_outstanding_keep_is_bounded_and_freed_by_their_answers() {
     assert_eq!(again.to_server, Forward::Original);
     session.finish(Duration::ZERO);
     assert_eq!(session.outstanding_bytes(), 0);
+}
+
+#[test]
+fn requests_outstanding_are_bounded_in_number_and_freed_by_their_answers() {
+    let mut session = Session::new(
+        ApprovedServer::unsigned(approved()),
+        guard(Mode::Refuse, false),
+    );
+    let ping = |id: usize| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+    // Requests that keep nothing beyond their records, never answered: up to the bound each
+    // is forwarded.
+    for id in 0..OUTSTANDING_REQUESTS {
+        let action = session.client_line(ping(id).as_bytes(), Duration::ZERO);
+        assert_eq!(action.to_server, Forward::Original, "request {id}");
+    }
+    assert_eq!(session.outstanding(), OUTSTANDING_REQUESTS);
+    // One more is answered here and never forwarded; nothing of it is kept.
+    let past = OUTSTANDING_REQUESTS;
+    let refused = session.client_line(ping(past).as_bytes(), Duration::ZERO);
+    assert_eq!(refused.to_server, Forward::Nothing);
+    let answer = String::from_utf8(refused.to_client.concat()).unwrap();
+    assert!(answer.contains(&format!(r#""id":{past}"#)), "{answer}");
+    assert!(answer.contains("would pass 4096"), "{answer}");
+    assert_eq!(session.outstanding(), OUTSTANDING_REQUESTS);
+    // An answer makes room again.
+    let answer = r#"{"jsonrpc":"2.0","id":0,"result":{}}"#;
+    assert_eq!(
+        session
+            .server_line(answer.as_bytes(), Duration::ZERO)
+            .to_client,
+        Forward::Original
+    );
+    let again = session.client_line(ping(past).as_bytes(), Duration::ZERO);
+    assert_eq!(again.to_server, Forward::Original);
 }

@@ -90,7 +90,7 @@ use id::{is_canonical_integer, number_alias};
 pub use note::{
     Ambiguity, ArtifactNote, CapabilitiesHint, Note, Quarantined, Unroutable, Violation,
 };
-pub use outstanding::OUTSTANDING_BYTES;
+pub use outstanding::{OUTSTANDING_BYTES, OUTSTANDING_REQUESTS};
 use outstanding::{Outstanding, Pending};
 
 /// What the engine's notes carry of its gate, what a transport carries between sessions, and
@@ -508,7 +508,7 @@ impl Session {
         self.pending.len()
     }
 
-    /// What the requests outstanding keep beyond their fixed-size records (their long ids,
+    /// What the requests outstanding (at most [`OUTSTANDING_REQUESTS`]) keep beyond their fixed-size records (their long ids,
     /// unknown methods, tool and prompt names), at most [`OUTSTANDING_BYTES`]: a request that
     /// would keep more is answered in the server's place. A transport that forgets requests
     /// ([`Session::forget`]) keeps this well under the bound, so that it never refuses one.
@@ -872,8 +872,10 @@ impl Session {
             return Request::Answer(refusal(
                 raw_id,
                 &self.config.refused(format_args!(
-                    "{}: the requests outstanding would keep more than {} KiB of ids and names",
+                    "{}: the requests outstanding would pass {} or keep more than {} KiB of \
+                     ids and names",
                     method_word(&pending.method),
+                    OUTSTANDING_REQUESTS,
                     OUTSTANDING_BYTES / 1024
                 )),
             ));

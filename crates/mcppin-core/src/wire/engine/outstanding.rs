@@ -5,8 +5,8 @@
 //! know by name, the name of a tool or prompt, the digest of the params as a server reads them
 //! ([`Asked`]). Never the params themselves: they may be as long as a message, and a client can
 //! leave many requests unanswered (a gateway never shows the guard an answer that is an
-//! error). What the requests outstanding keep beyond their records is at most
-//! [`OUTSTANDING_BYTES`] together (docs/guard.md).
+//! error). A session has at most [`OUTSTANDING_REQUESTS`] outstanding, and what they keep
+//! beyond their records is at most [`OUTSTANDING_BYTES`] together (docs/guard.md).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -14,6 +14,12 @@ use std::time::Duration;
 
 use super::id::IdBytes;
 use crate::admission::Asked;
+
+/// The most requests outstanding in one session: a request past it is answered in the
+/// server's place and never forwarded. Each keeps a record of about 300 bytes (its share of
+/// the table included), so a session's records stay near 1 MiB; a client that waits for
+/// thousands of answers at once is not one an MCP server serves.
+pub const OUTSTANDING_REQUESTS: usize = 4096;
 
 /// The most bytes the requests outstanding in one session keep together beyond their
 /// fixed-size records: their ids, methods and names. A request that would keep more is
@@ -79,7 +85,8 @@ impl Outstanding {
 
     /// Whether `pending`, kept under `key`, fits beside the requests outstanding.
     pub(super) fn fits(&self, key: &IdBytes, pending: &Pending) -> bool {
-        self.bytes + pending.kept(key) <= OUTSTANDING_BYTES
+        self.by_key.len() < OUTSTANDING_REQUESTS
+            && self.bytes + pending.kept(key) <= OUTSTANDING_BYTES
     }
 
     pub(super) fn insert(&mut self, key: IdBytes, pending: Pending) {
