@@ -1629,3 +1629,74 @@ fn every_note_for_the_operator_is_one_line_of_text() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// docs/guard.md, whitespace folded to single spaces.
+fn guard_doc() -> String {
+    include_str!("../../../docs/guard.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where docs/guard.md says what each rejection gets: a phrase whose last bold status
+/// (`**404**`), in it or before it, is the one the client gets.
+fn documented(reject: &Reject) -> &'static str {
+    match reject {
+        Reject::HeadTooLarge => "a client's longer head gets **431**",
+        Reject::NotTheEndpoint => "**404** for an unknown session id, or a path other than",
+        Reject::NoSuchSession => "id the guard holds no session for gets **404**",
+        Reject::MethodNotAllowed => "**405** for methods other than POST, GET and DELETE",
+        Reject::Decoding(_) => "A client's POST so headed gets **415**",
+        Reject::NotJsonMedia => "**415** for a POST that is not `application/json`",
+        Reject::BodyTooLong { .. } => "**413** over `--max-message`",
+        Reject::BodyUnreadable => "and **400** for one that breaks off before its end",
+        Reject::BodySlow => "**408** for a body that does not arrive within",
+        Reject::NotJsonRpc => "**400** for a body that is not a JSON-RPC message",
+        Reject::Mirrored(_) => "or whose `Mcp-Method` or `Mcp-Name` header",
+        Reject::SessionRepeated => "(POST, GET or DELETE) naming `Mcp-Session-Id` twice",
+        Reject::NotThisReplica => {
+            "(another replica's session, or an id no replica gave) gets **404**"
+        }
+        Reject::Full => "while N are open gets **503**",
+        Reject::NotificationRefused => "has no id to answer: **400**",
+        Reject::DotSegment => "`%2E.`), gets **400**",
+        Reject::UpstreamTimeout => "within `--upstream-timeout` gets the client a **504**",
+        Reject::Unreachable => "one that cannot be reached a **502**",
+        Reject::Redirect => "the client gets a **502** without the `Location`",
+        Reject::AnswerRefused => "a JSON answer becomes a **502**",
+        Reject::NotOpened(NotKept::TooLong) => "docs/performance.md says): the client gets **502**",
+        Reject::NotOpened(NotKept::Taken | NotKept::Full) => {
+            "session already open, or with the table full) a **503**"
+        }
+        Reject::Ended => "another exchange refused) is not passed on: the client gets **404**",
+        Reject::BesideDecoding => "names a charset other than UTF-8 or a coding: **502**",
+        Reject::BesideNotMetadata => "is no metadata: the client gets **502**",
+        Reject::BesideUnread => "or slower than `--upstream-timeout`: **502**",
+        other => panic!("{other:?} has no place in docs/guard.md here"),
+    }
+}
+
+#[test]
+fn every_status_is_the_one_the_guide_gives() {
+    let doc = guard_doc();
+    for reject in &every_reject() {
+        let phrase = documented(reject);
+        let at = doc
+            .find(phrase)
+            .unwrap_or_else(|| panic!("{reject:?}: docs/guard.md lacks {phrase:?}"));
+        let said = doc[..at + phrase.len()]
+            .rmatch_indices("**")
+            .collect::<Vec<_>>()
+            .windows(2)
+            .find_map(|pair| {
+                let status = &doc[pair[1].0 + 2..pair[0].0];
+                (status.len() == 3 && status.bytes().all(|b| b.is_ascii_digit())).then_some(status)
+            })
+            .unwrap_or_else(|| panic!("{reject:?}: no status before {phrase:?}"));
+        assert_eq!(
+            said,
+            reject.status().as_str(),
+            "{reject:?}: docs/guard.md says {said} at {phrase:?}"
+        );
+    }
+}
