@@ -363,7 +363,9 @@ impl Driver {
             }
             HeadVerdict::Body { media, .. } => {
                 let answers = std::mem::take(&mut self.answers);
-                let mut verdict = exchange.body(head.status, media.as_ref(), body, &answers);
+                let owed = std::mem::take(&mut self.owed);
+                let mut verdict =
+                    exchange.body(head.status, media.as_ref(), body, &answers, &owed);
                 let mut expected = None;
                 if let BodyVerdict::Judge = verdict {
                     let now = self.now();
@@ -375,8 +377,11 @@ impl Driver {
                     }
                     verdict = exchange.judged(&action, body, media.as_ref(), &answers);
                 }
+                // A success without a body answers none of the requests the POST carried.
+                let unanswered = body.is_empty() && head.status.is_success() && !owed.is_empty();
                 match verdict {
                     BodyVerdict::Pass { body: out, end, .. } => {
+                        assert!(!unanswered, "requests left without an answer passed");
                         let json = media.as_ref().is_some_and(|m| m.is("application/json"));
                         match (&expected, out) {
                             (None, BodyOut::Same) => assert!(
@@ -403,6 +408,7 @@ impl Driver {
                         self.end(number, key.as_deref(), &end);
                     }
                     BodyVerdict::Answer(answer) => {
+                        assert!(!unanswered, "requests left without an answer passed");
                         assert!(is_own_error(answer.body()) || answer.body().is_empty());
                     }
                     BodyVerdict::Refuse { end, note, .. } => {

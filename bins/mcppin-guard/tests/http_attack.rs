@@ -365,6 +365,36 @@ fn a_second_answer_to_one_id_is_never_forwarded() {
 }
 
 #[test]
+fn a_request_accepted_without_an_answer_ends_the_session() {
+    // Accepts `tools/list` with 202, as it accepts notifications: the client would wait for
+    // the answer for good.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() == "tools/list" {
+            return respond(stream, "202 Accepted", &[], b"");
+        }
+        json_server(request, stream);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    // Holds: `open` checks that the notification's 202 passes.
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 502, "{listed:?}");
+    assert!(listed.body.contains("-32001"), "{listed:?}");
+    assert!(
+        guard.said("neither JSON nor an SSE stream"),
+        "{}",
+        guard.stderr()
+    );
+    let after = post(&guard.addr, Some(&session), &util::call(3, "echo"));
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
+#[test]
 fn a_client_naming_a_session_the_guard_ended_gets_404_and_reaches_no_server() {
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
         if request.rpc_method() == "tools/list" {

@@ -128,9 +128,11 @@ fn the_delete_that_ends_a_session_carries_the_clients_credentials() {
     assert_eq!(bare.headers().len(), 1);
 }
 
-/// A session of the guard over a server whose lock approves one tool, `summarize`.
+/// A session of the guard over a server whose lock approves one tool, `summarize`, and
+/// holds the name the server reports in [`INITED`].
 fn session() -> Session {
     let mut server = LockedServer::default();
+    server.reported_name = Some("s".into());
     let tool = parse(br#"{"name":"summarize","inputSchema":{"type":"object"}}"#).unwrap();
     server
         .tools
@@ -788,16 +790,14 @@ impl Driver {
                     relayed.status().as_u16(),
                     shown(relayed.headers())
                 ));
-                if !body.is_empty() || !self.answers.is_empty() {
-                    self.body(
-                        &exchange,
-                        &head,
-                        media.as_ref(),
-                        body.as_bytes(),
-                        number,
-                        key,
-                    );
-                }
+                self.body(
+                    &exchange,
+                    &head,
+                    media.as_ref(),
+                    body.as_bytes(),
+                    number,
+                    key,
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -814,7 +814,8 @@ impl Driver {
         key: Option<String>,
     ) {
         let answers = std::mem::take(&mut self.answers);
-        let mut verdict = exchange.body(head.status, media, bytes, &answers);
+        let owed = std::mem::take(&mut self.owed);
+        let mut verdict = exchange.body(head.status, media, bytes, &answers, &owed);
         if let BodyVerdict::Judge = verdict {
             let action = self.sessions[number - 1].server_line(bytes, Duration::ZERO);
             for note in &action.notes {
@@ -1031,6 +1032,8 @@ fn shown(headers: &HeaderMap) -> String {
 
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+/// The answer to [`INIT`].
+const INITED: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
 
 #[test]
 fn a_request_is_judged_in_its_session_and_forwarded_with_what_it_is_owed() {
@@ -1038,7 +1041,7 @@ fn a_request_is_judged_in_its_session_and_forwarded_with_what_it_is_owed() {
         r#"
         # A fresh session, kept under the id the server assigns.
         > POST /mcp +content-type: application/json; charset=utf-8 +authorization: Bearer t | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}
         # A call to a tool the lock does not know is answered here; a notification of it
         # cannot be answered, and is refused.
@@ -1077,7 +1080,7 @@ fn a_request_finds_its_session_or_gets_404_and_a_new_one_waits_for_room() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Named twice, even the same one twice: 400, by any method.
         > POST /mcp +content-type: application/json +mcp-session-id: s-1 +mcp-session-id: s-1 | {LIST}
         > GET /mcp +mcp-session-id: s-1 +mcp-session-id: s-2
@@ -1111,7 +1114,7 @@ fn a_replica_takes_in_only_ids_with_its_tag() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: the tag comes off toward the server.
         > POST /mcp +content-type: application/json +mcp-session-id: r1.s-1 | {LIST}
         # Fires: another replica's tag, no tag, the tag alone.
@@ -1172,7 +1175,7 @@ fn an_answer_head_is_refused_or_passed_by_its_status_session_and_media() {
         < 200 +content-type: text/event-stream; charset=latin1
         # Holds: kept under the server's id, the body judged under its media type's essence.
         {post}
-        < 200 +mcp-session-id: s-1 +content-type: application/json; charset=utf-8 +x-kept: 1
+        < 200 +mcp-session-id: s-1 +content-type: application/json; charset=utf-8 +x-kept: 1 | {INITED}
         # In the open session: a redirect leaves it open; another id ends it, here and at the
         # server.
         {list1}
@@ -1192,7 +1195,7 @@ fn a_session_the_server_assigns_is_kept_under_its_id_or_ended_there() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1 +content-type: application/json
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # The table is full: a GET without an id opens a session at the server that cannot be
         # kept (ended there); one under an open session's id is another client's (never ended).
         > GET /mcp
@@ -1202,10 +1205,10 @@ fn a_session_the_server_assigns_is_kept_under_its_id_or_ended_there() {
         # An id over 1024 bytes is not kept either.
         # ! s-1
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: <1025>
+        < 200 +mcp-session-id: <1025> +content-type: application/json | {INITED}
         # Holds: an id of 1024 bytes is kept.
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: <1024>
+        < 200 +mcp-session-id: <1024> +content-type: application/json | {INITED}
         "#
     );
     insta::assert_snapshot!(Driver::new(1, Ids::Plain).run(&transcript));
@@ -1213,14 +1216,15 @@ fn a_session_the_server_assigns_is_kept_under_its_id_or_ended_there() {
 
 #[test]
 fn an_answer_head_over_64_kib_is_no_answer() {
-    // `HTTP/1.1 200 OK` with its line end and the empty line (17), `x-pad: ` and its line end
-    // (9): 65,510 bytes of padding fill 64 KiB exactly.
+    // `HTTP/1.1 200 OK` with its line end and the empty line (17), `content-type:
+    // application/json` and its line end (32), `x-pad: ` and its line end (9): 65,478 bytes
+    // of padding fill 64 KiB exactly.
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +x-pad: <65511>
+        < 200 +content-type: application/json +x-pad: <65479> | {INITED}
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +x-pad: <65510>
+        < 200 +content-type: application/json +x-pad: <65478> | {INITED}
         "#
     );
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
@@ -1232,7 +1236,7 @@ fn the_end_of_a_session_passes_without_a_body_and_a_404_ends_it_here() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: a server that does not let clients end sessions (405) leaves it open.
         > DELETE /mcp +mcp-session-id: s-1
         < 405 +content-type: application/json +allow: GET, POST
@@ -1241,13 +1245,13 @@ fn the_end_of_a_session_passes_without_a_body_and_a_404_ends_it_here() {
         < 200 +mcp-session-id: s-1 +content-type: application/json
         {list}
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Accepted under a decoding instruction: refused like any answer, and ended here (the
         # server ended it already).
         > DELETE /mcp +mcp-session-id: s-1
         < 200 +content-type: application/json; charset=utf-16
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # The server no longer knows it: 404 of the guard's own, ended here (no DELETE).
         {list}
         < 404 +content-type: application/json
@@ -1265,7 +1269,7 @@ fn an_answer_after_its_session_ended_gets_404_like_a_later_request() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: in the open session, the server's error is judged and passed.
         > GET /mcp +mcp-session-id: s-1 +accept: text/event-stream
         < 400 +content-type: application/json | {gone}
@@ -1359,7 +1363,7 @@ fn a_json_answer_passes_as_served_or_refused_and_the_session_ends() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: an honest list passes byte for byte, under the essence of its media type.
         {list1}
         < 200 +content-type: application/json; charset=utf-8 | {honest}
@@ -1367,14 +1371,14 @@ fn a_json_answer_passes_as_served_or_refused_and_the_session_ends() {
         {ping}
         < 200 +content-type: application/json | {again}
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # A success in another media type is no answer; an error explained in text passes.
         {list2}
         < 500 +content-type: text/plain | upstream exploded
         {list3}
         < 200 +content-type: text/plain | MARK
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # A rug pull: the refusal passes in the answer's place, and the session ends.
         {list3}
         < 200 +content-type: application/json | {pulled}
@@ -1398,7 +1402,7 @@ fn the_guards_answers_go_before_the_servers_or_alone() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | [{a},{b}]
         < 200 +content-type: application/json | [{{"jsonrpc":"2.0","id":7,"result":{{"content":[]}}}}]
         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | [{c},{{"jsonrpc":"2.0","method":"notifications/progress"}}]
@@ -1407,6 +1411,45 @@ fn the_guards_answers_go_before_the_servers_or_alone() {
         a = call(7, "summarize"),
         b = call(8, "MARK"),
         c = call(9, "MARK"),
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn a_success_without_a_body_answers_no_request_and_breaks_the_protocol() {
+    let post = |body: &str| {
+        format!("> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {body}")
+    };
+    let open = format!(
+        "> POST /mcp +content-type: application/json | {INIT}\n\
+         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
+    );
+    let transcript = format!(
+        r#"
+        {open}
+        # Holds: a notification is accepted without a body; an HTTP error without one passes.
+        {notification}
+        < 202
+        {list1}
+        < 500
+        # Fires: a request accepted without a body is never answered.
+        {list2}
+        < 202
+        {open}
+        {list3}
+        < 200 +content-type: application/json
+        {open}
+        # Also when the guard answered part of the batch itself.
+        {batch}
+        < 204
+        "#,
+        notification = post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        list1 = post(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+        list2 = post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#),
+        list3 = post(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#),
+        batch = post(
+            r#"[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"MARK"}},{"jsonrpc":"2.0","id":5,"method":"tools/list"}]"#
+        ),
     );
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
 }
@@ -1469,7 +1512,7 @@ fn a_stream_the_guard_ends_answers_the_requests_it_carried() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # One message split across two events: neither is JSON. The stream ends, and the
         # request it carried gets the guard's error; the session ends, here and at the server.
         {list7}
@@ -1477,7 +1520,7 @@ fn a_stream_the_guard_ends_answers_the_requests_it_carried() {
         e 1 data: {head}\n\ndata: {tail}\n\n
         {list8}
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: answered whole, the stream gets no answer of the guard's, before or after
         # its end.
         {list7}
@@ -1499,7 +1542,7 @@ fn an_answer_in_an_event_of_another_type_leaves_its_request_owed() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Judged and passed on, but a client reads no message from it: still owed when a
         # second answer to the same id ends the stream.
         {list}
@@ -1507,7 +1550,7 @@ fn an_answer_in_an_event_of_another_type_leaves_its_request_owed() {
         e 1 event: other\ndata: {answer}\n\n
         e 1 event: message\ndata: {answer}\n\n
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: in a message event (named or not) it is answered, and the same end owes
         # nothing.
         {list}
@@ -1524,7 +1567,7 @@ fn a_rug_pulled_list_answered_on_the_get_stream_is_refused() {
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # The answer to the POST's tools/list comes on the GET stream, rug-pulled: refused
         # there (without the event's id), the session ends, and the POST's stream answers
         # what it carried.
@@ -1535,7 +1578,7 @@ fn a_rug_pulled_list_answered_on_the_get_stream_is_refused() {
         e 1 id: 7\ndata: {pulled}\n\n
         e 2 data: {honest}\n\n
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: the honest list passes on the GET stream with its id, and a comment, a
         # priming event and a retry pass too; the POST's stream, ended by the server, gets
         # nothing of the guard's (the guard answers what is owed on a stream it ends).
@@ -1569,7 +1612,7 @@ fn a_stream_event_over_the_bound_or_a_session_ended_elsewhere_ends_the_stream() 
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # Holds: an event under --max-message passes, cut anywhere.
         {list}
         < 200 +content-type: text/event-stream
@@ -1580,7 +1623,7 @@ fn a_stream_event_over_the_bound_or_a_session_ended_elsewhere_ends_the_stream() 
         e 1 data: {over}
         e 1 \n\n
         > POST /mcp +content-type: application/json | {INIT}
-        < 200 +mcp-session-id: s-1
+        < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
         # The session ended by another exchange: its stream answers what it carried, and
         # reads nothing more.
         {list}

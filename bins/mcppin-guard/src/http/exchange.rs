@@ -240,7 +240,7 @@ async fn relay(
     let _passing = passing.then(|| Passing::new(&state, &guarded));
     let (bytes, mut verdict) = match collect(&state, body).await {
         Ok(bytes) => {
-            let verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers);
+            let verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers, &asked);
             (bytes, verdict)
         }
         Err(why) => (Bytes::new(), exchange.unread(why)),

@@ -43,7 +43,8 @@ pub enum HttpNote {
     Decoding(Refusal),
     /// The server's answer head is over [`super::MAX_HEADERS`].
     AnswerHeadTooLarge,
-    /// The server answered a request with success, but with neither JSON nor an SSE stream.
+    /// The server answered a request with success, but with neither JSON nor an SSE stream
+    /// (without a body, too).
     NeitherJsonNorSse,
     /// The server broke the protocol or the strict reading (the engine's violation, escaped).
     Fatal(String),

@@ -7,7 +7,7 @@ use ::http::header::{self, HeaderValue};
 use ::http::{HeaderMap, Method, Response, StatusCode, response};
 
 use super::{
-    Cause, EVENT_STREAM, End, HttpNote, JSON, MAX_HEADERS, MediaType, NotKept, Plain, Reject,
+    Cause, EVENT_STREAM, End, HttpNote, JSON, MAX_HEADERS, MediaType, NotKept, Owed, Plain, Reject,
     SESSION_ID, SessionIds, Unread, check_headers, header_text, response_head_size, toward_client,
 };
 use crate::engine::{Forward, ServerAction, Stop, join_parts};
@@ -183,15 +183,27 @@ impl Exchange {
     /// The verdict on a body the head admitted ([`HeadVerdict::Body`]), read whole: passed
     /// as it is, answered with the proxy's `answers` alone (to elements of a batch, for an
     /// empty body), refused, or [`BodyVerdict::Judge`]: a JSON message for the session to
-    /// judge ([`Exchange::judged`]).
+    /// judge ([`Exchange::judged`]). `owed` holds the requests the forwarded body carried: a
+    /// success without a body leaves them unanswered, which breaks the protocol.
     pub fn body(
         &self,
         status: StatusCode,
         media: Option<&MediaType>,
         bytes: &[u8],
         answers: &[Vec<u8>],
+        owed: &Owed,
     ) -> BodyVerdict {
         if bytes.is_empty() {
+            // A POST carrying requests is answered with JSON or an event stream (MCP's
+            // Streamable HTTP): a 202 or any other success without a body answers none of
+            // them, and the client would wait for answers that never come.
+            if status.is_success() && !owed.is_empty() {
+                return BodyVerdict::Refuse {
+                    reject: Reject::AnswerRefused,
+                    end: End::AtServer(Cause::Broken),
+                    note: Some(HttpNote::NeitherJsonNorSse),
+                };
+            }
             // 202 to a notification or a response, an error without a body.
             if answers.is_empty() {
                 return BodyVerdict::Pass {
