@@ -26,10 +26,10 @@ use mcppin_core::engine::{ApprovedServer, Config, Mode, Session, Stop};
 use mcppin_core::http::{
     Belongs, BodyOut, BodyVerdict, End, EventStream, Exchange, HeadVerdict, Plain, Post,
     RequestVerdict, Route, SessionIds, SessionTable, SseVerdict, answered, belongs,
-    is_decoding_header, route, splice,
+    is_decoding_header, relayed, route, splice,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer};
-use mcppin_core::{Strictness, Value, parse, parse_with, sse};
+use mcppin_core::{Strictness, Value, digest, parse, parse_with, sse};
 
 const MAX: usize = 4096;
 const REFUSER: &str = "mcppin-guard";
@@ -83,6 +83,9 @@ struct Driver {
     owed: mcppin_core::http::Owed,
     streams: Vec<Option<Open>>,
     step: u64,
+    /// Per session, the ids (as the client wrote them) of the `tools/list` requests forwarded
+    /// and not yet answered: an answer to one that reaches the client lists approved tools only.
+    lists: Vec<Vec<Vec<u8>>>,
 }
 
 fn session(mode: Mode) -> Session {
@@ -148,6 +151,96 @@ fn check_note(text: &str) {
 fn check_engine_note(text: &str) {
     for line in text.lines() {
         check_note(line);
+    }
+}
+
+/// The `id` bytes of each request of `body` (one message or a batch) whose method is
+/// `tools/list`.
+fn listing_ids(body: &[u8]) -> Vec<Vec<u8>> {
+    let Ok(value) = parse_with(body, Strictness::Relaxed) else {
+        return Vec::new();
+    };
+    let messages: Vec<&Value> = match value.as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![&value],
+    };
+    messages
+        .into_iter()
+        .filter(|m| m.get("method").and_then(Value::as_str) == Some("tools/list"))
+        .filter_map(|m| m.get("id"))
+        .map(|id| body[id.span().start..id.span().end].to_vec())
+        .collect()
+}
+
+/// Checks bytes written to the client (a body, or an event's data): each answer to an
+/// outstanding `tools/list` of `lists` lists only the approved tool, unchanged; answered ids
+/// leave `lists`.
+fn check_listed(bytes: &[u8], lists: &mut Vec<Vec<u8>>) {
+    let Ok(value) = parse_with(bytes, Strictness::Relaxed) else {
+        return;
+    };
+    let messages: Vec<&Value> = match value.as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![&value],
+    };
+    let approved = digest(&parse(TOOL).expect("fixed tool")).expect("digest");
+    for message in messages {
+        let Some(id) = message.get("id") else {
+            continue;
+        };
+        let id = &bytes[id.span().start..id.span().end];
+        let Some(at) = lists.iter().position(|listed| listed == id) else {
+            continue;
+        };
+        lists.remove(at);
+        let tools = message
+            .get("result")
+            .and_then(|r| r.get("tools"))
+            .and_then(Value::as_array);
+        for tool in tools.into_iter().flatten() {
+            assert_eq!(
+                digest(tool).ok(),
+                Some(approved),
+                "a tool the lock does not approve reached the client"
+            );
+        }
+    }
+}
+
+/// [`check_listed`] on the data of each event of `bytes`.
+fn check_events_listed(bytes: &[u8], lists: &mut Vec<Vec<u8>>) {
+    let mut reader = sse::Reader::new(usize::MAX);
+    let mut events = Vec::new();
+    if reader.feed(bytes, &mut events).is_err() {
+        return;
+    }
+    for event in events {
+        if let sse::Event::Message(message) = event
+            && let Some(data) = message.data
+        {
+            check_listed(&data, lists);
+        }
+    }
+}
+
+/// Checks the head a client is given: the guard's own media type (a success is JSON or an
+/// event stream; an HTTP error explained in text keeps its media type's essence, without
+/// parameters) and no instruction to read the body otherwise.
+fn check_head_toward_client(response: &::http::Response<()>) {
+    let headers = response.headers();
+    let types: Vec<_> = headers.get_all("content-type").iter().collect();
+    let ours = types.is_empty() || types == ["application/json"] || types == ["text/event-stream"];
+    let essence = types.len() == 1 && !types[0].as_bytes().contains(&b';');
+    assert!(
+        ours || (!response.status().is_success() && essence),
+        "the client is given the media type {types:?} with {}",
+        response.status()
+    );
+    for name in headers.keys().filter(|n| *n != "content-type") {
+        assert!(
+            !is_decoding_header(name.as_str()),
+            "{name} given to the client"
+        );
     }
 }
 
@@ -252,6 +345,7 @@ impl Driver {
             Ok(Belongs::Open { key, session }) => (session, Some(key)),
             Ok(_) => {
                 self.sessions.push((session(self.mode), session(self.mode)));
+                self.lists.push(Vec::new());
                 (self.sessions.len(), None)
             }
         };
@@ -291,6 +385,9 @@ impl Driver {
                 match &key {
                     Some(key) => assert_eq!(ids, [key.as_str()]),
                     None => assert!(ids.is_empty()),
+                }
+                if let Some(sent) = forwarded.body.bytes(body) {
+                    self.lists[number - 1].extend(listing_ids(sent));
                 }
                 self.last = Some((number, key, method));
                 self.answers = forwarded.answers;
@@ -346,8 +443,12 @@ impl Driver {
                 }
                 self.end(number, key.as_deref(), &end);
             }
-            HeadVerdict::Empty { end } => self.end(number, key.as_deref(), &end),
-            HeadVerdict::Stream { passing, .. } => {
+            HeadVerdict::Empty { end } => {
+                check_head_toward_client(&relayed(&head, None, &self.ids, ()));
+                self.end(number, key.as_deref(), &end);
+            }
+            HeadVerdict::Stream { media, passing } => {
+                check_head_toward_client(&relayed(&head, Some(&media), &self.ids, ()));
                 for event in EventStream::prelude(&self.answers) {
                     check_tail(&event);
                 }
@@ -364,8 +465,7 @@ impl Driver {
             HeadVerdict::Body { media, .. } => {
                 let answers = std::mem::take(&mut self.answers);
                 let owed = std::mem::take(&mut self.owed);
-                let mut verdict =
-                    exchange.body(head.status, media.as_ref(), body, &answers, &owed);
+                let mut verdict = exchange.body(head.status, media.as_ref(), body, &answers, &owed);
                 let mut expected = None;
                 if let BodyVerdict::Judge = verdict {
                     let now = self.now();
@@ -380,8 +480,24 @@ impl Driver {
                 // A success without a body answers none of the requests the POST carried.
                 let unanswered = body.is_empty() && head.status.is_success() && !owed.is_empty();
                 match verdict {
-                    BodyVerdict::Pass { body: out, end, .. } => {
+                    BodyVerdict::Pass {
+                        body: out,
+                        end,
+                        media: passed,
+                    } => {
                         assert!(!unanswered, "requests left without an answer passed");
+                        check_head_toward_client(&relayed(&head, passed.as_ref(), &self.ids, ()));
+                        let written = match &out {
+                            BodyOut::Bytes(bytes) => bytes.as_slice(),
+                            _ => body,
+                        };
+                        // A client reads messages from a success or a JSON body; an HTTP error
+                        // explained in text is passed as the server's text (docs/guard.md).
+                        let read = head.status.is_success()
+                            || passed.as_ref().is_some_and(|m| m.is("application/json"));
+                        if read {
+                            check_listed(written, &mut self.lists[number - 1]);
+                        }
                         let json = media.as_ref().is_some_and(|m| m.is("application/json"));
                         match (&expected, out) {
                             (None, BodyOut::Same) => assert!(
@@ -463,6 +579,9 @@ impl Driver {
                     }
                     let event = events.next().expect("one verdict per event read");
                     let verdict = judged.verdict;
+                    if let SseVerdict::Write(bytes) | SseVerdict::End { bytes, .. } = &verdict {
+                        check_events_listed(bytes, &mut self.lists[open.number - 1]);
+                    }
                     if let Some(end) = check_event(event, verdict, shadow, now) {
                         ended = Some(end);
                         break;
@@ -611,6 +730,7 @@ fuzz_target!(|data: &[u8]| {
         owed: Default::default(),
         streams: Vec::new(),
         step: 0,
+        lists: Vec::new(),
     };
     for line in lines {
         driver.line(line);

@@ -129,13 +129,14 @@ impl Repo {
     }
 
     fn tool(&self, name: &str, args: &[&str]) {
-        let out = Command::new(self.bin.join(name))
-            .args(args)
-            .current_dir(self.path())
-            .env_clear()
-            .envs(self.env())
-            .output()
-            .unwrap();
+        let out = mcppin_testkit::output(
+            Command::new(self.bin.join(name))
+                .args(args)
+                .current_dir(self.path())
+                .env_clear()
+                .envs(self.env()),
+        )
+        .unwrap();
         assert!(
             out.status.success(),
             "{name} {args:?}: {}",
@@ -154,14 +155,15 @@ impl Repo {
     fn shell(&self, script: &str, env: &BTreeMap<String, String>) -> (i32, String) {
         assert!(!script.contains("${{"), "an expression left in {script:?}");
         let script = script.replace("mcppin verify ", &format!("mcppin verify --now {NOW} "));
-        let out = Command::new("bash")
-            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
-            .current_dir(self.path())
-            .env_clear()
-            .envs(self.env())
-            .envs(env)
-            .output()
-            .unwrap();
+        let out = mcppin_testkit::output(
+            Command::new("bash")
+                .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+                .current_dir(self.path())
+                .env_clear()
+                .envs(self.env())
+                .envs(env),
+        )
+        .unwrap();
         let log = format!(
             "$ {script}\n{}{}",
             String::from_utf8_lossy(&out.stdout),

@@ -654,9 +654,9 @@ fn a_server_dies_with_an_export_killed_by_sigkill() {
     }
     let left = util::group_members(pid);
     for member in &left {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &member.to_string()])
-            .status();
+        let _ = mcppin_testkit::status(
+            std::process::Command::new("kill").args(["-KILL", &member.to_string()]),
+        );
     }
     assert!(
         left.is_empty(),
@@ -1248,9 +1248,7 @@ fn an_env_file_that_is_no_regular_file_exits_4_without_waiting_or_growing() {
         "m.json",
     ];
     let env = dir.path().join("app/.env");
-    let status = std::process::Command::new("mkfifo")
-        .arg(&env)
-        .status()
+    let status = mcppin_testkit::status(std::process::Command::new("mkfifo").arg(&env))
         .expect("mkfifo (coreutils) must be installed");
     assert!(status.success());
     dir.export_bounded(&args)

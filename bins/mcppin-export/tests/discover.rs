@@ -308,9 +308,7 @@ fn a_configuration_nesting_too_deep_is_listed_and_the_listing_goes_on() {
 
 /// Makes a FIFO at `path` with mkfifo (coreutils).
 fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
+    let status = mcppin_testkit::status(std::process::Command::new("mkfifo").arg(path))
         .expect("mkfifo (coreutils) must be installed");
     assert!(status.success(), "mkfifo {}", path.display());
 }

@@ -43,7 +43,7 @@ fn copy_into(context: &Path, file: &Path) {
 
 /// The shared libraries the fixture needs, as `ldd` lists them.
 fn libraries(binary: &Path) -> Vec<PathBuf> {
-    let out = Command::new("ldd").arg(binary).output().expect("ldd");
+    let out = mcppin_testkit::output(Command::new("ldd").arg(binary)).expect("ldd");
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .filter(|word| word.starts_with('/'))
@@ -88,9 +88,7 @@ struct Images(Vec<String>);
 impl Drop for Images {
     fn drop(&mut self) {
         for image in &self.0 {
-            let _ = Command::new("docker")
-                .args(["rmi", "--force", image])
-                .output();
+            let _ = mcppin_testkit::output(Command::new("docker").args(["rmi", "--force", image]));
         }
     }
 }

@@ -72,10 +72,10 @@ const NETWORK: [&str; 10] = [
 /// `PATH`, a `HOME` and caches of the test's own (npm's in `dir`, uv's kept in [`home`]), uv
 /// told to use the machine's Python and never to download one, and `extra`.
 fn environment(dir: &Dir, extra: &[(&str, &str)]) -> Vec<(String, String)> {
-    let python = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 is needed (apt-get install python3)");
+    let python = mcppin_testkit::output(
+        Command::new("python3").args(["-c", "import sys; print(sys.executable)"]),
+    )
+    .expect("python3 is needed (apt-get install python3)");
     let mut env: Vec<(String, String)> = NETWORK
         .iter()
         .filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?)))
@@ -328,9 +328,7 @@ fn npx_pins_every_package_of_a_published_server_and_sees_another_version() {
 #[ignore = "slow: a real uvx install from PyPI; .ci/run runs it"]
 fn uvx_pins_every_distribution_of_a_published_server_and_sees_another_version() {
     let dir = Dir::new();
-    let version = Command::new("uv")
-        .arg("--version")
-        .output()
+    let version = mcppin_testkit::output(Command::new("uv").arg("--version"))
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
     assert!(

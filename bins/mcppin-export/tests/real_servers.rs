@@ -44,12 +44,13 @@ fn path_var() -> String {
 }
 
 fn run_mcppin(dir: &Dir, args: &[&str]) -> Run {
-    let out = Command::new(mcppin())
-        .args(args)
-        .current_dir(dir.path())
-        .env_clear()
-        .output()
-        .expect("run mcppin");
+    let out = mcppin_testkit::output(
+        Command::new(mcppin())
+            .args(args)
+            .current_dir(dir.path())
+            .env_clear(),
+    )
+    .expect("run mcppin");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -7,7 +7,10 @@
 mod util;
 
 use serde_json::json;
-use util::{ClientEnd, Dir, Expect, counter_surface};
+use util::{
+    CONTROL, ClientEnd, Dir, Expect, counter_surface, only_the_control_reached,
+    refused_then_control,
+};
 
 /// The guard's command line (refuse mode) running `script` under `/bin/sh` as the server.
 fn shell(script: &str) -> Vec<String> {
@@ -276,10 +279,10 @@ fn client_members_a_go_server_takes_for_others_are_refused_in_every_defined_memb
     for (line, id) in cases {
         let dir = Dir::new();
         dir.lock(&counter_surface());
-        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n"));
-        run.code(0).lines(&[Expect::Refused(id)]);
-        let received = dir.read("received.jsonl");
-        assert!(!received.contains("exfiltrate"), "{line}: {received}");
+        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
+        run.code(0);
+        refused_then_control(&run, &id);
+        only_the_control_reached(&dir, "exfiltrate", line);
     }
 }
 
@@ -296,15 +299,18 @@ fn calls_naming_no_approved_tool_never_reach_the_server_however_written() {
     ] {
         let dir = Dir::new();
         dir.lock(&counter_surface());
-        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n"));
+        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
         run.code(0);
         let messages = run.messages();
-        assert_eq!(messages.len(), 1, "{line}: {}", run.stdout);
+        assert_eq!(messages.len(), 2, "{line}: {}", run.stdout);
         assert_eq!(messages[0]["error"]["code"], json!(-32001), "{line}");
-        assert!(
-            !dir.read("received.jsonl").contains("exfiltrate"),
-            "{line} reached the server"
+        assert_eq!(
+            messages[1]["id"],
+            json!("control"),
+            "{line}: {}",
+            run.stdout
         );
+        only_the_control_reached(&dir, "exfiltrate", line);
     }
 }
 

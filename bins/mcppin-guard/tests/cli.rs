@@ -4,7 +4,10 @@
 mod util;
 
 use serde_json::json;
-use util::{Dir, Expect, alive, call, counter_surface, initialize, initialized, prompt, request};
+use util::{
+    CONTROL, Dir, Expect, alive, call, counter_surface, initialize, initialized,
+    only_the_control_reached, prompt, refused_then_control, request,
+};
 
 const LOCK: &str = "mcp.lock.json";
 
@@ -588,26 +591,26 @@ fn client_lines_the_guard_cannot_read_never_reach_the_server() {
         ),
     ];
     for (line, note, code) in lines {
-        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n"));
+        let dir = Dir::new();
+        dir.lock(&counter_surface());
+        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
         run.code(0).stderr_has(note);
         let answers = run.messages();
-        assert_eq!(answers.len(), 1, "{}", run.stdout);
+        assert_eq!(answers.len(), 2, "{}", run.stdout);
         assert_eq!(answers[0]["id"], serde_json::Value::Null);
         assert_eq!(answers[0]["error"]["code"], json!(code));
-        let received =
-            std::fs::read_to_string(dir.path().join("received.jsonl")).unwrap_or_default();
-        assert!(
-            !received.contains("exfiltrate"),
-            "{line:?} reached the server"
-        );
+        assert_eq!(answers[1]["id"], json!("control"), "{}", run.stdout);
+        only_the_control_reached(&dir, "exfiltrate", &format!("{line:?}"));
     }
     // Invalid UTF-8 needs raw bytes.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
     let mut bytes = call.as_bytes().to_vec();
     bytes.extend_from_slice(b"\"\xff\"}}\n");
+    bytes.extend_from_slice(format!("{CONTROL}\n").as_bytes());
     let run = dir.run_guard_bytes(&recorded(), &bytes);
     run.code(0).stderr_has("not JSON");
-    let received = std::fs::read_to_string(dir.path().join("received.jsonl")).unwrap_or_default();
-    assert!(!received.contains("exfiltrate"));
+    only_the_control_reached(&dir, "exfiltrate", "invalid UTF-8");
 }
 
 #[test]
@@ -635,7 +638,14 @@ fn a_request_reusing_an_outstanding_id_is_refused() {
         "{}",
         run.stdout
     );
-    assert!(!dir.read("got").contains("\"ping\",\"params\":{},\"id\":5"));
+    // The server read the list and the request after the refused one, never the refused one.
+    let got = dir.read("got");
+    assert!(got.contains(&first.to_string()), "{got}");
+    assert!(
+        got.contains(&request(6, "ping", json!({})).to_string()),
+        "{got}"
+    );
+    assert!(!got.contains(&again.to_string()), "{got}");
 }
 
 #[test]
@@ -1366,9 +1376,10 @@ fn a_request_repeating_its_method_is_refused_whichever_comes_first() {
     // The first `method` is no string, the last a call to a tool nobody approved: a JavaScript
     // server takes the last. Refused as ambiguous before either is read.
     let ambiguous = r#"{"jsonrpc":"2.0","id":3,"method":5,"method":"tools/call","params":{"name":"exfiltrate","arguments":{}}}"#;
-    let run = dir.run_guard_raw(&recorded(), &format!("{ambiguous}\n"));
-    run.code(0).lines(&[Expect::Refused(json!(3))]);
-    assert!(!dir.read("received.jsonl").contains("exfiltrate"));
+    let run = dir.run_guard_raw(&recorded(), &format!("{ambiguous}\n{CONTROL}\n"));
+    run.code(0);
+    refused_then_control(&run, &json!(3));
+    only_the_control_reached(&dir, "exfiltrate", ambiguous);
 }
 
 #[test]
@@ -1412,9 +1423,10 @@ fn a_call_naming_two_tools_never_reaches_the_server() {
         .collect();
     // Raw bytes: serde_json cannot write a repeated member.
     let ambiguous = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summarize","name":"exfiltrate","arguments":{}}}"#;
-    let run = dir.run_guard_raw(&args, &format!("{ambiguous}\n"));
-    run.code(0).lines(&[Expect::Refused(json!(2))]);
-    assert!(!dir.read("received.jsonl").contains("exfiltrate"));
+    let run = dir.run_guard_raw(&args, &format!("{ambiguous}\n{CONTROL}\n"));
+    run.code(0);
+    refused_then_control(&run, &json!(2));
+    only_the_control_reached(&dir, "exfiltrate", ambiguous);
 }
 
 #[test]
@@ -1770,10 +1782,9 @@ fn a_guard_stopped_by_sigterm_stops_its_server() {
         })
     };
     assert!(running(server_pid));
-    let status = Command::new("kill")
-        .args(["-TERM", &guard.id().to_string()])
-        .status()
-        .expect("kill");
+    let status =
+        mcppin_testkit::status(Command::new("kill").args(["-TERM", &guard.id().to_string()]))
+            .expect("kill");
     assert!(status.success());
     let out = guard.wait_with_output().expect("wait");
     drop(client);
@@ -1951,8 +1962,9 @@ fn a_request_a_go_server_reads_as_another_is_refused_and_never_forwarded() {
     ] {
         let dir = Dir::new();
         dir.lock(&counter_surface());
-        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n"));
-        run.code(0).lines(&[Expect::Refused(id.clone())]);
+        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
+        run.code(0);
+        refused_then_control(&run, &id);
         let message = run.messages()[0]["error"]["message"].clone();
         assert!(
             message
@@ -1961,8 +1973,7 @@ fn a_request_a_go_server_reads_as_another_is_refused_and_never_forwarded() {
                 .contains("mcppin-guard refused an ambiguous request"),
             "{message}"
         );
-        let received = dir.read("received.jsonl");
-        assert!(!received.contains("exfiltrate"), "{line}: {received}");
+        only_the_control_reached(&dir, "exfiltrate", line);
     }
 }
 

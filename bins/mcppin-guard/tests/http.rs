@@ -234,8 +234,11 @@ fn a_rug_pull_is_refused_in_the_same_answer_and_the_session_ends() {
         );
         let after = post(&guard.at, Some(&session), &util::call(3, "read_text_file"));
         assert_eq!(after.status, 404, "{after:?}");
+        // The record holds the session's requests (the list among them), none after its end.
+        let recorded = record(&dir);
+        assert!(recorded.contains(r#""id":2"#), "{recorded}");
         assert!(
-            !record(&dir).contains(r#""id":3"#),
+            !recorded.contains(r#""id":3"#),
             "a request after the end reached the server"
         );
         std::fs::remove_file(dir.path().join("record.txt")).unwrap();
@@ -568,8 +571,8 @@ fn a_session_the_server_no_longer_holds_gets_404_so_the_client_starts_over() {
         &util::request(3, "tools/list", json!({})),
     );
     assert_eq!(again.status, 404, "{again:?}");
-    assert!(!record(&dir).contains(r#""id":3"#), "{}", record(&dir));
-    // And the client starts over: a new session lists the tools.
+    // And the client starts over: a new session lists the tools, its request recorded where
+    // the refused one is not.
     let fresh = open(&guard.at);
     let listed = post(
         &guard.at,
@@ -577,6 +580,9 @@ fn a_session_the_server_no_longer_holds_gets_404_so_the_client_starts_over() {
         &util::request(4, "tools/list", json!({})),
     );
     assert_eq!(listed.status, 200, "{listed:?}");
+    let recorded = record(&dir);
+    assert!(recorded.contains(r#""id":4"#), "{recorded}");
+    assert!(!recorded.contains(r#""id":3"#), "{recorded}");
 }
 
 #[test]
@@ -586,6 +592,15 @@ fn a_server_message_over_max_message_is_never_forwarded() {
     for sse in [false, true] {
         let server = fixture(&dir, if sse { &["--sse"][..] } else { &[] });
         // The initialize answer fits; the tools/list answer (about 1.5 kB) does not.
+        // Holds: under a bound the answer fits, the same list passes.
+        let roomy = guard(&lock, &server.at, &["--max-message", "4096"]);
+        let session = open(&roomy.at);
+        let listed = post(
+            &roomy.at,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert!(listed.body.contains("read_text_file"), "{listed:?}");
         let guard = guard(&lock, &server.at, &["--max-message", "800"]);
         let session = open(&guard.at);
         let listed = post(
@@ -997,57 +1012,60 @@ fn the_http_guard_keeps_the_state_of_its_latest_reading_for_the_hook() {
 fn listen_and_a_server_command_exclude_each_other() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
-    let both = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-        .env_clear()
-        .arg("--lock")
-        .arg(&lock)
-        .args([
-            "--server",
-            "fixture",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://127.0.0.1:1/mcp",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
+    let both = mcppin_testkit::output(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .env_clear()
+            .arg("--lock")
+            .arg(&lock)
+            .args([
+                "--server",
+                "fixture",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "http://127.0.0.1:1/mcp",
+                "--",
+                "true",
+            ]),
+    )
+    .unwrap();
     assert_eq!(
         both.status.code(),
         Some(2),
         "{}",
         String::from_utf8_lossy(&both.stderr)
     );
-    let upstream_alone = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-        .env_clear()
-        .arg("--lock")
-        .arg(&lock)
-        .args([
-            "--server",
-            "fixture",
-            "--upstream",
-            "http://127.0.0.1:1/mcp",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
+    let upstream_alone = mcppin_testkit::output(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .env_clear()
+            .arg("--lock")
+            .arg(&lock)
+            .args([
+                "--server",
+                "fixture",
+                "--upstream",
+                "http://127.0.0.1:1/mcp",
+                "--",
+                "true",
+            ]),
+    )
+    .unwrap();
     assert_eq!(upstream_alone.status.code(), Some(2));
-    let bad_url = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-        .env_clear()
-        .arg("--lock")
-        .arg(&lock)
-        .args([
-            "--server",
-            "fixture",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "ftp://x/mcp",
-        ])
-        .output()
-        .unwrap();
+    let bad_url = mcppin_testkit::output(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .env_clear()
+            .arg("--lock")
+            .arg(&lock)
+            .args([
+                "--server",
+                "fixture",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "ftp://x/mcp",
+            ]),
+    )
+    .unwrap();
     assert_eq!(bad_url.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_url.stderr).contains("http:// or https://"));
 }
@@ -1251,14 +1269,15 @@ fn an_invalid_replica_tag_is_refused_with_exit_2() {
     let dir = Dir::new();
     let lock = dir.lock(&mcppin_fixture::surface(false));
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-            .env_clear()
-            .arg("--lock")
-            .arg(&lock)
-            .args(["--server", "fixture"])
-            .args(args)
-            .output()
-            .unwrap()
+        mcppin_testkit::output(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .env_clear()
+                .arg("--lock")
+                .arg(&lock)
+                .args(["--server", "fixture"])
+                .args(args),
+        )
+        .unwrap()
     };
     let listen = [
         "--listen",
@@ -1336,7 +1355,7 @@ fn sdk_client(scenario: &str, url: &str, token: Option<&str>) -> Value {
     if let Some(token) = token {
         command.env("MCP_TOKEN", token);
     }
-    let out = command.output().expect("node");
+    let out = mcppin_testkit::output(&mut command).expect("node");
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -1368,13 +1387,14 @@ fn everything(dir: &Dir) -> (Listening, String, PathBuf) {
         json!({"mcpServers": {"fixture": {"command": "node", "args": [script]}}}).to_string(),
     );
     let run = |program: PathBuf, args: &[&str]| {
-        let out = Command::new(program)
-            .args(args)
-            .current_dir(dir.path())
-            .env_clear()
-            .env("PATH", path_var())
-            .output()
-            .unwrap();
+        let out = mcppin_testkit::output(
+            Command::new(program)
+                .args(args)
+                .current_dir(dir.path())
+                .env_clear()
+                .env("PATH", path_var()),
+        )
+        .unwrap();
         assert_eq!(
             out.status.code(),
             Some(0),

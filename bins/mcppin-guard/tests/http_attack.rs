@@ -187,6 +187,13 @@ fn a_redirect_from_the_server_never_reaches_the_client() {
         !(300..400).contains(&get.status) && location.is_none(),
         "the server's redirect was passed on: {get:?}"
     );
+    // The redirect reached the guard and was refused there (not a guard that never asked).
+    assert_eq!(get.status, 502, "{get:?}");
+    assert!(
+        guard.said("the server answered with a redirect"),
+        "{}",
+        guard.stderr()
+    );
     // What the redirect points at is served by the guard without judgement.
     let beside = send(
         &guard.addr,
@@ -362,6 +369,9 @@ fn a_second_answer_to_one_id_is_never_forwarded() {
         !listed.body.contains("Ignore all previous"),
         "a second answer passed: {listed:?}"
     );
+    // The first, honest answer passed.
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(listed.body.contains("Echoes"), "{listed:?}");
 }
 
 #[test]
@@ -515,6 +525,13 @@ fn the_clients_authorization_is_never_written_to_stderr_or_the_log() {
     for text in [&first, &rest, &logged, &listed.body] {
         assert!(!text.contains("gu4rd-s3cret-t0ken"), "token shown: {text}");
     }
+    // The token did pass the guard: the server was sent it with the list it answered.
+    assert!(
+        peer.requests()
+            .iter()
+            .any(|r| r.rpc_method() == "tools/list" && r.header("authorization") == Some(token)),
+        "the server never saw the token"
+    );
 }
 
 #[test]
@@ -526,6 +543,16 @@ fn a_well_known_path_climbing_out_never_reaches_the_endpoint_unjudged() {
     let dir = Dir::new();
     let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
     let session = open(&guard.addr);
+    // Holds: a path beside the endpoint that climbs nowhere reaches the server, without the
+    // session id (checked with the others below).
+    let metadata = send(
+        &guard.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource",
+        &[("Mcp-Session-Id", &session)],
+        "",
+    );
+    assert_ne!(metadata.status, 400, "{metadata:?}");
     for path in [
         "/.well-known/../mcp",
         "/.well-known/%2e%2e/mcp",
@@ -548,6 +575,12 @@ fn a_well_known_path_climbing_out_never_reaches_the_endpoint_unjudged() {
         .into_iter()
         .filter(|r| r.target.starts_with("/.well-known/"))
         .collect();
+    assert!(
+        beside
+            .iter()
+            .any(|r| r.target == "/.well-known/oauth-protected-resource"),
+        "nothing reached the server beside the endpoint"
+    );
     for request in &beside {
         let climbs = request.target.split('/').any(|s| {
             let s = s.to_ascii_lowercase().replace("%2e", ".");
@@ -606,6 +639,30 @@ fn differential_bodies(id: &Value) -> Vec<(&'static str, String)> {
 
 #[test]
 fn parser_differentials_in_an_http_answer_fail_closed() {
+    // Holds: the approved tools the differential bodies are built from pass, both ways.
+    for sse in [false, true] {
+        let peer = Peer::start(move |request: &Request, stream: &mut TcpStream| {
+            if request.rpc_method() != "tools/list" || !sse {
+                return json_server(request, stream);
+            }
+            start_events(stream, &[]);
+            let answer = mcp_answer(request).unwrap();
+            let _ = stream.write_all(format!("data: {answer}\n\n").as_bytes());
+        });
+        let dir = Dir::new();
+        let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+        let session = open(&guard.addr);
+        let listed = post(
+            &guard.addr,
+            Some(&session),
+            &util::request(2, "tools/list", json!({})),
+        );
+        assert_eq!(listed.status, 200, "sse {sse}: {listed:?}");
+        assert!(
+            listed.body.contains("Echoes.") && listed.body.contains("Adds."),
+            "sse {sse}: {listed:?}"
+        );
+    }
     for (sse, case) in [false, true]
         .into_iter()
         .flat_map(|sse| (0..6).map(move |case| (sse, case)))
@@ -852,16 +909,17 @@ fn the_sdk_client_never_reads_a_list_served_beside_the_endpoint_after_a_redirect
             .exists(),
         "install the pinned SDK: `npm ci --prefix testdata/sdk-client` (the step in .ci/run)"
     );
-    let out = Command::new("node")
-        .arg(root.join("http-client.mjs"))
-        .args(["list", &format!("http://{}/mcp", guard.addr)])
-        .env_clear()
-        .env(
-            "PATH",
-            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
-        )
-        .output()
-        .expect("node");
+    let out = mcppin_testkit::output(
+        Command::new("node")
+            .arg(root.join("http-client.mjs"))
+            .args(["list", &format!("http://{}/mcp", guard.addr)])
+            .env_clear()
+            .env(
+                "PATH",
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+            ),
+    )
+    .expect("node");
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(
         summary.contains("\"tools\""),
@@ -904,16 +962,17 @@ fn the_sdk_client_is_never_moved_into_another_clients_session() {
             .exists(),
         "install the pinned SDK: `npm ci --prefix testdata/sdk-client` (the step in .ci/run)"
     );
-    let out = Command::new("node")
-        .arg(root.join("http-client.mjs"))
-        .args(["list", &format!("http://{}/mcp", guard.addr)])
-        .env_clear()
-        .env(
-            "PATH",
-            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
-        )
-        .output()
-        .expect("node");
+    let out = mcppin_testkit::output(
+        Command::new("node")
+            .arg(root.join("http-client.mjs"))
+            .args(["list", &format!("http://{}/mcp", guard.addr)])
+            .env_clear()
+            .env(
+                "PATH",
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned()),
+            ),
+    )
+    .expect("node");
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(summary.contains("connected"), "{summary}");
     let moved: Vec<Request> = peer

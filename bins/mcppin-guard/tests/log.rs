@@ -553,10 +553,9 @@ fn a_guard_stopped_by_a_signal_ends_its_run_with_128_plus_the_signal() {
     // Held open: the guard must see the signal, not its client leaving.
     let client = guard.stdin.take();
     let _ = util::wait_for_pid(dir.path(), "server.pid");
-    let status = Command::new("kill")
-        .args(["-TERM", &guard.id().to_string()])
-        .status()
-        .expect("kill");
+    let status =
+        mcppin_testkit::status(Command::new("kill").args(["-TERM", &guard.id().to_string()]))
+            .expect("kill");
     assert!(status.success());
     let started = std::time::Instant::now();
     let status = loop {

@@ -132,15 +132,18 @@ fn sessions(dir: &Path, url: &str, count: usize) -> Vec<Value> {
         "node_modules/@modelcontextprotocol/sdk/package.json",
         "npm ci --prefix testdata/sdk-client --ignore-scripts",
     );
-    let out = Command::new("node")
-        .arg(script)
-        .arg(url)
-        .arg(count.to_string())
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", path_var())
-        .output()
-        .expect("node");
+    // Many sessions of a real client, each a process of its own: a wider bound than one run's.
+    let out = mcppin_testkit::output_within(
+        Command::new("node")
+            .arg(script)
+            .arg(url)
+            .arg(count.to_string())
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", path_var()),
+        Duration::from_secs(120),
+    )
+    .expect("node");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

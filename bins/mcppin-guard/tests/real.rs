@@ -46,13 +46,14 @@ fn path_var() -> String {
 }
 
 fn run(dir: &Dir, program: &Path, args: &[&str]) -> Run {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir.path())
-        .env_clear()
-        .env("PATH", path_var())
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+    let out = mcppin_testkit::output(
+        Command::new(program)
+            .args(args)
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", path_var()),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -243,15 +244,16 @@ fn everything_declaring(dir: &Dir, export_flags: &[&str], capabilities: &str) ->
     let script = installed("sdk-client", "client.mjs");
     let mut client_args = vec![script.display().to_string(), scenario.to_owned()];
     client_args.extend(guarded(&lock, id, &command));
-    let out = Command::new("node")
-        .args(&client_args)
-        .current_dir(dir.path())
-        .env_clear()
-        .env("PATH", path_var())
-        .env("MCPPIN_CLIENT_CAPABILITIES", capabilities)
-        .env("MCPPIN_SHOW_STDERR", "1")
-        .output()
-        .expect("run node");
+    let out = mcppin_testkit::output(
+        Command::new("node")
+            .args(&client_args)
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", path_var())
+            .env("MCPPIN_CLIENT_CAPABILITIES", capabilities)
+            .env("MCPPIN_SHOW_STDERR", "1"),
+    )
+    .expect("run node");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("client summary {e}: {out:?}"))
 }

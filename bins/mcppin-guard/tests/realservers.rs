@@ -80,10 +80,10 @@ fn home() -> PathBuf {
 /// The Python interpreter `uv` runs the servers with: the machine's `python3`, resolved once
 /// (a pyenv shim needs variables the export does not pass).
 fn python() -> String {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 is needed by the real-server suite (apt-get install python3)");
+    let out = mcppin_testkit::output(
+        Command::new("python3").args(["-c", "import sys; print(sys.executable)"]),
+    )
+    .expect("python3 is needed by the real-server suite (apt-get install python3)");
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -579,9 +579,7 @@ fn time() {
 fn git() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().display().to_string();
-    let init = Command::new("git")
-        .args(["init", "-q", &repo])
-        .status()
+    let init = mcppin_testkit::status(Command::new("git").args(["init", "-q", &repo]))
         .expect("git is needed by the real-server suite");
     assert!(init.success());
     check(&uvx(

@@ -40,10 +40,11 @@ fn fixture() -> Vec<String> {
 
 /// Sends SIGKILL to process `pid` if it still runs (cleanup after a failed check).
 fn kill(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
+    let _ = mcppin_testkit::status(
+        Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .stderr(Stdio::null()),
+    );
 }
 
 /// Waits up to [`HANG`] for process `pid` to stop running; returns whether it did.
@@ -216,10 +217,9 @@ fn a_server_that_cannot_be_executed_exits_3() {
 
 #[test]
 fn the_way_the_server_is_started_is_not_an_option() {
-    let out = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-        .arg("--help")
-        .output()
-        .expect("run mcppin-guard --help");
+    let out =
+        mcppin_testkit::output(Command::new(env!("CARGO_BIN_EXE_mcppin-guard")).arg("--help"))
+            .expect("run mcppin-guard --help");
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("--max-message"), "{help}");
     assert!(!help.contains(mcppin_client::TRAMPOLINE_ARG), "{help}");

@@ -37,9 +37,7 @@ fn through_shell(script: &str) -> Vec<String> {
 fn watchdog(pid: u32) {
     std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs(120));
-        let _ = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
+        let _ = mcppin_testkit::status(Command::new("kill").args(["-KILL", &pid.to_string()]));
     });
 }
 

@@ -13,6 +13,10 @@
 //!
 //! `--keep DIR` writes the files into DIR and leaves them there (for profiling); `--generate`
 //! only writes the manifest and stops.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a benchmark times whole runs: the bounded runs of the tests poll for the exit, which would be timed too"
+)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

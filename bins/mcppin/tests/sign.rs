@@ -50,10 +50,7 @@ fn mode(path: &Path) -> u32 {
 
 /// Runs the machine's openssl in `dir`; returns whether it succeeded, printing its output.
 fn openssl(dir: &Dir, args: &[&str]) -> bool {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir.path())
-        .output()
+    let out = mcppin_testkit::output(Command::new("openssl").args(args).current_dir(dir.path()))
         .expect("openssl must be installed (.ci/run installs it)");
     eprintln!(
         "openssl {args:?}: {}\n{}{}",
@@ -1011,14 +1008,15 @@ const ALICE_PBKDF2: &str = include_str!("../../../testdata/keys/test-alice-pbkdf
 
 /// Runs `mcppin` in `dir` with a cleared environment but for `env`, standard input empty.
 fn mcppin_env(dir: &Dir, args: &[&str], env: &[(&str, &str)]) -> util::Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_mcppin"))
-        .args(args)
-        .current_dir(dir.path())
-        .env_clear()
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("spawn mcppin");
+    let out = mcppin_testkit::output(
+        Command::new(env!("CARGO_BIN_EXE_mcppin"))
+            .args(args)
+            .current_dir(dir.path())
+            .env_clear()
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null()),
+    )
+    .expect("spawn mcppin");
     util::Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -1239,14 +1239,15 @@ fn approve_as_told(dir: &Dir, run: &Run, verify_args: &[&str]) {
     let command = last
         .strip_prefix("to approve these changes: mcppin ")
         .unwrap_or_else(|| panic!("no approval command at the end:\n{}", run.stdout));
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("exec \"$MCPPIN\" {command}"))
-        .env_clear()
-        .env("MCPPIN", env!("CARGO_BIN_EXE_mcppin"))
-        .current_dir(dir.path())
-        .output()
-        .expect("sh");
+    let out = mcppin_testkit::output(
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$MCPPIN\" {command}"))
+            .env_clear()
+            .env("MCPPIN", env!("CARGO_BIN_EXE_mcppin"))
+            .current_dir(dir.path()),
+    )
+    .expect("sh");
     assert!(
         out.status.success(),
         "{command}\n--- stdout\n{}\n--- stderr\n{}",

@@ -1,6 +1,8 @@
 //! What the integration tests of `mcppin`, `mcppin-export` and `mcppin-guard` share, written
 //! once: [`Run`] (the outcome of one run, with assertions that print exit code, stdout and
 //! stderr on failure), [`run`] (a binary run with its output drained and a bound on hangs),
+//! [`output`] and [`status`] (`Command::output` and `Command::status` with that bound: the
+//! unbounded ones are refused by clippy's configuration),
 //! [`Scratch`] (a fresh directory per test), process helpers and [`npm`] (a local npm registry
 //! for real `npx` installs), [`peer`] (a scriptable HTTP/1.1 server for remote-capture and
 //! HTTP-guard tests), [`sarif`] (the official SARIF validator on a log a test wrote);
@@ -11,7 +13,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -185,6 +187,107 @@ pub enum StdinEnd {
     /// answers before it ends the session, for a server slow to start (the end of input
     /// begins the guard's shutdown order, whose grace a slow start can outlast).
     ClosesAfterLines(usize),
+}
+
+/// `command.output()` bounded by [`HANG`]: the exit status and everything the process wrote,
+/// its stdin empty.
+///
+/// # Errors
+///
+/// When the process cannot be started.
+///
+/// # Panics
+///
+/// When the process, or one holding its output, runs longer than [`HANG`] (it is killed).
+pub fn output(command: &mut Command) -> std::io::Result<Output> {
+    output_within(command, HANG)
+}
+
+/// [`output`] with another bound than [`HANG`]: for a run that installs a published package
+/// from the network first (the slow suites).
+///
+/// # Errors
+///
+/// When the process cannot be started.
+///
+/// # Panics
+///
+/// When the process, or one holding its output, runs longer than `limit` (it is killed).
+pub fn output_within(command: &mut Command, limit: Duration) -> std::io::Result<Output> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let started = Instant::now();
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (sent, received) = mpsc::channel();
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            let _ = sent.send(bytes);
+        });
+        received
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = wait_within(&mut child, command, started, limit)?;
+    let collect = |received: mpsc::Receiver<Vec<u8>>| {
+        received
+            .recv_timeout(limit.saturating_sub(started.elapsed()))
+            .unwrap_or_else(|_| panic!("{command:?} exited, but its output stayed open"))
+    };
+    Ok(Output {
+        status,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+    })
+}
+
+/// `command.status()` bounded by [`HANG`] (the standard streams inherited, as `status` does).
+///
+/// # Errors
+///
+/// When the process cannot be started.
+///
+/// # Panics
+///
+/// When the process runs longer than [`HANG`] (it is killed).
+pub fn status(command: &mut Command) -> std::io::Result<ExitStatus> {
+    let mut child = command.spawn()?;
+    wait_within(&mut child, command, Instant::now(), HANG)
+}
+
+/// Waits for `child` to exit, until `limit` after `started`; then kills it and fails.
+fn wait_within(
+    child: &mut Child,
+    command: &Command,
+    started: Instant,
+    limit: Duration,
+) -> std::io::Result<ExitStatus> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not exit within {limit:?}: killed");
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Runs `command` with piped standard streams: writes `stdin` from another thread (a process

@@ -108,15 +108,16 @@ impl Dir {
 
     /// Runs `mcppin-export` with `args` and exactly the environment `env`.
     pub fn export_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
-            .args(args)
-            .args(["--grace", "300ms"])
-            .current_dir(self.dir.path())
-            .env_clear()
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .output()
-            .expect("run mcppin-export");
+        let out = mcppin_testkit::output(
+            Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+                .args(args)
+                .args(["--grace", "300ms"])
+                .current_dir(self.dir.path())
+                .env_clear()
+                .envs(env.iter().copied())
+                .stdin(Stdio::null()),
+        )
+        .expect("run mcppin-export");
         Run::from_output(&out)
     }
 }

@@ -187,13 +187,14 @@ pub fn guard_http_for(
 }
 
 fn run_ok(dir: &Path, program: &Path, args: &[&str]) -> Output {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", path_var())
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+    let out = mcppin_testkit::output(
+        Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", path_var()),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
     assert!(
         out.status.success(),
         "{} {args:?}: {}\n--- stdout\n{}\n--- stderr\n{}",

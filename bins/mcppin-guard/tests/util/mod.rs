@@ -229,6 +229,41 @@ pub fn prompt(id: u64) -> Value {
     )
 }
 
+/// The positive control of a "never reaches the server" test: an approved call (id
+/// `"control"`) sent after the lines the test expects refused. Without it, a server that
+/// recorded nothing at all (never started, recording elsewhere) would pass the test.
+pub const CONTROL: &str = r#"{"jsonrpc":"2.0","id":"control","method":"tools/call","params":{"name":"summarize","arguments":{"text":"control"}}}"#;
+
+/// Asserts that `run` wrote two answers: the guard's refusal of `id`, then the server's answer
+/// to the [`CONTROL`] call (an error when the session had no handshake: what matters is that
+/// the server read it).
+pub fn refused_then_control(run: &Run, id: &Value) {
+    let messages = run.messages();
+    assert_eq!(messages.len(), 2, "{}", run.stdout);
+    assert_eq!(messages[0]["id"], *id, "{}", run.stdout);
+    assert_eq!(
+        messages[0]["error"]["code"],
+        json!(-32001),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(messages[1]["id"], json!("control"), "{}", run.stdout);
+}
+
+/// Asserts that the server of `dir` recorded the [`CONTROL`] call in `received.jsonl` and
+/// nothing holding `never` (`context` names the case).
+pub fn only_the_control_reached(dir: &Dir, never: &str, context: &str) {
+    let received = dir.read("received.jsonl");
+    assert!(
+        received.contains(r#""id":"control""#),
+        "{context}: the control call did not reach the server: {received}"
+    );
+    assert!(
+        !received.contains(never),
+        "{context}: reached the server: {received}"
+    );
+}
+
 /// The fixture's honest `counter` surface.
 pub fn counter_surface() -> Vec<Value> {
     let mut tools = mcppin_fixture::surface(false);
