@@ -478,6 +478,42 @@ fn a_request_head_is_routed_or_refused_before_its_body_is_read() {
         (
             "POST",
             "/mcp",
+            &[("content-type", "application/json; charset=UTF-16")],
+            Reject::Decoding(Refusal::Charset),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[("content-type", "application/json; charset*=utf-8''utf-8")],
+            Reject::Decoding(Refusal::Charset),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[json, ("content-type", "application/json")],
+            Reject::Decoding(Refusal::RepeatedContentType),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[json, ("transfer-encoding", "gzip, chunked")],
+            Reject::Decoding(Refusal::TransferEncoding),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[json, ("content-transfer-encoding", "base64")],
+            Reject::Decoding(Refusal::ContentTransferEncoding),
+        ),
+        (
+            "POST",
+            "/mcp",
+            &[json, ("content-range", "bytes 0-9/20")],
+            Reject::Decoding(Refusal::ContentRange),
+        ),
+        (
+            "POST",
+            "/mcp",
             &[("content-type", "text/plain")],
             Reject::NotJsonMedia,
         ),
@@ -1558,6 +1594,56 @@ fn an_answer_in_an_event_of_another_type_leaves_its_request_owed() {
         e 2 event: message\ndata: {answer}\n\nevent: other\ndata: {answer}\n\n
         "#
     );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn an_answer_another_reader_takes_otherwise_is_refused_whole_or_as_an_event() {
+    // Each answer holds the approved list for one reader and a rug pull for another: refused
+    // as a server breaking the protocol, in a JSON body (502) and in an event (the stream
+    // ends, the request answered by the guard).
+    let good = r#"[{"name":"summarize","inputSchema":{"type":"object"}}]"#;
+    let evil = r#"[{"name":"summarize","description":"EVIL","inputSchema":{"type":"object"}}]"#;
+    let bodies = [
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":{good},"tools":{evil}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":{good},"tool\u0073":{evil}}}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":1,"message":"EVIL"}},"result":{{"tools":{good}}}}}"#
+        ),
+        format!(
+            r#"[{{"jsonrpc":"2.0","id":1,"result":{{"tools":{good}}}}},{{"jsonrpc":"2.0","id":1,"result":{{"tools":{evil}}}}}]"#
+        ),
+    ];
+    let mut transcript = String::new();
+    let mut stream = 0;
+    for body in &bodies {
+        for sse in [false, true] {
+            transcript.push_str(&format!(
+                "> POST /mcp +content-type: application/json | {INIT}\n\
+                 < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}\n\
+                 > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}\n"
+            ));
+            if sse {
+                stream += 1;
+                transcript.push_str(&format!(
+                    "< 200 +content-type: text/event-stream\ne {stream} data: {body}\\n\\n\n"
+                ));
+            } else {
+                transcript.push_str(&format!("< 200 +content-type: application/json | {body}\n"));
+            }
+        }
+    }
+    // Holds: the approved list alone passes, both ways.
+    transcript.push_str(&format!(
+        "> POST /mcp +content-type: application/json | {INIT}\n\
+         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}\n\
+         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}\n\
+         < 200 +content-type: application/json | {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":{good}}}}}\n\
+         > POST /mcp +content-type: application/json +mcp-session-id: s-1 | {LIST}\n\
+         < 200 +content-type: text/event-stream\n\
+         e {} data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":{good}}}}}\\n\\n\n",
+        stream + 1
+    ));
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
 }
 
