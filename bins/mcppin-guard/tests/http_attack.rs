@@ -985,6 +985,14 @@ fn the_sdk_client_is_never_moved_into_another_clients_session() {
         moved.is_empty(),
         "the client's requests ran in the victim's session: {moved:?}\n{summary}"
     );
+    // Holds: the client's list did reach the server, in its own session.
+    assert!(
+        peer.requests()
+            .iter()
+            .any(|r| r.rpc_method() == "tools/list"
+                && r.header("mcp-session-id") == Some("sess-sdk")),
+        "the client's list never reached the server"
+    );
 }
 
 #[test]
@@ -1341,16 +1349,22 @@ fn a_client_dribbling_its_body_gets_408_and_nothing_is_forwarded() {
     });
     let mut head = [0u8; 12];
     let read = slow.read(&mut head).unwrap_or(0);
+    let _ = dribble.join();
+    let dribbled = peer.requests().len();
+    // Holds: a whole body sent at once reaches the server through the same guard.
+    let answer = post(&addr, None, &util::initialize(1));
     let _ = child.kill();
     let _ = child.wait();
-    let _ = dribble.join();
     assert_eq!(
         String::from_utf8_lossy(head.get(..read).unwrap_or_default()),
         "HTTP/1.1 408"
     );
-    assert!(
-        peer.requests().is_empty(),
-        "a partial body reached the server"
+    assert_eq!(dribbled, 0, "a partial body reached the server");
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(
+        peer.requests().len(),
+        1,
+        "the whole body did not reach the server"
     );
 }
 
@@ -1848,6 +1862,8 @@ fn the_upstream_query_is_never_shown_usage_errors_included() {
     assert!(guard.said("could not be reached"), "{}", guard.stderr());
     assert!(!guard.stderr().contains(secret), "{}", guard.stderr());
     assert!(!answer.body.contains(secret), "{answer:?}");
+    // Holds: the note gives why (the connection the guard did try was refused).
+    assert!(guard.said("Connection refused"), "{}", guard.stderr());
 }
 
 /// A stateless server (no session ids): `tools/list` serves `echo` rug-pulled while `pulled`
