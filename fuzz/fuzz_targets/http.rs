@@ -423,7 +423,8 @@ impl Driver {
             return;
         };
         let (head, ()) = response.into_parts();
-        let exchange = Exchange::new(method, key.as_deref());
+        let owed = std::mem::take(&mut self.owed);
+        let exchange = Exchange::new(method, key.as_deref()).owing(owed.clone());
         let mut kept = None;
         let table = &mut self.table;
         let verdict = exchange.head(&head, |id| {
@@ -452,20 +453,18 @@ impl Driver {
                 for event in EventStream::prelude(&self.answers) {
                     check_tail(&event);
                 }
-                let owed = std::mem::take(&mut self.owed);
                 self.streams.push(Some(Open {
                     number,
                     key,
                     passing,
-                    stream: EventStream::new(MAX, owed, REFUSER),
+                    stream: EventStream::new(MAX, owed.clone(), REFUSER),
                     shadow: sse::Reader::new(MAX),
                     events: Vec::new(),
                 }));
             }
             HeadVerdict::Body { media, .. } => {
                 let answers = std::mem::take(&mut self.answers);
-                let owed = std::mem::take(&mut self.owed);
-                let mut verdict = exchange.body(head.status, media.as_ref(), body, &answers, &owed);
+                let mut verdict = exchange.body(head.status, media.as_ref(), body, &answers);
                 let mut expected = None;
                 if let BodyVerdict::Judge = verdict {
                     let now = self.now();
@@ -475,7 +474,7 @@ impl Driver {
                     for note in &action.notes {
                         check_engine_note(&note.to_string());
                     }
-                    verdict = exchange.judged(&action, body, media.as_ref(), &answers);
+                    verdict = exchange.judged(head.status, &action, body, media.as_ref(), &answers);
                 }
                 // A success without a body answers none of the requests the POST carried.
                 let unanswered = body.is_empty() && head.status.is_success() && !owed.is_empty();
@@ -497,6 +496,15 @@ impl Driver {
                             || passed.as_ref().is_some_and(|m| m.is("application/json"));
                         if read {
                             check_listed(written, &mut self.lists[number - 1]);
+                        }
+                        // A success the session judged and did not stop on answers every
+                        // request its POST carried.
+                        if head.status.is_success()
+                            && expected.as_ref().is_some_and(|e| e.stop.is_none())
+                        {
+                            let mut left = owed.clone();
+                            left.strike_answers(written);
+                            assert!(left.is_empty(), "a request left without its answer");
                         }
                         let json = media.as_ref().is_some_and(|m| m.is("application/json"));
                         match (&expected, out) {
@@ -613,8 +621,27 @@ impl Driver {
         let Some(open) = self.streams[n - 1].take() else {
             return;
         };
-        if open.passing && !self.sessions[open.number - 1].0.is_stopped() {
-            self.end(open.number, None, &End::Here);
+        let Open {
+            mut stream,
+            number,
+            key,
+            passing,
+            ..
+        } = open;
+        // What the server left unanswered is answered here, by the guard's own errors.
+        if let Some(verdict) = stream.server_ended(&self.sessions[number - 1].0) {
+            let SseVerdict::End { bytes, end, note } = verdict else {
+                panic!("a stream the server ended goes on: {verdict:?}");
+            };
+            check_tail(&bytes);
+            if let Some(note) = note {
+                check_note(&note.to_string());
+            }
+            self.end(number, key.as_deref(), &end);
+            return;
+        }
+        if passing && !self.sessions[number - 1].0.is_stopped() {
+            self.end(number, None, &End::Here);
         }
     }
 }

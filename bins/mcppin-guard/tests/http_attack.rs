@@ -396,12 +396,123 @@ fn a_request_accepted_without_an_answer_ends_the_session() {
     assert_eq!(listed.status, 502, "{listed:?}");
     assert!(listed.body.contains("-32001"), "{listed:?}");
     assert!(
-        guard.said("neither JSON nor an SSE stream"),
+        guard.said("leaves a request of the POST without its answer"),
         "{}",
         guard.stderr()
     );
     let after = post(&guard.addr, Some(&session), &util::call(3, "echo"));
     assert_eq!(after.status, 404, "{after:?}");
+}
+
+#[test]
+fn a_json_answer_holding_no_answer_to_the_request_ends_the_session() {
+    // Answers `tools/list` with a notification, in JSON: the request is never answered.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        if request.rpc_method() == "tools/list" {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                              "params": {"level": "info", "data": "working"}});
+            return respond_json(stream, &[], &note);
+        }
+        json_server(request, stream);
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    // Holds: a request answered in JSON passes.
+    let pinged = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(2, "ping", json!({})),
+    );
+    assert_eq!(pinged.status, 200, "{pinged:?}");
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(3, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 502, "{listed:?}");
+    assert!(!listed.body.contains("working"), "{listed:?}");
+    assert!(
+        guard.said("leaves a request of the POST without its answer"),
+        "{}",
+        guard.stderr()
+    );
+    let after = post(&guard.addr, Some(&session), &util::call(4, "echo"));
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
+#[test]
+fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
+    // `tools/list` id 2: a 202 that claims an event stream (clients read no body of a 202);
+    // id 3: a stream that ends after a comment, without the answer.
+    let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
+        let id = request.json()["id"].clone();
+        match (request.rpc_method().as_str(), id.as_i64()) {
+            ("tools/list", Some(2)) => respond(
+                stream,
+                "202 Accepted",
+                &[("Content-Type", "text/event-stream")],
+                b"",
+            ),
+            ("tools/list", Some(3)) => {
+                start_events(stream, &[]);
+                let _ = stream.write_all(b": working\n\n");
+            }
+            _ => json_server(request, stream),
+        }
+    });
+    let dir = Dir::new();
+    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let session = open(&guard.addr);
+    let accepted = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(2, "tools/list", json!({})),
+    );
+    assert_eq!(accepted.status, 502, "{accepted:?}");
+    assert_eq!(
+        post(&guard.addr, Some(&session), &util::call(9, "echo")).status,
+        404
+    );
+    let session = open(&guard.addr);
+    let ended = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(3, "tools/list", json!({})),
+    );
+    // The stream passes, and ends with the guard's error for the request it never answered.
+    assert_eq!(ended.status, 200, "{ended:?}");
+    assert!(
+        ended.body.contains(r#""id":3,"error":{"code":-32001"#),
+        "{ended:?}"
+    );
+    assert!(
+        guard.said("the server's stream ended before it answered"),
+        "{}",
+        guard.stderr()
+    );
+    assert_eq!(
+        post(&guard.addr, Some(&session), &util::call(9, "echo")).status,
+        404
+    );
+    // Holds: a list answered in its stream passes, the session going on.
+    let session = open(&guard.addr);
+    let listed = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(4, "tools/list", json!({})),
+    );
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(listed.body.contains("Echoes."), "{listed:?}");
+    assert_eq!(
+        post(
+            &guard.addr,
+            Some(&session),
+            &util::request(5, "ping", json!({}))
+        )
+        .status,
+        200
+    );
 }
 
 #[test]

@@ -250,6 +250,7 @@ fn every_reject() -> Vec<Reject> {
         Reject::UpstreamTimeout,
         Reject::Unreachable,
         Reject::Redirect,
+        Reject::NotFinal,
         Reject::AnswerRefused,
         Reject::NotOpened(NotKept::Taken),
         Reject::NotOpened(NotKept::Full),
@@ -774,7 +775,8 @@ impl Driver {
             builder = builder.header(name, value);
         }
         let (head, ()) = builder.body(()).unwrap().into_parts();
-        let exchange = Exchange::new(method, key.as_deref());
+        let owed = std::mem::take(&mut self.owed);
+        let exchange = Exchange::new(method, key.as_deref()).owing(owed);
         let table = &mut self.table;
         let mut kept = None;
         let verdict = exchange.head(&head, |id| {
@@ -815,8 +817,7 @@ impl Driver {
                 for event in EventStream::prelude(&answers) {
                     self.say(&format!("write {}", events(&event)));
                 }
-                let owed = std::mem::take(&mut self.owed);
-                let stream = EventStream::new(MAX, owed, "mcppin-guard");
+                let stream = EventStream::new(MAX, exchange.owed().clone(), "mcppin-guard");
                 self.streams.push((number, key, passing, Some(stream)));
             }
             HeadVerdict::Body { media, passing } => {
@@ -850,14 +851,13 @@ impl Driver {
         key: Option<String>,
     ) {
         let answers = std::mem::take(&mut self.answers);
-        let owed = std::mem::take(&mut self.owed);
-        let mut verdict = exchange.body(head.status, media, bytes, &answers, &owed);
+        let mut verdict = exchange.body(head.status, media, bytes, &answers);
         if let BodyVerdict::Judge = verdict {
             let action = self.sessions[number - 1].server_line(bytes, Duration::ZERO);
             for note in &action.notes {
                 self.say(&format!("note: {note}"));
             }
-            verdict = exchange.judged(&action, bytes, media, &answers);
+            verdict = exchange.judged(head.status, &action, bytes, media, &answers);
         }
         match verdict {
             BodyVerdict::Pass { body, media, end } => {
@@ -988,12 +988,23 @@ impl Driver {
 
     fn stream_ends(&mut self, line: &str) {
         let (n, _) = self.stream_of(line);
-        let (number, _, passing, stream) = &mut self.streams[n - 1];
-        let (number, passing) = (*number, *passing);
-        if stream.take().is_none() {
+        let (number, key, passing, stream) = &mut self.streams[n - 1];
+        let (number, key, passing) = (*number, key.clone(), *passing);
+        let Some(mut stream) = stream.take() else {
             return self.say(&format!("stream {n} had ended"));
-        }
+        };
         self.say(&format!("stream {n} ends"));
+        // What the server left unanswered is answered here.
+        if let Some(SseVerdict::End { bytes, end, note }) =
+            stream.server_ended(&self.sessions[number - 1])
+        {
+            self.say(&format!("write {}", events(&bytes)));
+            if let Some(note) = note {
+                self.say(&format!("note: {note}"));
+            }
+            self.end(number, key.as_deref(), &end);
+            return;
+        }
         // A session no id keeps ends with its exchange.
         if passing && !self.sessions[number - 1].is_stopped() {
             self.end(number, None, &End::Here);
@@ -1491,6 +1502,104 @@ fn a_success_without_a_body_answers_no_request_and_breaks_the_protocol() {
 }
 
 #[test]
+fn a_json_answer_leaving_a_request_without_its_answer_breaks_the_protocol() {
+    let post = |body: &str| {
+        format!("> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {body}")
+    };
+    let open = format!(
+        "> POST /mcp +content-type: application/json | {INIT}\n\
+         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
+    );
+    let list = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+    let transcript = format!(
+        r#"
+        {open}
+        # Holds: each request answered (the batch's in another order, an id as 2.0); an HTTP
+        # error explained in JSON without the id passes.
+        {batch12}
+        < 200 +content-type: application/json | [{answer2},{answer1}]
+        {list3}
+        < 400 +content-type: application/json | {{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"Bad Request"}}}}
+        # Fires: a notification in the answer's place; then half a batch answered; then an
+        # error without the id.
+        {list4}
+        < 200 +content-type: application/json | {{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"x"}}}}
+        {open}
+        {batch56}
+        < 200 +content-type: application/json | [{answer5}]
+        {open}
+        {list7}
+        < 200 +content-type: application/json | {{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"Bad Request"}}}}
+        "#,
+        batch12 = post(&format!("[{},{}]", list(1), list(2))),
+        answer1 = listed(1, None),
+        answer2 = listed(2, None).replace(r#""id":2"#, r#""id":2.0"#),
+        list3 = post(&list(3)),
+        list4 = post(&list(4)),
+        batch56 = post(&format!("[{},{}]", list(5), list(6))),
+        answer5 = listed(5, None),
+        list7 = post(&list(7)),
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
+fn a_stream_or_status_that_leaves_a_request_unanswered_breaks_the_protocol() {
+    let post = |id: u32| {
+        format!(
+            r#"> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+        )
+    };
+    let open = format!(
+        "> POST /mcp +content-type: application/json | {INIT}\n\
+         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
+    );
+    let transcript = format!(
+        r#"
+        {open}
+        # Holds: a stream that answered, and one that can be resumed (a priming event with an
+        # id), end as the server ends them.
+        {list1}
+        < 200 +content-type: text/event-stream
+        e 1 data: {answer1}\n\n
+        = 1
+        {list2}
+        < 200 +content-type: text/event-stream
+        e 2 id: p-1\ndata:\n\n
+        = 2
+        # Fires: a stream that ends with a comment and an answer a client reads nothing from.
+        {list3}
+        < 200 +content-type: text/event-stream
+        e 3 : working\n\nevent: other\ndata: {answer3}\n\n
+        = 3
+        {open}
+        # A 202 that claims a stream, a 204, a status that is no final answer.
+        {list4}
+        < 202 +content-type: text/event-stream
+        {open}
+        {list5}
+        < 204 +content-type: application/json
+        {open}
+        {list6}
+        < 101 +upgrade: websocket
+        {list7}
+        < 200 +content-type: application/json | {answer7}
+        "#,
+        list1 = post(1),
+        answer1 = listed(1, None),
+        list2 = post(2),
+        list3 = post(3),
+        answer3 = listed(3, None),
+        list4 = post(4),
+        list5 = post(5),
+        list6 = post(6),
+        list7 = post(7),
+        answer7 = listed(7, None),
+    );
+    insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
+}
+
+#[test]
 fn an_answer_that_never_came_or_broke_off_is_refused() {
     let mut out = String::new();
     let mut line = |what: &str, reject: &Reject, end: &End, note: Option<&HttpNote>| {
@@ -1736,6 +1845,9 @@ fn every_note_for_the_operator_is_one_line_of_text() {
         HttpNote::Decoding(Refusal::Charset),
         HttpNote::AnswerHeadTooLarge,
         HttpNote::NeitherJsonNorSse,
+        HttpNote::Unanswered,
+        HttpNote::StreamUnanswered,
+        HttpNote::NotFinal(101),
         HttpNote::Fatal("the server sent a line that is not JSON".into()),
         HttpNote::Unread(Unread::TooLong),
         HttpNote::Timeout,
@@ -1792,6 +1904,7 @@ fn documented(reject: &Reject) -> &'static str {
         Reject::UpstreamTimeout => "within `--upstream-timeout` gets the client a **504**",
         Reject::Unreachable => "one that cannot be reached a **502**",
         Reject::Redirect => "the client gets a **502** without the `Location`",
+        Reject::NotFinal => "and the session goes on, as after a redirect",
         Reject::AnswerRefused => "a JSON answer becomes a **502**",
         Reject::NotOpened(NotKept::TooLong) => "docs/performance.md says): the client gets **502**",
         Reject::NotOpened(NotKept::Taken | NotKept::Full) => {

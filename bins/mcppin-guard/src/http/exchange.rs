@@ -208,7 +208,7 @@ async fn relay(
 ) -> Response<Out> {
     let (head, body) = response.into_parts();
     let guarded = Arc::clone(belongs.guarded());
-    let exchange = Exchange::new(method, belongs.key());
+    let exchange = Exchange::new(method, belongs.key()).owing(asked);
     let verdict = exchange.head(&head, |key| state.keep(key, &guarded));
     let (media, passing) = match verdict {
         HeadVerdict::Refuse {
@@ -228,8 +228,9 @@ async fn relay(
         }
         HeadVerdict::Stream { media, passing } => {
             let passing = passing.then(|| Passing::new(&state, &guarded));
+            let owed = exchange.owed().clone();
             return stream(
-                state, guarded, head, media, body, answers, end, passing, asked,
+                state, guarded, head, media, body, answers, end, passing, owed,
             );
         }
         HeadVerdict::Body { media, passing } => (media, passing),
@@ -240,7 +241,7 @@ async fn relay(
     let _passing = passing.then(|| Passing::new(&state, &guarded));
     let (bytes, mut verdict) = match collect(&state, body).await {
         Ok(bytes) => {
-            let verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers, &asked);
+            let verdict = exchange.body(head.status, media.as_ref(), &bytes, &answers);
             (bytes, verdict)
         }
         Err(why) => (Bytes::new(), exchange.unread(why)),
@@ -256,7 +257,7 @@ async fn relay(
         state.share(&guarded);
         state.notes(&guarded, &action.notes);
         state.write(&guarded, action.events.clone());
-        verdict = exchange.judged(&action, &bytes, media.as_ref(), &answers);
+        verdict = exchange.judged(head.status, &action, &bytes, media.as_ref(), &answers);
         _action = Some(action);
     }
     match verdict {
@@ -338,7 +339,14 @@ fn stream(
                 }
             };
             let chunk = match frame {
-                None => return,
+                None => {
+                    // The server ended the stream: what it left unanswered is answered here.
+                    let verdict = events.server_ended(&guarded.session());
+                    if let Some(verdict) = verdict {
+                        write_event(&state, &guarded, &end, &tx, verdict).await;
+                    }
+                    return;
+                }
                 Some(Err(_)) => {
                     state.say(&guarded, &HttpNote::StreamBroke);
                     return;

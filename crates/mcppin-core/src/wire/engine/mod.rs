@@ -517,6 +517,11 @@ impl Session {
         self.pending.bytes()
     }
 
+    /// Whether the request whose answers are matched by `key` is outstanding.
+    pub(crate) fn awaits(&self, key: &IdBytes) -> bool {
+        self.pending.contains(key)
+    }
+
     /// Forgets the outstanding request whose id is the integer `id`, as if its answer were
     /// lost: an answer with that id is then one to no request. A transport that cannot know
     /// whether an answer will ever come (a gateway's hook, which is not called for an answer

@@ -46,6 +46,14 @@ pub enum HttpNote {
     /// The server answered a request with success, but with neither JSON nor an SSE stream
     /// (without a body, too).
     NeitherJsonNorSse,
+    /// The server's answer left a request of its POST without an answer: a JSON body without
+    /// it, a status that carries no answer, or a stream that ended before it.
+    Unanswered,
+    /// The server ended a stream it cannot resume (no event had an id) before answering
+    /// every request of its POST: the proxy answered them.
+    StreamUnanswered,
+    /// The server answered with a status that is no final HTTP answer (1xx, past 599).
+    NotFinal(u16),
     /// The server broke the protocol or the strict reading (the engine's violation, escaped).
     Fatal(String),
     /// The server's answer could not be read whole.
@@ -99,6 +107,19 @@ impl fmt::Display for HttpNote {
             Self::NeitherJsonNorSse => {
                 f.write_str("the server answered with neither JSON nor an SSE stream")
             }
+            Self::StreamUnanswered => f.write_str(
+                "the server's stream ended before it answered every request of its POST (and \
+                 cannot be resumed: no event had an id); the guard answered them",
+            ),
+            Self::NotFinal(status) => write!(
+                f,
+                "the server answered with status {status}, which is no final HTTP answer; \
+                 refused, nothing of it was forwarded"
+            ),
+            Self::Unanswered => f.write_str(
+                "the server's answer leaves a request of the POST without its answer; refused, \
+                 nothing of it was forwarded",
+            ),
             Self::Fatal(violation) => f.write_str(violation),
             Self::Unread(Unread::TooLong) => f.write_str(
                 "a message from the server exceeds --max-message; nothing of it was forwarded",

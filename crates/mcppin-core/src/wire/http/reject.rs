@@ -94,6 +94,9 @@ pub enum Reject {
     Unreachable,
     /// 502 (refused): the server answered with a redirect.
     Redirect,
+    /// 502 (refused): the server answered with a status that is no final HTTP answer (1xx,
+    /// past 599); the session goes on.
+    NotFinal,
     /// 502 (refused): the server's answer was refused and the session ended.
     AnswerRefused,
     /// 503 (or 502 for an id too long): the server opened a session that is not kept.
@@ -133,6 +136,7 @@ impl Reject {
             Self::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
             Self::Unreachable
             | Self::Redirect
+            | Self::NotFinal
             | Self::AnswerRefused
             | Self::NotOpened(NotKept::TooLong)
             | Self::BesideDecoding
@@ -148,6 +152,7 @@ impl Reject {
             Self::Mirrored(_) => HEADER_MISMATCH,
             Self::NotificationRefused
             | Self::Redirect
+            | Self::NotFinal
             | Self::AnswerRefused
             | Self::Ended
             | Self::BesideDecoding
@@ -220,6 +225,10 @@ impl Reject {
             Self::UpstreamTimeout => (false, "the server did not answer in time".into()),
             Self::Unreachable => (false, "the server could not be reached".into()),
             Self::Redirect => (true, "refused the server's answer (a redirect)".into()),
+            Self::NotFinal => (
+                true,
+                "refused the server's answer (a status that is no final HTTP answer)".into(),
+            ),
             Self::AnswerRefused => (
                 true,
                 "refused the server's answer; the session was ended".into(),

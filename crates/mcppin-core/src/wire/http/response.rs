@@ -61,22 +61,40 @@ pub struct Exchange {
     /// The id the session is kept under; `None` for a fresh session.
     key: Option<String>,
     method: Method,
+    /// The requests the forwarded body carried: the answer owes each its answer.
+    owed: Owed,
 }
 
 impl Exchange {
     /// An exchange by `method` in the session kept under `key` (the server's id), or in a
-    /// fresh session (`None`).
+    /// fresh session (`None`), whose request owes nothing (see [`Exchange::owing`]).
     pub fn new(method: Method, key: Option<&str>) -> Self {
         Self {
             key: key.map(str::to_owned),
             method,
+            owed: Owed::default(),
         }
+    }
+
+    /// The same exchange, its request carrying the requests `owed` ([`Owed::of`] the
+    /// forwarded body).
+    #[must_use]
+    pub fn owing(mut self, owed: Owed) -> Self {
+        self.owed = owed;
+        self
+    }
+
+    /// The requests the answer owes an answer to.
+    pub fn owed(&self) -> &Owed {
+        &self.owed
     }
 
     /// The verdict on the head of the server's answer, checked in this order: its size (a
     /// head over [`MAX_HEADERS`] is no answer: 502, as if the server could not be reached),
-    /// a redirect, an answer naming another session, the id the server assigns to a fresh
-    /// session (given to `keep`, which keeps it under that id), a 404 in an open session
+    /// a status that is no final answer (1xx, past 599), a redirect, an answer naming another
+    /// session, the id the server assigns to a fresh session (given to `keep`, which keeps it
+    /// under that id), a status that carries no answer (202, 204, 205) to requests the
+    /// exchange owes, a 404 in an open session
     /// (the server no longer knows it), the decoding instructions, a DELETE answered with
     /// success (the client ended the session), then the media type.
     pub fn head(
@@ -97,6 +115,15 @@ impl Exchange {
         };
         if response_head_size(head.status, &head.headers) > MAX_HEADERS {
             return HeadVerdict::refuse(Reject::Unreachable, unkept, HttpNote::AnswerHeadTooLarge);
+        }
+        if head.status.is_informational() || head.status.as_u16() > 599 {
+            // No final answer HTTP defines (a switch of protocols, a status past 599): no MCP
+            // answer either. Like a redirect it holds no message, so the session goes on.
+            return HeadVerdict::refuse(
+                Reject::NotFinal,
+                unkept,
+                HttpNote::NotFinal(head.status.as_u16()),
+            );
         }
         if head.status.is_redirection() {
             // A redirect is no MCP answer: passed on, a client following it within the origin
@@ -129,6 +156,16 @@ impl Exchange {
                 );
             }
             passing = false;
+        }
+        if !self.owed.is_empty()
+            && matches!(
+                head.status,
+                StatusCode::ACCEPTED | StatusCode::NO_CONTENT | StatusCode::RESET_CONTENT
+            )
+        {
+            // Statuses that carry no answer (clients read no body of a 202): the requests the
+            // POST carried would never be answered, whatever the body.
+            return HeadVerdict::refuse(Reject::AnswerRefused, broken, HttpNote::Unanswered);
         }
         if !fresh && head.status == StatusCode::NOT_FOUND {
             // The server no longer knows the session: neither does the proxy. The client gets
@@ -183,21 +220,20 @@ impl Exchange {
     /// The verdict on a body the head admitted ([`HeadVerdict::Body`]), read whole: passed
     /// as it is, answered with the proxy's `answers` alone (to elements of a batch, for an
     /// empty body), refused, or [`BodyVerdict::Judge`]: a JSON message for the session to
-    /// judge ([`Exchange::judged`]). `owed` holds the requests the forwarded body carried: a
-    /// success without a body leaves them unanswered, which breaks the protocol.
+    /// judge ([`Exchange::judged`]). A success without a body to requests the exchange owes
+    /// leaves them unanswered, which breaks the protocol.
     pub fn body(
         &self,
         status: StatusCode,
         media: Option<&MediaType>,
         bytes: &[u8],
         answers: &[Vec<u8>],
-        owed: &Owed,
     ) -> BodyVerdict {
         if bytes.is_empty() {
             // A POST carrying requests is answered with JSON or an event stream (MCP's
             // Streamable HTTP): a 202 or any other success without a body answers none of
             // them, and the client would wait for answers that never come.
-            if status.is_success() && !owed.is_empty() {
+            if status.is_success() && !self.owed.is_empty() {
                 return BodyVerdict::Refuse {
                     reject: Reject::AnswerRefused,
                     end: End::AtServer(Cause::Broken),
@@ -236,10 +272,12 @@ impl Exchange {
     /// The verdict on a JSON body the session judged (`action`, of `Session::server` on
     /// `bytes`): the server's bytes as they are when nothing of the proxy's joins them
     /// ([`BodyOut::Same`], never copied), the engine's replacement, or the proxy's `answers`
-    /// spliced before the server's elements; refused when the server broke the protocol, or
-    /// when the session ended while the body was judged.
+    /// spliced before the server's elements; refused when the server broke the protocol (a
+    /// success that leaves a request the exchange owes without its answer included), or when the
+    /// session ended while the body was judged.
     pub fn judged(
         &self,
+        status: StatusCode,
         action: &ServerAction,
         bytes: &[u8],
         media: Option<&MediaType>,
@@ -265,6 +303,19 @@ impl Exchange {
                 note: None,
             };
         };
+        if action.stop.is_none() && status.is_success() {
+            // A JSON answer holds the answer to every request of its POST (MCP's Streamable
+            // HTTP): one left out is never answered, and the client waits for it for good.
+            let mut unanswered = self.owed.clone();
+            unanswered.strike_answers(forwarded);
+            if !unanswered.is_empty() {
+                return BodyVerdict::Refuse {
+                    reject: Reject::AnswerRefused,
+                    end: End::AtServer(Cause::Broken),
+                    note: Some(HttpNote::Unanswered),
+                };
+            }
+        }
         let body = match (&action.to_client, answers.is_empty()) {
             (Forward::Original, true) => BodyOut::Same,
             (_, true) => BodyOut::Bytes(forwarded.to_vec()),

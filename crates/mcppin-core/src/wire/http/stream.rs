@@ -30,6 +30,12 @@ pub struct EventStream {
     refuser: &'static str,
     /// Whether the stream ended on a verdict: nothing more is written.
     done: bool,
+    /// Whether an event with an id was written: a client can resume the stream after it
+    /// (`Last-Event-ID`), and the rest of its answers may come then.
+    resumable: bool,
+    /// The ids answered in events of another type than `message`: the session took them for
+    /// answered, but a client reads no message from such an event.
+    unread: Vec<IdBytes>,
 }
 
 /// What becomes of the server's stream after an event (or a chunk) of it.
@@ -61,6 +67,8 @@ impl EventStream {
             owed,
             refuser,
             done: false,
+            resumable: false,
+            unread: Vec::new(),
         }
     }
 
@@ -124,6 +132,7 @@ impl EventStream {
         let Some(data) = message.data.as_deref().filter(|d| !d.is_empty()) else {
             // No message to judge, and none a client reads (WHATWG HTML 9.2.6 dispatches no
             // empty data).
+            self.resumable |= message.id.is_some();
             return Some(Judged::of(SseVerdict::Write(message.write(None))));
         };
         let action = session.server_line(data, now);
@@ -132,6 +141,10 @@ impl EventStream {
                 Some(bytes) => {
                     let event = message.write(Some(bytes));
                     self.owed.strike(&event);
+                    self.resumable |= message.id.is_some();
+                    if message.event.as_deref().is_some_and(|t| t != b"message") {
+                        self.unread.extend(answered(bytes));
+                    }
                     SseVerdict::Write(event)
                 }
                 None => self.end(Vec::new(), End::Goes, None),
@@ -155,6 +168,28 @@ impl EventStream {
             notes: action.notes,
             events: action.events,
         })
+    }
+
+    /// The server ended its stream (the body ended whole): `None` when nothing is owed that
+    /// `session` still awaits (an answer may have come on another stream) or that an event of
+    /// another type answered (the client read nothing from it), or when an event
+    /// had an id (the client may resume the stream, and the answers come then); otherwise
+    /// the proxy's answers to what is still owed, and the session ends here and at the
+    /// server, which broke the protocol (the client would wait for good).
+    pub fn server_ended(&mut self, session: &Session) -> Option<SseVerdict> {
+        let unread = &self.unread;
+        self.owed
+            .ids
+            .retain(|(_, key)| session.awaits(key) || unread.contains(key));
+        if self.done || self.owed.is_empty() || self.resumable {
+            self.done = true;
+            return None;
+        }
+        Some(self.end(
+            Vec::new(),
+            End::AtServer(Cause::Broken),
+            Some(HttpNote::StreamUnanswered),
+        ))
     }
 
     /// The stream ends because its session ended elsewhere (another exchange refused drift,
@@ -238,17 +273,17 @@ impl Owed {
             data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
             data.push(b'\n');
         }
-        let Ok(outline) = Outline::parse(&data, 2) else {
+        self.strike_answers(&data);
+    }
+
+    /// Takes the ids `body` answers, as it was written toward the client (one message or a
+    /// batch): the `id` of each answer (a message without `method`).
+    pub fn strike_answers(&mut self, body: &[u8]) {
+        if self.ids.is_empty() {
             return;
-        };
-        for message in messages(outline.root()) {
-            let [method, id] = message.pick(["method", "id"]);
-            if method.first.is_none()
-                && let Some(id) = id.first
-            {
-                let key = id_key(id);
-                self.ids.retain(|(_, owed)| *owed != key);
-            }
+        }
+        for key in answered(body) {
+            self.ids.retain(|(_, owed)| *owed != key);
         }
     }
 
@@ -264,6 +299,26 @@ impl Owed {
         }
         events
     }
+}
+
+/// The keys of the ids `body` answers (one message or a batch): the `id` of each answer (a
+/// message without `method`).
+fn answered(body: &[u8]) -> Vec<IdBytes> {
+    let Ok(outline) = Outline::parse(body, 2) else {
+        return Vec::new();
+    };
+    messages(outline.root())
+        .into_iter()
+        .filter_map(|message| {
+            let [method, id] = message.pick(["method", "id"]);
+            method
+                .first
+                .is_none()
+                .then_some(id.first)
+                .flatten()
+                .map(id_key)
+        })
+        .collect()
 }
 
 /// The messages of a body: the elements of a batch, or the one message.
