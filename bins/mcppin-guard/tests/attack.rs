@@ -293,8 +293,6 @@ fn calls_naming_no_approved_tool_never_reach_the_server_however_written() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"exfiltrate"}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"exfiltrate"}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"summarize\ud800","x":"exfiltrate"}}"#,
-        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"exfiltrate"}}"#,
-        r#"{"jsonrpc":"2.0","id":[1],"method":"tools/call","params":{"name":"exfiltrate"}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{},"method":"tools/call","params":{"name":"exfiltrate"}}"#,
     ] {
         let dir = Dir::new();
@@ -312,6 +310,38 @@ fn calls_naming_no_approved_tool_never_reach_the_server_however_written() {
         );
         only_the_control_reached(&dir, "exfiltrate", line);
     }
+}
+
+#[test]
+fn requests_whose_id_is_neither_a_string_nor_a_number_are_invalid_and_never_forwarded() {
+    // MCP: a request's id is a string or an integer, never null. A server reads one of
+    // another shape as it pleases, so its answer (or its silence) could not be matched.
+    for id in ["null", "true", "[1]", r#"{"a":1}"#] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"exfiltrate"}}}}"#
+        );
+        let dir = Dir::new();
+        dir.lock(&counter_surface());
+        let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
+        run.code(0);
+        let messages = run.messages();
+        assert_eq!(messages.len(), 2, "{line}: {}", run.stdout);
+        assert_eq!(messages[0]["error"]["code"], json!(-32600), "{line}");
+        assert_eq!(
+            messages[1]["id"],
+            json!("control"),
+            "{line}: {}",
+            run.stdout
+        );
+        only_the_control_reached(&dir, "exfiltrate", &line);
+    }
+    // Holds: string and number ids are requests like any other.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let line = r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#;
+    let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
+    run.code(0);
+    assert!(dir.read("received.jsonl").contains(r#""id":"s""#));
 }
 
 // Ids.

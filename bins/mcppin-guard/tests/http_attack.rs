@@ -393,14 +393,19 @@ fn a_request_accepted_without_an_answer_ends_the_session() {
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
-    assert_eq!(listed.status, 502, "{listed:?}");
-    assert!(listed.body.contains("-32001"), "{listed:?}");
-    assert!(
-        guard.said("leaves a request of the POST without its answer"),
-        "{}",
-        guard.stderr()
-    );
-    let after = post(&guard.addr, Some(&session), &util::call(3, "echo"));
+    refused_and_ended(&guard, &session, &listed, UNANSWERED);
+}
+
+/// The guard's note on an answer that leaves a request of its POST unanswered.
+const UNANSWERED: &str = "leaves a request of the POST without its answer";
+
+/// Asserts that `answer` is the guard's refusal (502, `-32001`), that its stderr says `note`,
+/// and that the session ended: a later request with its id gets 404.
+fn refused_and_ended(guard: &Guard, session: &str, answer: &Answer, note: &str) {
+    assert_eq!(answer.status, 502, "{answer:?}");
+    assert!(answer.body.contains("-32001"), "{answer:?}");
+    assert!(guard.said(note), "{}", guard.stderr());
+    let after = post(&guard.addr, Some(session), &util::call(99, "echo"));
     assert_eq!(after.status, 404, "{after:?}");
 }
 
@@ -430,21 +435,15 @@ fn a_json_answer_holding_no_answer_to_the_request_ends_the_session() {
         Some(&session),
         &util::request(3, "tools/list", json!({})),
     );
-    assert_eq!(listed.status, 502, "{listed:?}");
     assert!(!listed.body.contains("working"), "{listed:?}");
-    assert!(
-        guard.said("leaves a request of the POST without its answer"),
-        "{}",
-        guard.stderr()
-    );
-    let after = post(&guard.addr, Some(&session), &util::call(4, "echo"));
-    assert_eq!(after.status, 404, "{after:?}");
+    refused_and_ended(&guard, &session, &listed, UNANSWERED);
 }
 
 #[test]
 fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
     // `tools/list` id 2: a 202 that claims an event stream (clients read no body of a 202);
-    // id 3: a stream that ends after a comment, without the answer.
+    // id 3: a stream that ends after a comment, without the answer; id 6: one that breaks
+    // off.
     let peer = Peer::start(|request: &Request, stream: &mut TcpStream| {
         let id = request.json()["id"].clone();
         match (request.rpc_method().as_str(), id.as_i64()) {
@@ -458,6 +457,13 @@ fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
                 start_events(stream, &[]);
                 let _ = stream.write_all(b": working\n\n");
             }
+            // A stream that breaks off: shorter than it declares.
+            ("tools/list", Some(6)) => {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                      Content-Length: 500\r\nConnection: close\r\n\r\n: working\n\n",
+                );
+            }
             _ => json_server(request, stream),
         }
     });
@@ -469,11 +475,7 @@ fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
         Some(&session),
         &util::request(2, "tools/list", json!({})),
     );
-    assert_eq!(accepted.status, 502, "{accepted:?}");
-    assert_eq!(
-        post(&guard.addr, Some(&session), &util::call(9, "echo")).status,
-        404
-    );
+    refused_and_ended(&guard, &session, &accepted, UNANSWERED);
     let session = open(&guard.addr);
     let ended = post(
         &guard.addr,
@@ -488,6 +490,25 @@ fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
     );
     assert!(
         guard.said("the server's stream ended before it answered"),
+        "{}",
+        guard.stderr()
+    );
+    assert_eq!(
+        post(&guard.addr, Some(&session), &util::call(9, "echo")).status,
+        404
+    );
+    let session = open(&guard.addr);
+    let broken = post(
+        &guard.addr,
+        Some(&session),
+        &util::request(6, "tools/list", json!({})),
+    );
+    assert!(
+        broken.body.contains(r#""id":6,"error":{"code":-32001"#),
+        "{broken:?}"
+    );
+    assert!(
+        guard.said("the server's stream broke off"),
         "{}",
         guard.stderr()
     );

@@ -223,6 +223,23 @@ fn requests_two_readers_could_read_apart_are_answered_here() {
 }
 
 #[test]
+fn a_request_whose_id_is_neither_a_string_nor_a_number_is_invalid() {
+    let session = [
+        r#"c {"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+        r#"c {"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"search"}}"#,
+        r#"c {"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#,
+        r#"c [{"jsonrpc":"2.0","id":[1],"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        // Holds: a string, an integer, a number in another spelling.
+        r#"c {"jsonrpc":"2.0","id":"a","method":"ping"}"#,
+        r#"c {"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+        r#"c {"jsonrpc":"2.0","id":4e0,"method":"ping"}"#,
+        // A response to the server may carry a null id (JSON-RPC 2.0 section 5): passed on.
+        r#"c {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+    ];
+    insta::assert_snapshot!(run(Mode::Refuse, &session));
+}
+
+#[test]
 fn a_server_that_breaks_the_protocol_stops_the_session() {
     let cases: &[&[&str]] = &[
         &[r#"s {"jsonrpc":"2.0","id":1,"result":{}}"#],

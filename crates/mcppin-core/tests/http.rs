@@ -594,7 +594,7 @@ impl SessionIds for Ids {
 /// - `! KEY`: the session kept under `KEY` is ended by another exchange;
 /// - `e N CHUNK`: bytes of the server's SSE stream number `N` (numbered as they open; `\n`
 ///   and `\r` stand for line ends, `<N>` for N bytes of `a`), each event read judged;
-/// - `= N`: the server's stream number `N` ends;
+/// - `= N`: the server's stream number `N` ends (`= N broken`: it breaks off);
 /// - `# ...`: a comment.
 ///
 /// When a session ends, every stream of it still open ends too (the guard wakes them), with
@@ -987,7 +987,8 @@ impl Driver {
     }
 
     fn stream_ends(&mut self, line: &str) {
-        let (n, _) = self.stream_of(line);
+        let (n, how) = self.stream_of(line);
+        let broken = how.trim() == "broken";
         let (number, key, passing, stream) = &mut self.streams[n - 1];
         let (number, key, passing) = (*number, key.clone(), *passing);
         let Some(mut stream) = stream.take() else {
@@ -996,7 +997,7 @@ impl Driver {
         self.say(&format!("stream {n} ends"));
         // What the server left unanswered is answered here.
         if let Some(SseVerdict::End { bytes, end, note }) =
-            stream.server_ended(&self.sessions[number - 1])
+            stream.server_ended(&self.sessions[number - 1], broken)
         {
             self.say(&format!("write {}", events(&bytes)));
             if let Some(note) = note {
@@ -1567,11 +1568,22 @@ fn a_stream_or_status_that_leaves_a_request_unanswered_breaks_the_protocol() {
         < 200 +content-type: text/event-stream
         e 2 id: p-1\ndata:\n\n
         = 2
-        # Fires: a stream that ends with a comment and an answer a client reads nothing from.
+        # An empty event type is a message; an empty id resumes nothing.
+        {list8}
+        < 200 +content-type: text/event-stream
+        e 3 event:\ndata: {answer8}\n\n
+        = 3
+        # Fires: a stream that ends after a comment and an empty id.
         {list3}
         < 200 +content-type: text/event-stream
-        e 3 : working\n\nevent: other\ndata: {answer3}\n\n
-        = 3
+        e 4 : working\n\nid:\ndata:\n\n
+        = 4
+        {open}
+        # A stream that breaks off before the answer (a reset, a body shorter than declared).
+        {list9}
+        < 200 +content-type: text/event-stream
+        e 5 : working\n\n
+        = 5 broken
         {open}
         # A 202 that claims a stream, a 204, a status that is no final answer.
         {list4}
@@ -1589,12 +1601,14 @@ fn a_stream_or_status_that_leaves_a_request_unanswered_breaks_the_protocol() {
         answer1 = listed(1, None),
         list2 = post(2),
         list3 = post(3),
-        answer3 = listed(3, None),
         list4 = post(4),
         list5 = post(5),
         list6 = post(6),
         list7 = post(7),
         answer7 = listed(7, None),
+        list8 = post(8),
+        answer8 = listed(8, None),
+        list9 = post(9),
     );
     insta::assert_snapshot!(Driver::new(4, Ids::Plain).run(&transcript));
 }
@@ -1681,15 +1695,15 @@ fn a_stream_the_guard_ends_answers_the_requests_it_carried() {
 }
 
 #[test]
-fn an_answer_in_an_event_of_another_type_leaves_its_request_owed() {
+fn an_answer_in_an_event_of_another_type_is_refused_and_its_request_answered() {
     let list = r#"> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {"jsonrpc":"2.0","id":7,"method":"tools/list"}"#;
     let answer = listed(7, None);
     let transcript = format!(
         r#"
         > POST /mcp +content-type: application/json | {INIT}
         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
-        # Judged and passed on, but a client reads no message from it: still owed when a
-        # second answer to the same id ends the stream.
+        # No client reads a message from it: its request would wait for good. Refused, the
+        # stream ends with the guard's answer, and the session ends.
         {list}
         < 200 +content-type: text/event-stream
         e 1 event: other\ndata: {answer}\n\n
@@ -1847,6 +1861,7 @@ fn every_note_for_the_operator_is_one_line_of_text() {
         HttpNote::NeitherJsonNorSse,
         HttpNote::Unanswered,
         HttpNote::StreamUnanswered,
+        HttpNote::AnswerUnread,
         HttpNote::NotFinal(101),
         HttpNote::Fatal("the server sent a line that is not JSON".into()),
         HttpNote::Unread(Unread::TooLong),

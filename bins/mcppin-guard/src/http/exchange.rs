@@ -339,16 +339,18 @@ fn stream(
                 }
             };
             let chunk = match frame {
-                None => {
-                    // The server ended the stream: what it left unanswered is answered here.
-                    let verdict = events.server_ended(&guarded.session());
-                    if let Some(verdict) = verdict {
-                        write_event(&state, &guarded, &end, &tx, verdict).await;
+                None | Some(Err(_)) => {
+                    // The server ended the stream, or it broke off: what it left unanswered
+                    // is answered here.
+                    let broken = frame.is_some();
+                    let verdict = events.server_ended(&guarded.session(), broken);
+                    match verdict {
+                        Some(verdict) => {
+                            write_event(&state, &guarded, &end, &tx, verdict).await;
+                        }
+                        None if broken => state.say(&guarded, &HttpNote::StreamBroke),
+                        None => {}
                     }
-                    return;
-                }
-                Some(Err(_)) => {
-                    state.say(&guarded, &HttpNote::StreamBroke);
                     return;
                 }
                 Some(Ok(frame)) => match frame.into_data() {

@@ -822,6 +822,19 @@ impl Session {
             }
             return Request::Forward;
         };
+        if !matches!(id.shape(), Shape::String | Shape::Number) {
+            // MCP: a request's id is a string or an integer, never null (JSON-RPC 2.0 section
+            // 4 allows no other shape). A server reads one of another shape as it pleases (a
+            // notification, a request, an error), so neither its answer nor its silence could
+            // be matched to what was admitted here.
+            return Request::Answer(error_answer(
+                id.bytes(),
+                INVALID_REQUEST,
+                &self.config.refused(format_args!(
+                    "a request whose id is not a string or a number"
+                )),
+            ));
+        }
         let raw_id = id.bytes();
         let key_is_plain_integer = id.shape() == Shape::Number && is_canonical_integer(raw_id);
         let key = id_key(id);

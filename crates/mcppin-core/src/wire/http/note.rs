@@ -49,6 +49,9 @@ pub enum HttpNote {
     /// The server's answer left a request of its POST without an answer: a JSON body without
     /// it, a status that carries no answer, or a stream that ended before it.
     Unanswered,
+    /// The server answered a request in an event no client reads as a message (an `event`
+    /// type other than `message`).
+    AnswerUnread,
     /// The server ended a stream it cannot resume (no event had an id) before answering
     /// every request of its POST: the proxy answered them.
     StreamUnanswered,
@@ -64,7 +67,8 @@ pub enum HttpNote {
     Unreachable(String),
     /// An event of the server's stream is longer than the bound (`--max-message`).
     EventTooLong(sse::TooLong),
-    /// The server's stream broke off (the stream ends, the session goes on).
+    /// The server's stream broke off: the stream ends; so does the session when a request
+    /// of its POST was left unanswered and the stream cannot be resumed.
     StreamBroke,
     /// The session was ended, for this cause: later requests with its id get 404.
     Ended(Cause),
@@ -107,6 +111,10 @@ impl fmt::Display for HttpNote {
             Self::NeitherJsonNorSse => {
                 f.write_str("the server answered with neither JSON nor an SSE stream")
             }
+            Self::AnswerUnread => f.write_str(
+                "the server answered a request in an event of another type than message, which \
+                 no client reads; refused, nothing of it was forwarded",
+            ),
             Self::StreamUnanswered => f.write_str(
                 "the server's stream ended before it answered every request of its POST (and \
                  cannot be resumed: no event had an id); the guard answered them",

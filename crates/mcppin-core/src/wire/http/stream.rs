@@ -30,12 +30,9 @@ pub struct EventStream {
     refuser: &'static str,
     /// Whether the stream ended on a verdict: nothing more is written.
     done: bool,
-    /// Whether an event with an id was written: a client can resume the stream after it
-    /// (`Last-Event-ID`), and the rest of its answers may come then.
+    /// Whether an event with a non-empty id was written: a client can resume the stream
+    /// after it (`Last-Event-ID`), and the rest of its answers may come then.
     resumable: bool,
-    /// The ids answered in events of another type than `message`: the session took them for
-    /// answered, but a client reads no message from such an event.
-    unread: Vec<IdBytes>,
 }
 
 /// What becomes of the server's stream after an event (or a chunk) of it.
@@ -68,7 +65,6 @@ impl EventStream {
             refuser,
             done: false,
             resumable: false,
-            unread: Vec::new(),
         }
     }
 
@@ -132,19 +128,24 @@ impl EventStream {
         let Some(data) = message.data.as_deref().filter(|d| !d.is_empty()) else {
             // No message to judge, and none a client reads (WHATWG HTML 9.2.6 dispatches no
             // empty data).
-            self.resumable |= message.id.is_some();
+            self.resumable |= resumes(&message);
             return Some(Judged::of(SseVerdict::Write(message.write(None))));
         };
         let action = session.server_line(data, now);
         let verdict = match &action.stop {
+            // An answer in an event no client reads as a message is one no client ever gets:
+            // its request would wait for good.
+            None if !is_message(message.event.as_deref()) && !answered(data).is_empty() => self
+                .end(
+                    Vec::new(),
+                    End::AtServer(Cause::Broken),
+                    Some(HttpNote::AnswerUnread),
+                ),
             None => match action.to_client.bytes(data) {
                 Some(bytes) => {
                     let event = message.write(Some(bytes));
                     self.owed.strike(&event);
-                    self.resumable |= message.id.is_some();
-                    if message.event.as_deref().is_some_and(|t| t != b"message") {
-                        self.unread.extend(answered(bytes));
-                    }
+                    self.resumable |= resumes(&message);
                     SseVerdict::Write(event)
                 }
                 None => self.end(Vec::new(), End::Goes, None),
@@ -170,26 +171,24 @@ impl EventStream {
         })
     }
 
-    /// The server ended its stream (the body ended whole): `None` when nothing is owed that
-    /// `session` still awaits (an answer may have come on another stream) or that an event of
-    /// another type answered (the client read nothing from it), or when an event
-    /// had an id (the client may resume the stream, and the answers come then); otherwise
-    /// the proxy's answers to what is still owed, and the session ends here and at the
-    /// server, which broke the protocol (the client would wait for good).
-    pub fn server_ended(&mut self, session: &Session) -> Option<SseVerdict> {
-        let unread = &self.unread;
-        self.owed
-            .ids
-            .retain(|(_, key)| session.awaits(key) || unread.contains(key));
+    /// The server ended its stream, whole (`broken` false) or broken off: `None` when
+    /// nothing is owed that `session` still awaits (an answer may have come on another
+    /// stream), or when an event had an id (the client may resume the stream, and the
+    /// answers come then); otherwise the proxy's answers to what is still owed, and the
+    /// session ends here and at the server, which broke the protocol or whose answer could
+    /// not be read (the client would wait for good).
+    pub fn server_ended(&mut self, session: &Session, broken: bool) -> Option<SseVerdict> {
+        self.owed.ids.retain(|(_, key)| session.awaits(key));
         if self.done || self.owed.is_empty() || self.resumable {
             self.done = true;
             return None;
         }
-        Some(self.end(
-            Vec::new(),
-            End::AtServer(Cause::Broken),
-            Some(HttpNote::StreamUnanswered),
-        ))
+        let (cause, note) = if broken {
+            (Cause::Unread, HttpNote::StreamBroke)
+        } else {
+            (Cause::Broken, HttpNote::StreamUnanswered)
+        };
+        Some(self.end(Vec::new(), End::AtServer(cause), Some(note)))
     }
 
     /// The stream ends because its session ended elsewhere (another exchange refused drift,
@@ -264,7 +263,7 @@ impl Owed {
         let lines = || event.split(|b| *b == b'\n');
         let typed_otherwise = lines()
             .filter_map(|line| line.strip_prefix(b"event:"))
-            .any(|t| t.strip_prefix(b" ").unwrap_or(t) != b"message");
+            .any(|t| !is_message(Some(t.strip_prefix(b" ").unwrap_or(t))));
         if typed_otherwise {
             return;
         }
@@ -299,6 +298,18 @@ impl Owed {
         }
         events
     }
+}
+
+/// Whether an event of this type is read as a message: no type, an empty one or `message`
+/// (WHATWG HTML 9.2.6, as the SDKs' readers do).
+fn is_message(event: Option<&[u8]>) -> bool {
+    event.is_none_or(|t| t.is_empty() || t == b"message")
+}
+
+/// Whether a client can resume the stream after this event: it has a non-empty id (an empty
+/// one sets no `Last-Event-ID`).
+fn resumes(message: &sse::Message) -> bool {
+    message.id.as_ref().is_some_and(|id| !id.is_empty())
 }
 
 /// The keys of the ids `body` answers (one message or a batch): the `id` of each answer (a
