@@ -1573,10 +1573,10 @@ fn a_stream_or_status_that_leaves_a_request_unanswered_breaks_the_protocol() {
         < 200 +content-type: text/event-stream
         e 3 event:\ndata: {answer8}\n\n
         = 3
-        # Fires: a stream that ends after a comment and an empty id.
+        # Fires: a stream that ends after a comment and an id an empty one cleared.
         {list3}
         < 200 +content-type: text/event-stream
-        e 4 : working\n\nid:\ndata:\n\n
+        e 4 : working\n\nid: p-3\ndata:\n\nid:\ndata:\n\n
         = 4
         {open}
         # A stream that breaks off before the answer (a reset, a body shorter than declared).

@@ -30,8 +30,8 @@ pub struct EventStream {
     refuser: &'static str,
     /// Whether the stream ended on a verdict: nothing more is written.
     done: bool,
-    /// Whether an event with a non-empty id was written: a client can resume the stream
-    /// after it (`Last-Event-ID`), and the rest of its answers may come then.
+    /// Whether the last id an event set is not empty: a client can resume the stream after it
+    /// (`Last-Event-ID`), and the rest of its answers may come then.
     resumable: bool,
 }
 
@@ -128,7 +128,7 @@ impl EventStream {
         let Some(data) = message.data.as_deref().filter(|d| !d.is_empty()) else {
             // No message to judge, and none a client reads (WHATWG HTML 9.2.6 dispatches no
             // empty data).
-            self.resumable |= resumes(&message);
+            self.resumable = resumes(&message, self.resumable);
             return Some(Judged::of(SseVerdict::Write(message.write(None))));
         };
         let action = session.server_line(data, now);
@@ -145,7 +145,7 @@ impl EventStream {
                 Some(bytes) => {
                     let event = message.write(Some(bytes));
                     self.owed.strike(&event);
-                    self.resumable |= resumes(&message);
+                    self.resumable = resumes(&message, self.resumable);
                     SseVerdict::Write(event)
                 }
                 None => self.end(Vec::new(), End::Goes, None),
@@ -306,10 +306,11 @@ fn is_message(event: Option<&[u8]>) -> bool {
     event.is_none_or(|t| t.is_empty() || t == b"message")
 }
 
-/// Whether a client can resume the stream after this event: it has a non-empty id (an empty
-/// one sets no `Last-Event-ID`).
-fn resumes(message: &sse::Message) -> bool {
-    message.id.as_ref().is_some_and(|id| !id.is_empty())
+/// Whether a client can resume the stream after this event (`before`: after the ones before
+/// it): the last id an event set is not empty. An empty one clears it, and the client then
+/// resumes with no `Last-Event-ID` (WHATWG HTML 9.2.6).
+fn resumes(message: &sse::Message, before: bool) -> bool {
+    message.id.as_ref().map_or(before, |id| !id.is_empty())
 }
 
 /// The keys of the ids `body` answers (one message or a batch): the `id` of each answer (a
