@@ -8,8 +8,8 @@ mod util;
 
 use serde_json::json;
 use util::{
-    CONTROL, ClientEnd, Dir, Expect, counter_surface, only_the_control_reached,
-    refused_then_control,
+    CONTROL, ClientEnd, Dir, Expect, answered_then_control, counter_surface,
+    only_the_control_reached, refused_then_control,
 };
 
 /// The guard's command line (refuse mode) running `script` under `/bin/sh` as the server.
@@ -299,15 +299,7 @@ fn calls_naming_no_approved_tool_never_reach_the_server_however_written() {
         dir.lock(&counter_surface());
         let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
         run.code(0);
-        let messages = run.messages();
-        assert_eq!(messages.len(), 2, "{line}: {}", run.stdout);
-        assert_eq!(messages[0]["error"]["code"], json!(-32001), "{line}");
-        assert_eq!(
-            messages[1]["id"],
-            json!("control"),
-            "{line}: {}",
-            run.stdout
-        );
+        answered_then_control(&run, -32001);
         only_the_control_reached(&dir, "exfiltrate", line);
     }
 }
@@ -324,15 +316,7 @@ fn requests_whose_id_is_neither_a_string_nor_a_number_are_invalid_and_never_forw
         dir.lock(&counter_surface());
         let run = dir.run_guard_raw(&recorded(), &format!("{line}\n{CONTROL}\n"));
         run.code(0);
-        let messages = run.messages();
-        assert_eq!(messages.len(), 2, "{line}: {}", run.stdout);
-        assert_eq!(messages[0]["error"]["code"], json!(-32600), "{line}");
-        assert_eq!(
-            messages[1]["id"],
-            json!("control"),
-            "{line}: {}",
-            run.stdout
-        );
+        answered_then_control(&run, -32600);
         only_the_control_reached(&dir, "exfiltrate", &line);
     }
     // Holds: string and number ids are requests like any other.

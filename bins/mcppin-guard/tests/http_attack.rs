@@ -396,6 +396,16 @@ fn a_request_accepted_without_an_answer_ends_the_session() {
     refused_and_ended(&guard, &session, &listed, UNANSWERED);
 }
 
+/// Asserts that the stream of `answer` ended with the guard's error for request `id` (one
+/// the server left unanswered), that its stderr says `note`, and that the session ended.
+fn answered_and_ended(guard: &Guard, session: &str, answer: &Answer, id: u64, note: &str) {
+    let error = format!(r#""id":{id},"error":{{"code":-32001"#);
+    assert!(answer.body.contains(&error), "{answer:?}");
+    assert!(guard.said(note), "{}", guard.stderr());
+    let after = post(&guard.addr, Some(session), &util::call(99, "echo"));
+    assert_eq!(after.status, 404, "{after:?}");
+}
+
 /// The guard's note on an answer that leaves a request of its POST unanswered.
 const UNANSWERED: &str = "leaves a request of the POST without its answer";
 
@@ -484,18 +494,12 @@ fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
     );
     // The stream passes, and ends with the guard's error for the request it never answered.
     assert_eq!(ended.status, 200, "{ended:?}");
-    assert!(
-        ended.body.contains(r#""id":3,"error":{"code":-32001"#),
-        "{ended:?}"
-    );
-    assert!(
-        guard.said("the server's stream ended before it answered"),
-        "{}",
-        guard.stderr()
-    );
-    assert_eq!(
-        post(&guard.addr, Some(&session), &util::call(9, "echo")).status,
-        404
+    answered_and_ended(
+        &guard,
+        &session,
+        &ended,
+        3,
+        "the server's stream ended before it answered",
     );
     let session = open(&guard.addr);
     let broken = post(
@@ -503,18 +507,12 @@ fn a_stream_that_ends_unanswered_or_a_202_claiming_one_ends_the_session() {
         Some(&session),
         &util::request(6, "tools/list", json!({})),
     );
-    assert!(
-        broken.body.contains(r#""id":6,"error":{"code":-32001"#),
-        "{broken:?}"
-    );
-    assert!(
-        guard.said("the server's stream broke off"),
-        "{}",
-        guard.stderr()
-    );
-    assert_eq!(
-        post(&guard.addr, Some(&session), &util::call(9, "echo")).status,
-        404
+    answered_and_ended(
+        &guard,
+        &session,
+        &broken,
+        6,
+        "the server's stream broke off",
     );
     // Holds: a list answered in its stream passes, the session going on.
     let session = open(&guard.addr);

@@ -238,16 +238,18 @@ pub const CONTROL: &str = r#"{"jsonrpc":"2.0","id":"control","method":"tools/cal
 /// to the [`CONTROL`] call (an error when the session had no handshake: what matters is that
 /// the server read it).
 pub fn refused_then_control(run: &Run, id: &Value) {
+    let messages = answered_then_control(run, -32001);
+    assert_eq!(messages[0]["id"], *id, "{}", run.stdout);
+}
+
+/// Asserts that `run` wrote two answers: the guard's error `code` to the line it refused,
+/// then the server's answer to the [`CONTROL`] call. The two, for further checks.
+pub fn answered_then_control(run: &Run, code: i64) -> Vec<Value> {
     let messages = run.messages();
     assert_eq!(messages.len(), 2, "{}", run.stdout);
-    assert_eq!(messages[0]["id"], *id, "{}", run.stdout);
-    assert_eq!(
-        messages[0]["error"]["code"],
-        json!(-32001),
-        "{}",
-        run.stdout
-    );
+    assert_eq!(messages[0]["error"]["code"], json!(code), "{}", run.stdout);
     assert_eq!(messages[1]["id"], json!("control"), "{}", run.stdout);
+    messages
 }
 
 /// Asserts that the server of `dir` recorded the [`CONTROL`] call in `received.jsonl` and
