@@ -501,6 +501,28 @@ fn a_response_mixing_result_and_error_fails_closed() {
 }
 
 #[test]
+fn an_answer_that_is_not_json_rpc_2_0_fails_closed() {
+    // An SDK client drops it and waits on the request the guard would have counted answered.
+    for answer in [
+        r#"'{"id":1,"result":{}}'"#,
+        r#"'{"jsonrpc":"1.0","id":1,"result":{}}'"#,
+    ] {
+        let dir = Dir::new();
+        dir.lock(&counter_surface());
+        let run = scripted(&dir, answer, &[]);
+        run.code(3)
+            .stderr_has("the server sent a message whose jsonrpc member is not exactly one")
+            .stderr_has("nothing of it was forwarded");
+        assert_eq!(run.stdout, "", "{answer}");
+    }
+    // Holds: the same answer as JSON-RPC 2.0 reaches the client.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let run = scripted(&dir, r#"'{"jsonrpc":"2.0","id":1,"result":{}}'"#, &[]);
+    assert_eq!(run.stdout, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+}
+
+#[test]
 fn an_input_required_answer_carrying_tools_fails_closed() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

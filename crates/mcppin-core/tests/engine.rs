@@ -274,6 +274,45 @@ fn a_server_that_breaks_the_protocol_stops_the_session() {
 }
 
 #[test]
+fn a_server_message_is_json_rpc_2_0_or_stops_the_session() {
+    // The official SDKs drop a message whose `jsonrpc` is not "2.0" (the client would wait on
+    // an answer the guard counted) and a lenient client reads it: refused, whatever it is.
+    let cases: &[&[&str]] = &[
+        // Fires: missing, another version, not a string, repeated (a JavaScript client reads
+        // the last), on an answer and on a notification.
+        &[
+            r#"c {"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"s {"id":1,"result":{}}"#,
+        ],
+        &[
+            r#"c {"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"s {"jsonrpc":"1.0","id":1,"result":{}}"#,
+        ],
+        &[
+            r#"c {"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"s {"jsonrpc":2.0,"id":1,"result":{}}"#,
+        ],
+        &[
+            r#"c {"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"s {"jsonrpc":"2.0","id":1,"result":{},"jsonrpc":"1.0"}"#,
+        ],
+        &[r#"s {"method":"notifications/tools/list_changed"}"#],
+        // Holds: "2.0" however it is spelled, on an answer and on a notification.
+        &[
+            r#"c {"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"s {"jsonrpc":"2\u002e0","id":1,"result":{}}"#,
+            r#"s {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+        ],
+    ];
+    let mut out = String::new();
+    for case in cases {
+        out.push_str(&run(Mode::Refuse, case));
+        out.push('\n');
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
 fn a_renamed_server_and_a_removed_tool_are_reported_not_refused() {
     let session = lines(&[
         &[

@@ -1736,6 +1736,10 @@ fn an_answer_another_reader_takes_otherwise_is_refused_whole_or_as_an_event() {
         format!(
             r#"[{{"jsonrpc":"2.0","id":1,"result":{{"tools":{good}}}}},{{"jsonrpc":"2.0","id":1,"result":{{"tools":{evil}}}}}]"#
         ),
+        // An SDK client drops an answer that is not JSON-RPC 2.0 and waits on; a lenient one
+        // reads it.
+        format!(r#"{{"id":1,"result":{{"tools":{good}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","jsonrpc":"1.0","id":1,"result":{{"tools":{good}}}}}"#),
     ];
     let mut transcript = String::new();
     let mut stream = 0;

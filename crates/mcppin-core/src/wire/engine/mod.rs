@@ -1070,6 +1070,13 @@ impl Session {
         if let Some(conflict) = message.name_conflict(&fold::ENVELOPE) {
             return Element::Fatal(Violation::Ambiguous(conflict));
         }
+        // JSON-RPC 2.0 section 4: `jsonrpc` is exactly "2.0". The official SDKs drop a message
+        // without it, so the guard would count as answered a request the client still waits
+        // on, while a lenient client reads it: one reading for every reader, or none.
+        let version = message.get("jsonrpc").and_then(Node::as_str);
+        if version.as_deref() != Some("2.0") || message.count("jsonrpc") > 1 {
+            return Element::Fatal(Violation::NotJsonRpc2);
+        }
         let [id, method, result, error] = picked.map(|p| p.first);
         if let Some(error) = error {
             if error.shape() != Shape::Object {

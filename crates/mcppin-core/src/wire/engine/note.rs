@@ -224,6 +224,8 @@ pub enum Violation {
     NullIdWithMore,
     /// A message that is neither request, notification nor response.
     NotAMessage,
+    /// A message whose `jsonrpc` member is missing, repeated or not the string `"2.0"`.
+    NotJsonRpc2,
     /// An answer to an id that is not outstanding (never asked, or already answered).
     NotOutstanding {
         /// The id as the engine keys it (raw).
@@ -451,6 +453,9 @@ impl fmt::Display for Violation {
             ),
             Self::NotAMessage => f.write_str(
                 "the server sent a message that is neither request, notification nor response",
+            ),
+            Self::NotJsonRpc2 => f.write_str(
+                "the server sent a message whose jsonrpc member is not exactly one \"2.0\"",
             ),
             Self::NotOutstanding { id } => write!(
                 f,
