@@ -511,7 +511,7 @@ fn an_answer_that_is_not_json_rpc_2_0_fails_closed() {
         dir.lock(&counter_surface());
         let run = scripted(&dir, answer, &[]);
         run.code(3)
-            .stderr_has("the server sent a message whose jsonrpc member is not exactly one")
+            .stderr_has("the server sent a message whose jsonrpc member is missing or not")
             .stderr_has("nothing of it was forwarded");
         assert_eq!(run.stdout, "", "{answer}");
     }

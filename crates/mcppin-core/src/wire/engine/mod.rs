@@ -104,7 +104,7 @@ pub use crate::admission::{
 pub use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, REFUSED};
 
 /// The members a message is routed by.
-const ROUTING: [&str; 4] = ["id", "method", "result", "error"];
+const ROUTING: [&str; 5] = ["jsonrpc", "id", "method", "result", "error"];
 
 /// Methods whose answers the session pin covers (the lock does not pin them yet).
 const SESSION_PINNED: [&str; 4] = [
@@ -1073,11 +1073,10 @@ impl Session {
         // JSON-RPC 2.0 section 4: `jsonrpc` is exactly "2.0". The official SDKs drop a message
         // without it, so the guard would count as answered a request the client still waits
         // on, while a lenient client reads it: one reading for every reader, or none.
-        let version = message.get("jsonrpc").and_then(Node::as_str);
-        if version.as_deref() != Some("2.0") || message.count("jsonrpc") > 1 {
+        let [version, id, method, result, error] = picked.map(|p| p.first);
+        if version.and_then(Node::as_str).as_deref() != Some("2.0") {
             return Element::Fatal(Violation::NotJsonRpc2);
         }
-        let [id, method, result, error] = picked.map(|p| p.first);
         if let Some(error) = error {
             if error.shape() != Shape::Object {
                 return Element::Fatal(Violation::ErrorNotObject);

@@ -210,7 +210,8 @@ pub enum Violation {
     NotObject,
     /// A batch element that is not an object.
     BatchElementNotObject,
-    /// A message that repeats a member it is routed by (`id`, `method`, `result`, `error`).
+    /// A message that repeats a member it is routed by (`jsonrpc`, `id`, `method`, `result`,
+    /// `error`).
     RepeatedMember(&'static str),
     /// A message whose member names a case-insensitive reader reads differently.
     Ambiguous(Conflict),
@@ -224,7 +225,7 @@ pub enum Violation {
     NullIdWithMore,
     /// A message that is neither request, notification nor response.
     NotAMessage,
-    /// A message whose `jsonrpc` member is missing, repeated or not the string `"2.0"`.
+    /// A message whose `jsonrpc` member is missing or not the string `"2.0"`.
     NotJsonRpc2,
     /// An answer to an id that is not outstanding (never asked, or already answered).
     NotOutstanding {
@@ -455,7 +456,7 @@ impl fmt::Display for Violation {
                 "the server sent a message that is neither request, notification nor response",
             ),
             Self::NotJsonRpc2 => f.write_str(
-                "the server sent a message whose jsonrpc member is not exactly one \"2.0\"",
+                "the server sent a message whose jsonrpc member is missing or not \"2.0\"",
             ),
             Self::NotOutstanding { id } => write!(
                 f,
