@@ -490,14 +490,23 @@ fn a_response_mixing_result_and_error_fails_closed() {
         r#"'{"jsonrpc":"2.0","id":1,"method":"x","result":{"tools":[{"name":"poisoned"}]}}'"#,
         r#"'{"jsonrpc":"2.0","id":1,"method":"x","error":{"code":1,"message":"poisoned"}}'"#,
     ] {
-        let dir = Dir::new();
-        dir.lock(&counter_surface());
-        let run = scripted(&dir, answer, &[]);
-        run.code(3)
-            .stderr_has("the server sent a message mixing method, result and error members")
-            .stderr_has("nothing of it was forwarded");
-        assert_eq!(run.stdout, "", "{answer}");
+        fails_closed_on(
+            answer,
+            "the server sent a message mixing method, result and error members",
+        );
     }
+}
+
+/// The guard, asked for a ping that the server answers with `answer` (a shell word), stops
+/// the session (exit 3), says `why` and forwards nothing.
+fn fails_closed_on(answer: &str, why: &str) {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let run = scripted(&dir, answer, &[]);
+    run.code(3)
+        .stderr_has(why)
+        .stderr_has("nothing of it was forwarded");
+    assert_eq!(run.stdout, "", "{answer}");
 }
 
 #[test]
@@ -507,13 +516,10 @@ fn an_answer_that_is_not_json_rpc_2_0_fails_closed() {
         r#"'{"id":1,"result":{}}'"#,
         r#"'{"jsonrpc":"1.0","id":1,"result":{}}'"#,
     ] {
-        let dir = Dir::new();
-        dir.lock(&counter_surface());
-        let run = scripted(&dir, answer, &[]);
-        run.code(3)
-            .stderr_has("the server sent a message whose jsonrpc member is missing or not")
-            .stderr_has("nothing of it was forwarded");
-        assert_eq!(run.stdout, "", "{answer}");
+        fails_closed_on(
+            answer,
+            "the server sent a message whose jsonrpc member is missing or not",
+        );
     }
     // Holds: the same answer as JSON-RPC 2.0 reaches the client.
     let dir = Dir::new();
