@@ -1388,6 +1388,19 @@ fn metadata_beside_the_endpoint_is_a_document_without_a_session() {
     );
 }
 
+/// The transcript lines that open session `s-1`: the client's `initialize` and its answer.
+fn opened_s1() -> String {
+    format!(
+        "> POST /mcp +content-type: application/json | {INIT}\n\
+         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
+    )
+}
+
+/// The transcript line of a client POST of `body` in session `s-1`.
+fn posted_in_s1(body: &str) -> String {
+    format!("> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {body}")
+}
+
 /// A `tools/list` answer with `summarize` as approved, or with `description`.
 fn listed(id: u32, description: Option<&str>) -> String {
     let tool = match description {
@@ -1465,13 +1478,8 @@ fn the_guards_answers_go_before_the_servers_or_alone() {
 
 #[test]
 fn a_success_without_a_body_answers_no_request_and_breaks_the_protocol() {
-    let post = |body: &str| {
-        format!("> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {body}")
-    };
-    let open = format!(
-        "> POST /mcp +content-type: application/json | {INIT}\n\
-         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
-    );
+    let post = posted_in_s1;
+    let open = opened_s1();
     let transcript = format!(
         r#"
         {open}
@@ -1504,13 +1512,8 @@ fn a_success_without_a_body_answers_no_request_and_breaks_the_protocol() {
 
 #[test]
 fn a_json_answer_leaving_a_request_without_its_answer_breaks_the_protocol() {
-    let post = |body: &str| {
-        format!("> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {body}")
-    };
-    let open = format!(
-        "> POST /mcp +content-type: application/json | {INIT}\n\
-         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
-    );
+    let post = posted_in_s1;
+    let open = opened_s1();
     let list = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
     let transcript = format!(
         r#"
@@ -1547,14 +1550,11 @@ fn a_json_answer_leaving_a_request_without_its_answer_breaks_the_protocol() {
 #[test]
 fn a_stream_or_status_that_leaves_a_request_unanswered_breaks_the_protocol() {
     let post = |id: u32| {
-        format!(
-            r#"> POST /mcp +content-type: application/json +mcp-session-id: s-1 | {{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
-        )
+        posted_in_s1(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+        ))
     };
-    let open = format!(
-        "> POST /mcp +content-type: application/json | {INIT}\n\
-         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}"
-    );
+    let open = opened_s1();
     let transcript = format!(
         r#"
         {open}
