@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
             match value.kind() {
                 Kind::Object(object) => {
                     let mut members: Vec<_> = object.members().iter().collect();
-                    members.sort_by_key(|m| m.name_span.start);
+                    members.sort_by_key(|m| m.name_span().start);
                     assert_eq!(children.len(), members.len());
                     for (child, member) in children.iter().zip(members) {
                         assert_eq!(child.span(), member.value.span());

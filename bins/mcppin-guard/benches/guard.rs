@@ -4,7 +4,9 @@
 //! resident memory.
 //!
 //! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only
-//! session|real|list|cold|memory` runs one part. The server of most parts is this program itself (`--serve`): it answers each
+//! session|real|list|cold|memory` runs one part; `-- --baseline PATH` adds another build of
+//! `mcppin-guard` (an earlier commit's) as one more configuration of the session, list and cold
+//! parts, so that a change is measured against what it replaces in the same run. The server of most parts is this program itself (`--serve`): it answers each
 //! request at once, so the numbers show the proxy and nothing else, the worst case for a proxy.
 //! The `real` part runs the same kind of session against the reference `server-everything`
 //! (its `echo` tool, under Node.js, as installed by `scripts/test`), which is what a session
@@ -83,6 +85,11 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(String::as_str);
     let part = |name: &str| only.is_none_or(|o| o == name);
+    let baseline = args
+        .iter()
+        .position(|a| a == "--baseline")
+        .and_then(|i| args.get(i + 1))
+        .map(Path::new);
     let Sizes {
         requests,
         list_rounds,
@@ -98,7 +105,13 @@ fn main() {
     let me = std::env::current_exe().expect("own path");
     let guard = Path::new(env!("CARGO_BIN_EXE_mcppin-guard"));
 
-    let configurations = configurations(vec![me.into(), "--serve".into()], guard, &lock, "bench");
+    let mut configurations =
+        configurations(vec![me.into(), "--serve".into()], guard, &lock, "bench").to_vec();
+    if let Some(baseline) = baseline {
+        let mut command = configurations[2].1.clone();
+        command[0] = baseline.into();
+        configurations.push(("baseline", command));
+    }
     let guarded = &configurations[2].1;
 
     if part("session") {
@@ -137,21 +150,24 @@ fn main() {
             "cold: the first tools/list with {TOOLS} tools of a fresh session, median of \
              {cold_sessions} sessions"
         );
-        let commands = [&configurations[0].1[..], &guarded[..]];
+        let mut commands = vec![&configurations[0].1[..], &guarded[..]];
+        commands.extend(configurations.get(3).map(|(_, c)| &c[..]));
         for (warm_up, label) in [
             (false, "first request, timed from the start"),
             (true, "after one call"),
         ] {
             let times = cold_first_lists(&commands, cold_sessions, warm_up);
-            let (direct, guard) = (times[0], times[1]);
-            println!(
-                "  {label:<36} direct {:>7.3} ms  mcppin-guard {:>7.3} ms  added {:+.3} ms  \
-                 ratio {:.2}",
-                ms(direct),
-                ms(guard),
-                ms(guard) - ms(direct),
-                guard.as_secs_f64() / direct.as_secs_f64()
-            );
+            let direct = times[0];
+            for (name, time) in ["mcppin-guard", "baseline"].iter().zip(&times[1..]) {
+                println!(
+                    "  {label:<36} direct {:>7.3} ms  {name} {:>7.3} ms  added {:+.3} ms  \
+                     ratio {:.2}",
+                    ms(direct),
+                    ms(*time),
+                    ms(*time) - ms(direct),
+                    time.as_secs_f64() / direct.as_secs_f64()
+                );
+            }
         }
     }
 

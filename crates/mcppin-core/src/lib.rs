@@ -108,5 +108,5 @@ pub use json::error::{Category, EXCERPT_CHARS, Excerpt, JsonError, Position};
 pub use json::escape::{Escaped, escape, escape_non_ascii, shell_word, unescape};
 pub use json::number::Number;
 pub use json::parse::{MAX_DEPTH, Strictness, is_noncharacter, parse, parse_with};
-pub use json::value::{Kind, Member, Object, Span, Value};
+pub use json::value::{Kind, Member, Object, Span, Text, Value};
 pub use surface::document::{Document, Error};

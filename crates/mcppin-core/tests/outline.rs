@@ -55,7 +55,7 @@ fn same(node: Node<'_, '_>, value: &Value, name: Option<&str>, levels: usize, de
     match value.kind() {
         Kind::Object(object) => {
             let mut members: Vec<_> = object.members().iter().collect();
-            members.sort_by_key(|m| m.name_span.start);
+            members.sort_by_key(|m| m.name_span().start);
             assert_eq!(children.len(), members.len());
             for (child, member) in children.iter().zip(members) {
                 same(*child, &member.value, Some(&member.name), levels, depth + 1);

@@ -94,7 +94,7 @@ pub(crate) fn emit<S: Sink>(value: &Value, out: &mut S) -> Result<(), Error> {
             }
             write_number(n, out)?;
         }
-        Kind::String(s) => write_string(s, out),
+        Kind::String(s) => write_string(s.as_bytes(), out),
         Kind::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -111,7 +111,7 @@ pub(crate) fn emit<S: Sink>(value: &Value, out: &mut S) -> Result<(), Error> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_string(&member.name, out);
+                write_string(member.name.as_bytes(), out);
                 out.push(b':');
                 emit(&member.value, out)?;
             }
@@ -242,7 +242,7 @@ impl Pretty<'_> {
                         self.out.push(b',');
                     }
                     self.newline();
-                    write_string(&member.name, self.out);
+                    write_string(member.name.as_bytes(), self.out);
                     self.out.push(b':');
                     if self.indent.is_some() {
                         self.out.push(b' ');
@@ -299,9 +299,8 @@ static ESCAPE: [bool; 256] = {
 };
 
 /// Writes a string with the minimal JCS escaping (RFC 8785 section 3.2.2.2).
-fn write_string<S: Sink>(s: &str, out: &mut S) {
+fn write_string<S: Sink>(bytes: &[u8], out: &mut S) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run = 0;

@@ -16,4 +16,5 @@ pub mod number;
 pub mod outline;
 pub(crate) mod parse;
 pub mod sse;
+pub(crate) mod text;
 pub mod value;

@@ -436,7 +436,7 @@ fn decode(input: &[u8], span: Span, escaped: bool) -> Cow<'_, str> {
         return std::str::from_utf8(inner).map_or(Cow::Borrowed(""), Cow::Borrowed);
     }
     match parse_with(bytes, Strictness::Relaxed).map(crate::Value::into_kind) {
-        Ok(Kind::String(s)) => Cow::Owned(s.into_string()),
+        Ok(Kind::String(s)) => Cow::Owned(s.into()),
         _ => Cow::Borrowed(""),
     }
 }

@@ -17,7 +17,7 @@ use unicode_normalization::{IsNormalized, is_nfc_quick};
 
 use crate::error::{JsonError as Error, Position};
 use crate::number::Number;
-use crate::value::{Kind, Member, Object, Span, Value, utf16_cmp};
+use crate::value::{Kind, Member, Object, Span, Text, Value, utf16_cmp_bytes};
 
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = 256;
@@ -338,11 +338,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            members.push(Member {
-                name,
-                name_span,
-                value,
-            });
+            members.push(Member::with_span(name, name_span, value));
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -367,12 +363,13 @@ impl<'a> Parser<'a> {
     fn order_members(&self, members: &mut [Member]) -> Result<(), Error> {
         let sorted = members
             .windows(2)
-            .all(|w| utf16_cmp(&w[0].name, &w[1].name) == Ordering::Less);
+            .all(|w| utf16_cmp_bytes(w[0].name.as_bytes(), w[1].name.as_bytes()) == Ordering::Less);
         if !sorted {
             // Relaxed objects keep repeated names in document order. In place (no scratch
             // buffer as large as the object, which a stable sort takes).
             members.sort_unstable_by(|a, b| {
-                utf16_cmp(&a.name, &b.name).then(a.name_span.start.cmp(&b.name_span.start))
+                utf16_cmp_bytes(a.name.as_bytes(), b.name.as_bytes())
+                    .then(a.name_start().cmp(&b.name_start()))
             });
         }
         if !self.strict {
@@ -380,8 +377,11 @@ impl<'a> Parser<'a> {
         }
         // Sorted with no equal neighbours and all-ASCII names (always NFC) is the common case
         // and needs nothing more.
-        let repeated = !sorted && members.windows(2).any(|w| w[0].name == w[1].name);
-        let non_ascii = members.len() > 1 && members.iter().any(|m| !m.name.is_ascii());
+        let repeated = !sorted
+            && members
+                .windows(2)
+                .any(|w| w[0].name.as_bytes() == w[1].name.as_bytes());
+        let non_ascii = members.len() > 1 && members.iter().any(|m| !m.name.as_bytes().is_ascii());
         if repeated || non_ascii {
             self.refuse_first_repeat(members)?;
         }
@@ -403,10 +403,7 @@ impl<'a> Parser<'a> {
                 (key, m)
             })
             .collect();
-        keyed.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1.name_span.start.cmp(&b.1.name_span.start))
-        });
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.name_start().cmp(&b.1.name_start())));
         // In each group of equal keys (in document order) the second member is the first
         // repeat; the earliest of those across groups is the one to report.
         let mut repeat: Option<(&Member, &Member)> = None;
@@ -416,7 +413,7 @@ impl<'a> Parser<'a> {
                 group = i;
             } else if i == group + 1 {
                 let (first, second) = (keyed[group].1, keyed[i].1);
-                if repeat.is_none_or(|(_, r)| second.name_span.start < r.name_span.start) {
+                if repeat.is_none_or(|(_, r)| second.name_start() < r.name_start()) {
                     repeat = Some((first, second));
                 }
             }
@@ -424,7 +421,7 @@ impl<'a> Parser<'a> {
         let Some((first, second)) = repeat else {
             return Ok(());
         };
-        let at = self.at(second.name_span.start);
+        let at = self.at(second.name_span().start);
         Err(if first.name == second.name {
             Error::DuplicateMember {
                 name: second.name.to_string(),
@@ -439,7 +436,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn string(&mut self) -> Result<Box<str>, Error> {
+    fn string(&mut self) -> Result<Text, Error> {
         self.pos += 1; // opening quote
         let start = self.pos;
         // Fast path: no escape, nothing to check.
@@ -471,7 +468,7 @@ impl<'a> Parser<'a> {
             match b {
                 b'"' => {
                     self.pos += 1;
-                    return Ok(out.into_boxed_str());
+                    return Ok(out.into());
                 }
                 b'\\' => self.escape(&mut out)?,
                 0..0x20 => return Err(self.control_character(b)),

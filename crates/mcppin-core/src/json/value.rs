@@ -9,6 +9,7 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
+pub use crate::json::text::Text;
 use crate::number::Number;
 
 /// A byte range `start..end` in the input a value was read from.
@@ -55,7 +56,7 @@ pub enum Kind {
     /// A number, with its literal text.
     Number(Number),
     /// A string, escapes decoded.
-    String(Box<str>),
+    String(Text),
     /// An array.
     Array(Box<[Value]>),
     /// An object.
@@ -73,14 +74,54 @@ pub struct Object {
 }
 
 /// One member of an object: its name, the span of the name (quotes included) and its value.
+///
+/// 64 bytes: the name's span is kept as two 32-bit offsets, like a value's.
 #[derive(Clone, Debug)]
 pub struct Member {
     /// The member name, escapes decoded.
-    pub name: Box<str>,
-    /// Where the name stands in the input.
-    pub name_span: Span,
+    pub name: Text,
+    name_start: u32,
+    name_end: u32,
     /// The member value.
     pub value: Value,
+}
+
+impl Member {
+    /// A member built in code, its name with the empty span.
+    #[must_use]
+    pub fn new(name: impl Into<Text>, value: impl Into<Value>) -> Self {
+        Self {
+            name: name.into(),
+            name_start: 0,
+            name_end: 0,
+            value: value.into(),
+        }
+    }
+
+    /// A member read with its name at `name_span`; the reader refuses inputs whose offsets do
+    /// not fit in 32 bits, so the conversions never saturate.
+    pub(crate) fn with_span(name: Text, name_span: Span, value: Value) -> Self {
+        Self {
+            name,
+            name_start: u32::try_from(name_span.start).unwrap_or(u32::MAX),
+            name_end: u32::try_from(name_span.end).unwrap_or(u32::MAX),
+            value,
+        }
+    }
+
+    /// Where the name starts in the input, for ordering members by their place.
+    pub(crate) fn name_start(&self) -> u32 {
+        self.name_start
+    }
+
+    /// Where the name stands in the input (quotes included).
+    #[must_use]
+    pub fn name_span(&self) -> Span {
+        Span {
+            start: self.name_start as usize,
+            end: self.name_end as usize,
+        }
+    }
 }
 
 impl PartialEq for Member {
@@ -271,7 +312,7 @@ impl From<&str> for Value {
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
-        Self::new(Kind::String(s.into_boxed_str()))
+        Self::new(Kind::String(s.into()))
     }
 }
 
@@ -334,14 +375,7 @@ impl Object {
             Ok(i) => self.members[i].value = value,
             Err(i) => {
                 let mut members = std::mem::take(&mut self.members).into_vec();
-                members.insert(
-                    i,
-                    Member {
-                        name: name.into_boxed_str(),
-                        name_span: Span::default(),
-                        value,
-                    },
-                );
+                members.insert(i, Member::new(name, value));
                 self.members = members.into_boxed_slice();
             }
         }
@@ -414,11 +448,11 @@ impl Object {
 
     fn search(&self, name: &str) -> Result<usize, usize> {
         // Relaxed objects may hold equal names side by side: find the first.
-        let i = self
-            .members
-            .partition_point(|m| utf16_cmp(&m.name, name) == Ordering::Less);
+        let i = self.members.partition_point(|m| {
+            utf16_cmp_bytes(m.name.as_bytes(), name.as_bytes()) == Ordering::Less
+        });
         match self.members.get(i) {
-            Some(m) if &*m.name == name => Ok(i),
+            Some(m) if m.name.as_bytes() == name.as_bytes() => Ok(i),
             _ => Err(i),
         }
     }
@@ -429,14 +463,10 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Object {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         let mut members: Vec<Member> = iter
             .into_iter()
-            .map(|(k, v)| Member {
-                name: k.into().into_boxed_str(),
-                name_span: Span::default(),
-                value: v.into(),
-            })
+            .map(|(k, v)| Member::new(k.into(), v))
             .collect();
         // Stable, so equal names stay in the order they came; the last of each is kept.
-        members.sort_by(|a, b| utf16_cmp(&a.name, &b.name));
+        members.sort_by(|a, b| utf16_cmp_bytes(a.name.as_bytes(), b.name.as_bytes()));
         let mut kept: Vec<Member> = Vec::with_capacity(members.len());
         for member in members {
             match kept.last_mut() {
@@ -458,7 +488,12 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Object {
 /// holds.
 #[must_use]
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    utf16_cmp_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`utf16_cmp`] of the UTF-8 bytes of two strings (as [`Text::as_bytes`] gives them, without
+/// checking them again).
+pub(crate) fn utf16_cmp_bytes(ab: &[u8], bb: &[u8]) -> Ordering {
     let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
     let (Some(&x), Some(&y)) = (ab.get(common), bb.get(common)) else {
         return ab.len().cmp(&bb.len());
@@ -467,13 +502,23 @@ pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
         // At least one differing character is below U+E000: code point order is UTF-16 order.
         return x.cmp(&y);
     }
+    // The differing characters start at the same offset: the last lead byte at or before the
+    // first difference (continuation bytes are 0x80..0xC0).
     let start = (0..=common)
         .rev()
-        .find(|&i| a.is_char_boundary(i))
+        .find(|&i| ab.get(i).is_some_and(|&c| !(0x80..0xC0).contains(&c)))
         .unwrap_or(0);
-    let ca = a[start..].chars().next().map_or(0, utf16_first_unit);
-    let cb = b[start..].chars().next().map_or(0, utf16_first_unit);
-    ca.cmp(&cb).then_with(|| x.cmp(&y))
+    let first_unit = |bytes: &[u8]| {
+        let bytes = bytes
+            .get(start..bytes.len().min(start + 4))
+            .unwrap_or_default();
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+        };
+        text.chars().next().map_or(0, utf16_first_unit)
+    };
+    first_unit(ab).cmp(&first_unit(bb)).then_with(|| x.cmp(&y))
 }
 
 fn utf16_first_unit(c: char) -> u32 {
@@ -550,6 +595,12 @@ mod tests {
             "a\u{10000}",
             "\u{E000}a",
             "\u{10000}a",
+            // The first difference after a common prefix of multi-byte characters.
+            "\u{E9}\u{E000}",
+            "\u{E9}\u{10000}",
+            "\u{10000}\u{E000}",
+            "\u{10000}\u{10001}",
+            "\u{FFFF}\u{10FFFF}",
         ];
         for a in samples {
             for b in samples {

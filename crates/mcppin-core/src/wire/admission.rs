@@ -44,7 +44,7 @@ use crate::digest::Digest;
 use crate::lockfile::{LockedServer, Pin};
 use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
-use crate::value::{Kind, Object, Span, Value};
+use crate::value::{Kind, Object, Span, Text, Value};
 
 /// The outcome of one check.
 #[derive(Clone, Debug, Eq, PartialEq)]
@@ -147,7 +147,7 @@ impl fmt::Display for Reason {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ToolVerdict {
     /// The tool's name as served (raw: escape it before showing it).
-    pub(crate) name: String,
+    pub(crate) name: Text,
     /// Where the tool object is in the answer it was read from.
     pub(crate) span: Span,
     /// The approved pin; `None` when the lock does not know the tool.
@@ -405,7 +405,7 @@ pub(crate) struct Gate {
     /// Shared, never changed: sessions of one approval (an HTTP guard's) need no copy each.
     server: Arc<LockedServer>,
     generation: u64,
-    seen: HashSet<String>,
+    seen: HashSet<Text>,
     quarantined: BTreeSet<String>,
     /// The first answer per method and digest of the params as a server reads them.
     pins: BTreeMap<(String, Digest), Pin>,
@@ -633,10 +633,10 @@ impl Gate {
             // server serving fresh names page after page must not grow the session's memory.
             match verdict.decision {
                 Decision::Allow => {
-                    self.quarantined.remove(&verdict.name);
+                    self.quarantined.remove(verdict.name.as_str());
                 }
-                Decision::Deny(_) if self.server.tools.contains_key(&verdict.name) => {
-                    self.quarantined.insert(verdict.name.clone());
+                Decision::Deny(_) if self.server.tools.contains_key(verdict.name.as_str()) => {
+                    self.quarantined.insert(verdict.name.to_string());
                 }
                 Decision::Deny(_) => {}
             }
@@ -647,17 +647,22 @@ impl Gate {
                 .server
                 .tools
                 .keys()
-                .filter(|name| !self.seen.contains(*name))
+                .filter(|name| !self.seen.contains(name.as_str()))
                 .cloned()
                 .collect();
         }
         report
     }
 
-    fn tool(&mut self, index: usize, tool: &Value, on_page: &mut HashSet<String>) -> ToolVerdict {
+    fn tool<'v>(
+        &mut self,
+        index: usize,
+        tool: &'v Value,
+        on_page: &mut HashSet<&'v str>,
+    ) -> ToolVerdict {
         let observed = Pin::of(tool);
         let mut verdict = ToolVerdict {
-            name: String::new(),
+            name: Text::default(),
             span: tool.span(),
             approved: None,
             observed: observed.clone(),
@@ -671,16 +676,17 @@ impl Gate {
             });
             return verdict;
         };
-        verdict.name = name.to_owned();
-        if self.server.tools.contains_key(name) {
+        verdict.name = Text::from(name);
+        let locked = self.server.tools.get(name);
+        if locked.is_some() {
             // What `removed` is computed from: approved names only.
-            self.seen.insert(name.to_owned());
+            self.seen.insert(verdict.name.clone());
         }
-        if !on_page.insert(name.to_owned()) {
+        if !on_page.insert(name) {
             verdict.decision = Decision::Deny(Reason::DuplicateTool);
             return verdict;
         }
-        let Some(locked) = self.server.tools.get(name) else {
+        let Some(locked) = locked else {
             verdict.decision = Decision::Deny(Reason::ToolAdded);
             return verdict;
         };

@@ -305,11 +305,11 @@ fn keep_members(value: &Value, table: &[(&str, Keep)]) -> Value {
         .filter(|m| !m.value.is_null())
         .filter_map(|m| {
             let keep = lookup(table, &m.name)?;
-            Some(Member {
-                name: m.name.clone(),
-                name_span: m.name_span,
-                value: apply(&m.value, keep),
-            })
+            Some(Member::with_span(
+                m.name.clone(),
+                m.name_span(),
+                apply(&m.value, keep),
+            ))
         })
         .collect();
     // The members stay in the order they were in: a subset of a sorted list is sorted.

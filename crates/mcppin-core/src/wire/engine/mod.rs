@@ -70,7 +70,7 @@ use crate::lockfile::Pin;
 use crate::outline::{Node, Outline, Picked, Shape};
 use crate::projection::Projection;
 use crate::report::Policy;
-use crate::{Strictness, Value, escape, fold, parse, parse_with};
+use crate::{Strictness, Text, Value, escape, fold, parse, parse_with};
 
 mod approved;
 mod artifact;
@@ -417,7 +417,7 @@ pub struct Session {
     /// Set once the session is refused or failed: nothing more is forwarded either way.
     stopped: bool,
     /// The latest served digest of each tool the lock knows, for call decisions in the log.
-    observed: HashMap<String, Pin>,
+    observed: HashMap<Text, Pin>,
     /// The capabilities the client declared in `initialize`, once it was answered.
     declared: Option<Value>,
     /// Set once an item was served changed (or malformed) in this session: from then on no
@@ -1476,7 +1476,7 @@ impl Session {
         for tool in report.tools.iter() {
             if let Decision::Deny(reason) = &tool.decision {
                 action.notes.push(Note::Tool {
-                    name: tool.name.clone(),
+                    name: tool.name.to_string(),
                     reason: reason.clone(),
                     changes: tool.changes().to_vec(),
                     unlisted: tool.unlisted_changes(),

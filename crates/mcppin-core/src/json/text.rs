@@ -1,0 +1,278 @@
+//! The text of a JSON string or member name, short ones kept inline.
+//!
+//! Most member names and many string values of a tool list are a few bytes long (`"type"`,
+//! `"string"`, `"properties"`): a [`Text`] of up to 22 bytes holds its bytes in place and costs
+//! no allocation, which is most of what reading such a list allocated (docs/performance.md,
+//! "Cold first list"). A longer text is one exactly sized box. Either way a `Text` is 24 bytes
+//! and a [`Kind`](crate::Kind) that holds one stays 24 bytes (its tag lives in the text's).
+
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+
+/// The longest text kept inline, in bytes.
+const INLINE: usize = 22;
+
+/// An immutable UTF-8 string: up to 22 bytes inline, longer on the heap.
+///
+/// It reads as a `&str` wherever one is expected (`Deref`, `AsRef<str>`, `Borrow<str>`), and
+/// compares, orders and hashes as its text, however it is stored.
+///
+/// ```
+/// use mcppin_core::value::Text;
+/// let short = Text::from("name");
+/// let long = Text::from("a description longer than twenty-two bytes");
+/// assert_eq!(short, "name");
+/// assert_eq!(long.len(), 42);
+/// assert!(long.starts_with("a description"));
+/// ```
+#[derive(Clone)]
+pub struct Text {
+    repr: Repr,
+}
+
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Heap(Box<str>),
+}
+
+impl Text {
+    /// The text as a string slice.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match &self.repr {
+            // Copied whole from a `&str` of at most INLINE bytes: always in bounds and always
+            // UTF-8, so the fallback is unreachable.
+            Repr::Inline { len, bytes } => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+            Repr::Heap(text) => text,
+        }
+    }
+
+    /// The text's UTF-8 bytes, without checking them again (what comparing and writing use).
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.repr {
+            Repr::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Repr::Heap(text) => text.as_bytes(),
+        }
+    }
+
+    /// Whether the text is kept inline (no allocation of its own).
+    #[must_use]
+    pub fn is_inline(&self) -> bool {
+        matches!(self.repr, Repr::Inline { .. })
+    }
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Self::from("")
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Self {
+        match u8::try_from(text.len()) {
+            Ok(len) if text.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..text.len()].copy_from_slice(text.as_bytes());
+                Self {
+                    repr: Repr::Inline { len, bytes },
+                }
+            }
+            _ => Self {
+                repr: Repr::Heap(text.into()),
+            },
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        if text.len() <= INLINE {
+            Self::from(text.as_str())
+        } else {
+            Self {
+                repr: Repr::Heap(text.into_boxed_str()),
+            }
+        }
+    }
+}
+
+impl From<Box<str>> for Text {
+    fn from(text: Box<str>) -> Self {
+        if text.len() <= INLINE {
+            Self::from(&*text)
+        } else {
+            Self {
+                repr: Repr::Heap(text),
+            }
+        }
+    }
+}
+
+impl From<Text> for String {
+    fn from(text: Text) -> Self {
+        match text.repr {
+            Repr::Heap(text) => text.into_string(),
+            Repr::Inline { .. } => text.as_str().to_owned(),
+        }
+    }
+}
+
+impl From<Text> for Box<str> {
+    fn from(text: Text) -> Self {
+        match text.repr {
+            Repr::Heap(text) => text,
+            Repr::Inline { .. } => text.as_str().into(),
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Text {}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<Text> for str {
+    fn eq(&self, other: &Text) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Text> for &str {
+    fn eq(&self, other: &Text) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialOrd for Text {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Text {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // UTF-8 byte order is code point order, the order of `str`.
+        self.as_bytes().cmp(other.as_bytes())
+    }
+}
+
+impl Hash for Text {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_inline_and_long_text_is_boxed() {
+        for (text, inline) in [
+            ("", true),
+            ("type", true),
+            ("twenty-two bytes long.", true),
+            ("twenty-three bytes long", false),
+            ("é".repeat(11).as_str(), true),
+            ("é".repeat(12).as_str(), false),
+        ] {
+            for made in [
+                Text::from(text),
+                Text::from(text.to_owned()),
+                Text::from(Box::<str>::from(text)),
+            ] {
+                assert_eq!(made.is_inline(), inline, "{text:?}");
+                assert_eq!(made.as_str(), text);
+                assert_eq!(String::from(made.clone()), text);
+                assert_eq!(&*Box::<str>::from(made), text);
+            }
+        }
+    }
+
+    #[test]
+    fn compares_and_hashes_as_its_text_however_stored() {
+        use std::collections::hash_map::DefaultHasher;
+        let hash = |t: &dyn Fn(&mut DefaultHasher)| {
+            let mut h = DefaultHasher::new();
+            t(&mut h);
+            h.finish()
+        };
+        let long = "x".repeat(40);
+        let a = Text::from(long.as_str());
+        assert_eq!(a, long);
+        assert_eq!(a, *long.as_str());
+        assert_eq!(
+            hash(&|h| a.hash(h)),
+            hash(&|h| long.as_str().hash(h)),
+            "Borrow<str> requires equal hashes"
+        );
+        let short = Text::from("b");
+        assert_eq!(hash(&|h| short.hash(h)), hash(&|h| "b".hash(h)));
+        let (a_short, y_short) = (Text::from("a"), Text::from("y"));
+        assert!(a_short < short && short < a && y_short > a);
+        assert_eq!(format!("{short} {short:?}"), "b \"b\"");
+        assert_eq!(size_of::<Text>(), 24);
+    }
+}
