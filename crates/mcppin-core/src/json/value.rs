@@ -42,8 +42,32 @@ impl Span {
 #[derive(Clone, Debug)]
 pub struct Value {
     kind: Kind,
+    at: Offsets,
+}
+
+/// A span kept as two 32-bit offsets, the way values and member names hold theirs: the reader
+/// refuses inputs whose offsets do not fit in 32 bits, so the conversions never saturate.
+#[derive(Clone, Copy, Debug, Default)]
+struct Offsets {
     start: u32,
     end: u32,
+}
+
+impl Offsets {
+    fn of(span: Span) -> Self {
+        Self {
+            start: u32::try_from(span.start).unwrap_or(u32::MAX),
+            end: u32::try_from(span.end).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn span(self) -> Span {
+        // u32 to usize never truncates on the targets this crate builds for (32 and 64 bits).
+        Span {
+            start: self.start as usize,
+            end: self.end as usize,
+        }
+    }
 }
 
 /// The kind of a JSON value and its content.
@@ -80,8 +104,7 @@ pub struct Object {
 pub struct Member {
     /// The member name, escapes decoded.
     pub name: Text,
-    name_start: u32,
-    name_end: u32,
+    name_at: Offsets,
     /// The member value.
     pub value: Value,
 }
@@ -92,35 +115,29 @@ impl Member {
     pub fn new(name: impl Into<Text>, value: impl Into<Value>) -> Self {
         Self {
             name: name.into(),
-            name_start: 0,
-            name_end: 0,
+            name_at: Offsets::default(),
             value: value.into(),
         }
     }
 
-    /// A member read with its name at `name_span`; the reader refuses inputs whose offsets do
-    /// not fit in 32 bits, so the conversions never saturate.
+    /// A member read with its name at `name_span`.
     pub(crate) fn with_span(name: Text, name_span: Span, value: Value) -> Self {
         Self {
             name,
-            name_start: u32::try_from(name_span.start).unwrap_or(u32::MAX),
-            name_end: u32::try_from(name_span.end).unwrap_or(u32::MAX),
+            name_at: Offsets::of(name_span),
             value,
         }
     }
 
     /// Where the name starts in the input, for ordering members by their place.
     pub(crate) fn name_start(&self) -> u32 {
-        self.name_start
+        self.name_at.start
     }
 
     /// Where the name stands in the input (quotes included).
     #[must_use]
     pub fn name_span(&self) -> Span {
-        Span {
-            start: self.name_start as usize,
-            end: self.name_end as usize,
-        }
+        self.name_at.span()
     }
 }
 
@@ -142,18 +159,15 @@ impl Value {
     pub fn new(kind: Kind) -> Self {
         Self {
             kind,
-            start: 0,
-            end: 0,
+            at: Offsets::default(),
         }
     }
 
-    /// A value read at `start..end`; the reader refuses inputs whose offsets do not fit in 32
-    /// bits, so the conversions never saturate.
+    /// A value read at `start..end`.
     pub(crate) fn with_span(kind: Kind, start: usize, end: usize) -> Self {
         Self {
             kind,
-            start: u32::try_from(start).unwrap_or(u32::MAX),
-            end: u32::try_from(end).unwrap_or(u32::MAX),
+            at: Offsets::of(Span { start, end }),
         }
     }
 
@@ -178,11 +192,7 @@ impl Value {
     /// Where the value stands in the input it was read from.
     #[must_use]
     pub fn span(&self) -> Span {
-        // u32 to usize never truncates on the targets this crate builds for (32 and 64 bits).
-        Span {
-            start: self.start as usize,
-            end: self.end as usize,
-        }
+        self.at.span()
     }
 
     /// The string content, if this is a string.
@@ -296,7 +306,7 @@ impl Value {
 
     fn collect_undecidable<'a>(&'a self, out: &mut Vec<(u32, &'a Number)>) {
         match &self.kind {
-            Kind::Number(n) if n.is_undecidable() => out.push((self.start, n)),
+            Kind::Number(n) if n.is_undecidable() => out.push((self.at.start, n)),
             Kind::Array(a) => a.iter().for_each(|v| v.collect_undecidable(out)),
             Kind::Object(o) => o.values().for_each(|v| v.collect_undecidable(out)),
             _ => {}
