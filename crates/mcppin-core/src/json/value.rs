@@ -36,9 +36,10 @@ impl Span {
 /// Equality compares content only (spans and number spelling ignored where the numbers are
 /// equal as float64, see [`Number`]); use [`crate::digest`] for the pinning comparison.
 ///
-/// A value is 32 bytes and holds its content in exactly sized boxes, so reading a document
-/// costs at most 16 times its size (docs/performance.md): the span is kept as two 32-bit
-/// offsets, which is why the reader refuses inputs of 4 GiB or more.
+/// A value is 32 bytes and holds its content in place (a number's literal and a text of up to
+/// 22 bytes) or in exactly sized boxes, so reading a document costs at most 16 times its size
+/// (docs/performance.md): the span is kept as two 32-bit offsets, which is why the reader
+/// refuses inputs of 4 GiB or more.
 #[derive(Clone, Debug)]
 pub struct Value {
     kind: Kind,
