@@ -4,7 +4,7 @@
 //! resident memory.
 //!
 //! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only
-//! session|real|list|cold|memory` runs one part; `-- --baseline PATH` adds another build of
+//! session|real|list|cold|memory` runs one part; `-- --baseline /ABSOLUTE/PATH` adds another build of
 //! `mcppin-guard` (an earlier commit's) as one more configuration of the session, list and cold
 //! parts, so that a change is measured against what it replaces in the same run. The server of most parts is this program itself (`--serve`): it answers each
 //! request at once, so the numbers show the proxy and nothing else, the worst case for a proxy.
@@ -150,15 +150,19 @@ fn main() {
             "cold: the first tools/list with {TOOLS} tools of a fresh session, median of \
              {cold_sessions} sessions"
         );
-        let mut commands = vec![&configurations[0].1[..], &guarded[..]];
-        commands.extend(configurations.get(3).map(|(_, c)| &c[..]));
+        // Direct, then each guard (the cat relay has no session of its own to start).
+        let timed: Vec<&(&str, Vec<OsString>)> = configurations
+            .iter()
+            .filter(|(name, _)| *name != "cat relay")
+            .collect();
+        let commands: Vec<&[OsString]> = timed.iter().map(|(_, c)| &c[..]).collect();
         for (warm_up, label) in [
             (false, "first request, timed from the start"),
             (true, "after one call"),
         ] {
             let times = cold_first_lists(&commands, cold_sessions, warm_up);
             let direct = times[0];
-            for (name, time) in ["mcppin-guard", "baseline"].iter().zip(&times[1..]) {
+            for ((name, _), time) in timed[1..].iter().zip(&times[1..]) {
                 println!(
                     "  {label:<36} direct {:>7.3} ms  {name} {:>7.3} ms  added {:+.3} ms  \
                      ratio {:.2}",

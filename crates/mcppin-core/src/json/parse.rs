@@ -17,7 +17,7 @@ use unicode_normalization::{IsNormalized, is_nfc_quick};
 
 use crate::error::{JsonError as Error, Position};
 use crate::number::Number;
-use crate::value::{Kind, Member, Object, Span, Text, Value, utf16_cmp_bytes};
+use crate::value::{Kind, Member, Object, Span, Text, Value, char_at, utf16_cmp_bytes};
 
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = 256;
@@ -176,16 +176,8 @@ impl<'a> Parser<'a> {
     }
 
     fn char_here(&self) -> char {
-        // The input is valid UTF-8 (checked up front) and pos is at a character boundary, so
-        // the character is complete within the next four bytes. Decoding only those keeps this
-        // O(1): it runs for every character from U+F000 up inside strings.
-        let end = self.input.len().min(self.pos + 4);
-        let bytes = &self.input[self.pos..end];
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
-        };
-        text.chars().next().unwrap_or(char::REPLACEMENT_CHARACTER)
+        // The input is valid UTF-8 (checked up front) and pos is at a character boundary.
+        char_at(self.input, self.pos).unwrap_or(char::REPLACEMENT_CHARACTER)
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, Error> {

@@ -183,13 +183,13 @@ impl PartialEq<String> for Text {
 
 impl PartialEq<Text> for str {
     fn eq(&self, other: &Text) -> bool {
-        self == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<Text> for &str {
     fn eq(&self, other: &Text) -> bool {
-        *self == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 

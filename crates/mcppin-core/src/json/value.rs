@@ -519,17 +519,19 @@ pub(crate) fn utf16_cmp_bytes(ab: &[u8], bb: &[u8]) -> Ordering {
         .rev()
         .find(|&i| ab.get(i).is_some_and(|&c| !(0x80..0xC0).contains(&c)))
         .unwrap_or(0);
-    let first_unit = |bytes: &[u8]| {
-        let bytes = bytes
-            .get(start..bytes.len().min(start + 4))
-            .unwrap_or_default();
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
-        };
-        text.chars().next().map_or(0, utf16_first_unit)
-    };
+    let first_unit = |bytes: &[u8]| char_at(bytes, start).map_or(0, utf16_first_unit);
     first_unit(ab).cmp(&first_unit(bb)).then_with(|| x.cmp(&y))
+}
+
+/// The character starting at `at` in UTF-8 bytes (`None` past the end or inside a character),
+/// decoded from the next four bytes at most, so that it costs the same however long the input.
+pub(crate) fn char_at(bytes: &[u8], at: usize) -> Option<char> {
+    let bytes = bytes.get(at..bytes.len().min(at.saturating_add(4)))?;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(bytes.get(..e.valid_up_to())?).ok()?,
+    };
+    text.chars().next()
 }
 
 fn utf16_first_unit(c: char) -> u32 {
