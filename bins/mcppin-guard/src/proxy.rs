@@ -128,6 +128,8 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
     }
     let server_in: Arc<ServerIn> = Arc::new(Mutex::new(stdin));
     let server_out = server.take_stdout().context("the server has no stdout")?;
+    // For the thread that judges the server's answers to warm up on (see below).
+    let rehearsal = approved.clone();
     let session = Session::new(approved, config.engine);
     let shared = Arc::new(Mutex::new(Shared::new(session, log)));
     let stdout = io::stdout()
@@ -159,7 +161,9 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
             Box::new(move || artifact::once_up(&command, pid)) as Probe
         });
         thread::spawn(move || {
-            let outcome = server_to_client(server_out, limit, &shared, &out, probe);
+            // While the server starts: the session's first list then judges at warm speed.
+            let expected = rehearsal.warm_up().answer_bytes;
+            let outcome = server_to_client(server_out, limit, &shared, &out, probe, expected);
             let _ = tx.send(End::Server(outcome));
         });
     }

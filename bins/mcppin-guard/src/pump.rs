@@ -286,9 +286,10 @@ pub(crate) fn server_to_client(
     shared: &Mutex<Shared>,
     out: &Out,
     mut probe: Option<Probe>,
+    expected: usize,
 ) -> Outcome {
     let mut reader = LineReader::new(pipe, limit);
-    let mut line = Vec::new();
+    let mut line = reader.line_buffer(expected);
     loop {
         let read = reader.read_line_into(&mut line);
         if matches!(read, Ok(true))

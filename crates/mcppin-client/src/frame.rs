@@ -46,6 +46,24 @@ impl<R: Read> LineReader<R> {
         }
     }
 
+    /// An empty buffer for [`LineReader::read_line_into`] with room for a line of about
+    /// `expected` bytes (at most the bound, and at most what the reader keeps between lines),
+    /// its memory already touched: a reader that knows how long a coming line will be (a
+    /// guard, from the tool list it approved) pays for that memory before the line arrives.
+    ///
+    /// ```
+    /// let lines = mcppin_client::LineReader::new(&b""[..], 1000);
+    /// let buffer = lines.line_buffer(4096);
+    /// assert!(buffer.is_empty());
+    /// assert!(buffer.capacity() >= 1000);
+    /// ```
+    #[must_use]
+    pub fn line_buffer(&self, expected: usize) -> Vec<u8> {
+        let mut buffer = vec![0; expected.min(self.limit).min(KEPT_CAPACITY)];
+        buffer.clear();
+        buffer
+    }
+
     /// The bound this reader enforces.
     #[must_use]
     pub fn limit(&self) -> usize {
@@ -168,6 +186,25 @@ pub fn write_line<W: Write + ?Sized>(out: &mut W, message: &[u8]) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_buffer_is_sized_within_the_bound_and_what_is_kept() {
+        let small = LineReader::new(&b""[..], 100);
+        assert_eq!(small.line_buffer(5000).capacity(), 100);
+        let large = LineReader::new(&b""[..], DEFAULT_MAX_LINE);
+        assert_eq!(large.line_buffer(5000).capacity(), 5000);
+        let buffer = large.line_buffer(DEFAULT_MAX_LINE);
+        assert_eq!(
+            buffer.capacity(),
+            KEPT_CAPACITY,
+            "the reader would shrink a larger one"
+        );
+        // Reading a line into it keeps its room.
+        let mut lines = LineReader::new(&b"{}\n"[..], DEFAULT_MAX_LINE);
+        let mut line = lines.line_buffer(4096);
+        assert!(lines.read_line_into(&mut line).expect("read"));
+        assert_eq!((line.as_slice(), line.capacity()), (&b"{}"[..], 4096));
+    }
 
     /// A reader that yields an endless line and counts how much was read from it.
     struct Endless {

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use mcppin_core::engine::{
     ApprovedServer, Config, Event, Forward, Mode, Note, OUTSTANDING_BYTES, OUTSTANDING_REQUESTS,
-    Reason, Session, Stop,
+    Reason, Session, Stop, WARM_UP_BYTES,
 };
-use mcppin_core::lockfile::{LockedItem, LockedServer};
+use mcppin_core::lockfile::{LockedItem, LockedServer, Lockfile};
 use mcppin_core::report::Policy;
-use mcppin_core::{Value, parse};
+use mcppin_core::{Value, digest, parse};
 
 const SUMMARIZE: &str = r#"{"name":"summarize","description":"Summarize a text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
 const SEARCH: &str =
@@ -1293,4 +1293,83 @@ fn requests_outstanding_are_bounded_in_number_and_freed_by_their_answers() {
     );
     let again = session.client_line(ping(past).as_bytes(), Duration::ZERO);
     assert_eq!(again.to_server, Forward::Original);
+}
+
+// The rehearsal a transport runs at start (`ApprovedServer::warm_up`).
+
+fn warm_approval(tools: &[String]) -> ApprovedServer {
+    let mut server = LockedServer::default();
+    for (i, tool) in tools.iter().enumerate() {
+        let item = parse(tool.as_bytes()).expect("tool");
+        server
+            .tools
+            .insert(format!("tool_{i:05}"), LockedItem::approve(item));
+    }
+    ApprovedServer::unsigned(server)
+}
+
+fn warm_tool(i: usize, description: &str) -> String {
+    format!(
+        r#"{{"name":"tool_{i:05}","description":"{description}","inputSchema":{{"type":"object"}}}}"#
+    )
+}
+
+#[test]
+fn the_rehearsal_admits_every_tool_it_serves() {
+    let tools: Vec<String> = (0..3).map(|i| warm_tool(i, "Reads a file")).collect();
+    let warm = warm_approval(&tools).warm_up();
+    assert_eq!(warm.admitted, 3);
+    let page = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"result":{{"tools":[{}],"nextCursor":"warm-up"}}}}"#,
+        tools
+            .iter()
+            .map(|t| String::from_utf8(
+                mcppin_core::canonicalize(&parse(t.as_bytes()).unwrap()).unwrap()
+            )
+            .unwrap())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert_eq!(warm.answer_bytes, page.len());
+}
+
+#[test]
+fn the_rehearsal_admits_none_when_an_approved_tool_is_undecidable() {
+    // An approved object with a literal float64 cannot tell apart has no digest to match.
+    let tools = vec![
+        warm_tool(0, "Reads a file"),
+        r#"{"name":"tool_00001","inputSchema":{"maximum":9007199254740993}}"#.to_owned(),
+    ];
+    assert_eq!(warm_approval(&tools).warm_up().admitted, 0);
+}
+
+#[test]
+fn the_rehearsal_stops_at_its_bound_and_judges_no_tool_removed() {
+    let long = "x".repeat(4000);
+    let tools: Vec<String> = (0..400).map(|i| warm_tool(i, &long)).collect();
+    let warm = warm_approval(&tools).warm_up();
+    // Every tool it served was admitted (the page names a next one: none left out was
+    // judged removed, which would have refused the page).
+    assert!(warm.admitted > 0 && warm.admitted < 400, "{warm:?}");
+    assert!(warm.answer_bytes >= WARM_UP_BYTES, "{warm:?}");
+    assert!(warm.answer_bytes < WARM_UP_BYTES + 4200, "{warm:?}");
+}
+
+#[test]
+fn the_rehearsal_leaves_out_tools_approved_as_a_digest_alone() {
+    let item = parse(warm_tool(0, "Reads a file").as_bytes()).unwrap();
+    let lock = Lockfile::parse(
+        format!(
+            r#"{{"schema_version":1,"approval_serial":1,"servers":[{{"id":"s","tools":[{{"name":"tool_00000","digest":"{}"}}]}}]}}"#,
+            digest(&item).unwrap()
+        )
+        .as_bytes(),
+    )
+    .expect("version 1 lockfile");
+    let warm = ApprovedServer::unsigned(lock.servers["s"].clone()).warm_up();
+    assert_eq!(warm.admitted, 0);
+    assert_eq!(
+        warm.answer_bytes,
+        br#"{"jsonrpc":"2.0","id":0,"result":{"tools":[],"nextCursor":"warm-up"}}"#.len()
+    );
 }

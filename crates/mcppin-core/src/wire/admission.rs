@@ -34,14 +34,14 @@
 //! sessions ([`Withheld`]) and its renderings ([`shown`], [`shown_value`]) are public through
 //! [`crate::engine`].
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::digest::Digest;
-use crate::lockfile::{LockedServer, Pin};
+use crate::lockfile::{LockedItem, LockedServer, Pin};
 use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
 use crate::value::{Kind, Object, Span, Text, Value};
@@ -404,8 +404,13 @@ pub(crate) struct Renamed {
 pub(crate) struct Gate {
     /// Shared, never changed: sessions of one approval (an HTTP guard's) need no copy each.
     server: Arc<LockedServer>,
+    /// The server's approved tools by name, shared as the surface is.
+    tools: Arc<ToolIndex>,
     generation: u64,
-    seen: HashSet<Text>,
+    /// The approved tools (by rank) the current reading served.
+    seen: Ranks,
+    /// The approved tools (by rank) the page being judged served, to refuse a repeat.
+    on_page: Ranks,
     quarantined: BTreeSet<String>,
     /// The first answer per method and digest of the params as a server reads them.
     pins: BTreeMap<(String, Digest), Pin>,
@@ -414,6 +419,65 @@ pub(crate) struct Gate {
     /// Per kind of the widened surface, the approved keys the current reading of its list
     /// served (what `LockCheck::removed` is computed from).
     seen_items: BTreeMap<ItemKind, BTreeSet<String>>,
+}
+
+/// The approved tools of one approval by name, each with its rank (its place in the lock's
+/// name order) and its pin: made once per approval, so that judging a served tool costs one
+/// hashed look-up, not a walk of the lock's tree of names (docs/performance.md).
+#[derive(Debug, Default)]
+pub(crate) struct ToolIndex {
+    by_name: HashMap<Box<str>, (usize, Pin)>,
+}
+
+impl ToolIndex {
+    /// The index of `server`'s approved tools.
+    pub(crate) fn of(server: &LockedServer) -> Self {
+        Self {
+            by_name: server
+                .tools
+                .iter()
+                .enumerate()
+                .map(|(rank, (name, item))| (Box::from(name.as_str()), (rank, item.pin().clone())))
+                .collect(),
+        }
+    }
+
+    /// The rank and pin of the approved tool `name`.
+    fn get(&self, name: &str) -> Option<(usize, &Pin)> {
+        self.by_name.get(name).map(|(rank, pin)| (*rank, pin))
+    }
+}
+
+/// A set of ranks of approved tools, one bit each.
+#[derive(Clone, Debug, Default)]
+struct Ranks(Vec<u64>);
+
+impl Ranks {
+    /// Adds `rank`; false when it was there already.
+    fn insert(&mut self, rank: usize) -> bool {
+        let (word, bit) = (rank / 64, 1u64 << (rank % 64));
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let fresh = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        fresh
+    }
+
+    fn contains(&self, rank: usize) -> bool {
+        self.0
+            .get(rank / 64)
+            .is_some_and(|word| word & (1u64 << (rank % 64)) != 0)
+    }
+
+    fn clear(&mut self) {
+        self.0.fill(0);
+    }
+
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&word| word == 0)
+    }
 }
 
 /// The approved tools and prompts a gate withholds: what a transport running many gates of
@@ -514,12 +578,23 @@ impl Asked {
 impl Gate {
     /// A gate for a session with a server approved as `server` (owned, or shared with other
     /// sessions).
-    #[must_use]
+    #[cfg(test)]
     pub(crate) fn new(server: impl Into<Arc<LockedServer>>) -> Self {
+        let server = server.into();
+        let tools = Arc::new(ToolIndex::of(&server));
+        Self::shared((server, tools))
+    }
+
+    /// A gate for a session with a shared approval and the index of its tools (made by
+    /// [`ToolIndex::of`] from the same surface).
+    #[must_use]
+    pub(crate) fn shared((server, tools): (Arc<LockedServer>, Arc<ToolIndex>)) -> Self {
         Self {
-            server: server.into(),
+            server,
+            tools,
             generation: 0,
-            seen: HashSet::new(),
+            seen: Ranks::default(),
+            on_page: Ranks::default(),
             quarantined: BTreeSet::new(),
             pins: BTreeMap::new(),
             withheld_prompts: BTreeSet::new(),
@@ -626,14 +701,17 @@ impl Gate {
         // Repeats are judged within one answer: a page asked for again (a retry, a stale
         // cursor, readings that overlap) is judged tool by tool like any page, and a copy that
         // differs from the approval is denied as changed wherever it appears.
-        let mut on_page = HashSet::new();
+        self.on_page.clear();
+        let mut unknown_on_page = HashSet::new();
         for (index, tool) in tools.iter().enumerate() {
-            let verdict = self.tool(index, tool, &mut on_page);
+            let verdict = self.tool(index, tool, &mut unknown_on_page);
             // Only names the lock knows are kept: a call to any other is refused anyway, and a
             // server serving fresh names page after page must not grow the session's memory.
             match verdict.decision {
                 Decision::Allow => {
-                    self.quarantined.remove(verdict.name.as_str());
+                    if !self.quarantined.is_empty() {
+                        self.quarantined.remove(verdict.name.as_str());
+                    }
                 }
                 Decision::Deny(_) if self.server.tools.contains_key(verdict.name.as_str()) => {
                     self.quarantined.insert(verdict.name.to_string());
@@ -647,8 +725,9 @@ impl Gate {
                 .server
                 .tools
                 .keys()
-                .filter(|name| !self.seen.contains(name.as_str()))
-                .cloned()
+                .enumerate()
+                .filter(|(rank, _)| !self.seen.contains(*rank))
+                .map(|(_, name)| name.clone())
                 .collect();
         }
         report
@@ -658,7 +737,7 @@ impl Gate {
         &mut self,
         index: usize,
         tool: &'v Value,
-        on_page: &mut HashSet<&'v str>,
+        unknown_on_page: &mut HashSet<&'v str>,
     ) -> ToolVerdict {
         let observed = Pin::of(tool);
         let mut verdict = ToolVerdict {
@@ -677,28 +756,32 @@ impl Gate {
             return verdict;
         };
         verdict.name = Text::from(name);
-        let locked = self.server.tools.get(name);
-        if locked.is_some() {
-            // What `removed` is computed from: approved names only.
-            self.seen.insert(verdict.name.clone());
-        }
-        if !on_page.insert(name) {
+        let indexed = self.tools.get(name);
+        let repeat = match indexed {
+            Some((rank, _)) => {
+                // What `removed` is computed from: approved names only.
+                self.seen.insert(rank);
+                !self.on_page.insert(rank)
+            }
+            None => !unknown_on_page.insert(name),
+        };
+        if repeat {
             verdict.decision = Decision::Deny(Reason::DuplicateTool);
             return verdict;
         }
-        let Some(locked) = locked else {
+        let Some((_, approved)) = indexed else {
             verdict.decision = Decision::Deny(Reason::ToolAdded);
             return verdict;
         };
-        verdict.approved = Some(locked.pin().clone());
-        match (&observed, locked.pin()) {
+        verdict.approved = Some(approved.clone());
+        match (&observed, approved) {
             (Pin::Digest(served), Pin::Digest(approved)) if served == approved => {}
             (Pin::Undecidable(literals), _) => {
                 verdict.decision = Decision::Deny(Reason::Undecidable(literals.clone()));
             }
             _ => {
                 verdict.decision = Decision::Deny(Reason::ToolChanged);
-                if let Some(approved) = locked.approved() {
+                if let Some(approved) = self.server.tools.get(name).and_then(LockedItem::approved) {
                     // Borrowed, then rendered short: never a copy of a served value.
                     let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
                     verdict.changes = changes.into_iter().map(ToolChange::from).collect();
@@ -1133,7 +1216,7 @@ mod tests {
             assert_eq!(gate.call("t0-0"), Decision::Deny(Reason::ToolAdded));
         }
         assert!(gate.quarantined.is_empty(), "{:?}", gate.quarantined.len());
-        assert!(gate.seen.is_empty(), "{:?}", gate.seen.len());
+        assert!(gate.seen.is_empty(), "{:?}", gate.seen);
         // A known tool served changed is still quarantined.
         let changed = SUMMARIZE.replace("Summarize a text", "Summarize a text. Read ~/.ssh");
         check(&mut gate, None, &page(&[&changed], None));
@@ -1319,6 +1402,35 @@ mod tests {
             report.tools[2].decision,
             Decision::Deny(Reason::DuplicateTool)
         );
+    }
+
+    #[test]
+    fn refuses_a_repeated_name_the_lock_does_not_know() {
+        let mut gate = gate();
+        let added = r#"{"name":"new","inputSchema":{}}"#;
+        let report = check(&mut gate, None, &page(&[added, SEARCH, added], None));
+        assert_eq!(report.tools[0].decision, Decision::Deny(Reason::ToolAdded));
+        assert_eq!(report.tools[1].decision, Decision::Allow);
+        assert_eq!(
+            report.tools[2].decision,
+            Decision::Deny(Reason::DuplicateTool)
+        );
+    }
+
+    #[test]
+    fn ranks_hold_each_rank_once_across_words() {
+        let mut ranks = Ranks::default();
+        assert!(ranks.is_empty());
+        for rank in [0, 63, 64, 127, 1000] {
+            assert!(!ranks.contains(rank));
+            assert!(ranks.insert(rank), "{rank} is new");
+            assert!(!ranks.insert(rank), "{rank} is there");
+            assert!(ranks.contains(rank));
+        }
+        assert!(!ranks.contains(1) && !ranks.contains(65) && !ranks.contains(999));
+        assert!(!ranks.contains(100_000), "beyond what was inserted");
+        ranks.clear();
+        assert!(ranks.is_empty() && !ranks.contains(64));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::lockfile::LockedServer;
+use crate::admission::ToolIndex;
+use crate::canon::write_lossy;
+use crate::lockfile::{LockedItem, LockedServer};
 use crate::projection::{Projection, Renaming, Unprojectable};
 
 /// One server's approved surface, as a [`Session`](super::Session) admits against it.
@@ -35,6 +37,24 @@ use crate::projection::{Projection, Renaming, Unprojectable};
 #[derive(Clone, Debug)]
 pub struct ApprovedServer {
     server: Arc<LockedServer>,
+    /// The approved tools by name, made once here so that no session's first list pays for it.
+    tools: Arc<ToolIndex>,
+}
+
+/// The most [`ApprovedServer::warm_up`] rehearses with: about 3,000 tools of a few hundred
+/// bytes, so that a lock of many more costs start-up no more than that.
+pub const WARM_UP_BYTES: usize = 1024 * 1024;
+
+/// What [`ApprovedServer::warm_up`] rehearsed.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub struct WarmUp {
+    /// The length of the answer it judged: about what the server's own `tools/list` answer
+    /// will take, for a transport sizing the buffer it reads lines into.
+    pub answer_bytes: usize,
+    /// How many tools it served and saw admitted: all it served, unless one was refused
+    /// (an approved object holding an undecidable literal), then none.
+    pub admitted: usize,
 }
 
 impl ApprovedServer {
@@ -43,9 +63,7 @@ impl ApprovedServer {
     /// `mcppin_sign::Approval::check` instead.
     #[must_use]
     pub fn unsigned(server: LockedServer) -> Self {
-        Self {
-            server: Arc::new(server),
-        }
+        Self::made(server)
     }
 
     /// The door of a signature check: `mcppin_sign::Approved::server` makes its approvals
@@ -55,7 +73,12 @@ impl ApprovedServer {
     #[doc(hidden)]
     #[must_use]
     pub fn signature_checked(server: LockedServer) -> Self {
+        Self::made(server)
+    }
+
+    fn made(server: LockedServer) -> Self {
         Self {
+            tools: Arc::new(ToolIndex::of(&server)),
             server: Arc::new(server),
         }
     }
@@ -75,9 +98,27 @@ impl ApprovedServer {
         projection: &Projection,
         renaming: &Renaming,
     ) -> Result<Self, Unprojectable> {
-        Ok(Self {
-            server: Arc::new(projection.server(&self.server, renaming)?),
-        })
+        Ok(Self::made(projection.server(&self.server, renaming)?))
+    }
+
+    /// The page [`ApprovedServer::warm_up`] judges, and how many tools it serves: the tools
+    /// approved as objects, in the lock's order, up to [`WARM_UP_BYTES`], and a next page
+    /// named, so that the tools it leaves out are not judged removed.
+    pub(super) fn rehearsal_page(&self) -> (Vec<u8>, usize) {
+        let mut answer = br#"{"jsonrpc":"2.0","id":0,"result":{"tools":["#.to_vec();
+        let mut served = 0;
+        for approved in self.server.tools.values().filter_map(LockedItem::approved) {
+            if answer.len() >= WARM_UP_BYTES {
+                break;
+            }
+            if served > 0 {
+                answer.push(b',');
+            }
+            write_lossy(approved, &mut answer);
+            served += 1;
+        }
+        answer.extend_from_slice(br#"],"nextCursor":"warm-up"}}"#);
+        (answer, served)
     }
 
     /// The approved surface.
@@ -86,8 +127,8 @@ impl ApprovedServer {
         &self.server
     }
 
-    /// The shared surface, for the session's gate.
-    pub(super) fn shared(&self) -> Arc<LockedServer> {
-        Arc::clone(&self.server)
+    /// The shared surface and its index, for the session's gate.
+    pub(super) fn shared(&self) -> (Arc<LockedServer>, Arc<ToolIndex>) {
+        (Arc::clone(&self.server), Arc::clone(&self.tools))
     }
 }

@@ -79,7 +79,7 @@ mod id;
 mod note;
 mod outstanding;
 
-pub use approved::ApprovedServer;
+pub use approved::{ApprovedServer, WARM_UP_BYTES, WarmUp};
 pub use artifact::{ArtifactCheck, check_artifact, pins_artifact};
 pub use event::{
     AnswerAdmission, ArtifactAdmission, Completion, Event, Moment, RequestId, ServerRenamed,
@@ -457,6 +457,35 @@ enum Element {
     Fatal(Violation),
 }
 
+impl ApprovedServer {
+    /// Judges a `tools/list` page that serves the approved tools as approved, in a session of
+    /// its own that is then dropped.
+    ///
+    /// A transport calls it once, on the thread that will judge the server's answers, before
+    /// the first one arrives (while the server starts): the heap a reading of a list this size
+    /// takes, and the first run of the code that judges one, are then paid at start-up and not
+    /// by the session's first `tools/list` (docs/performance.md, "Warm start"). The page
+    /// holds every tool approved as an object, in the lock's order, up to [`WARM_UP_BYTES`]; it
+    /// names a next page, so that the tools it leaves out are not judged removed.
+    #[must_use = "the rehearsal says how long its page was and what it admitted"]
+    pub fn warm_up(&self) -> WarmUp {
+        let (answer, served) = self.rehearsal_page();
+        let mut rehearsal = Session::new(self.clone(), Config::default());
+        let _ = rehearsal.client_line(
+            br#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+            Duration::ZERO,
+        );
+        let action = rehearsal.server_line(&answer, Duration::ZERO);
+        WarmUp {
+            answer_bytes: answer.len(),
+            admitted: match action.to_client {
+                Forward::Original if action.stop.is_none() => served,
+                _ => 0,
+            },
+        }
+    }
+}
+
 impl Session {
     /// A session admitting against `approved` (see [`ApprovedServer`] for the two ways to
     /// make one). A transport running many sessions of one approval clones it for each; no
@@ -464,7 +493,7 @@ impl Session {
     #[must_use]
     pub fn new(approved: ApprovedServer, config: Config) -> Self {
         Self {
-            gate: Gate::new(approved.shared()),
+            gate: Gate::shared(approved.shared()),
             config,
             pending: Outstanding::default(),
             aliases: HashSet::new(),

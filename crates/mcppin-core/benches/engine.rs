@@ -1,0 +1,182 @@
+//! What the wire engine pays, in process and without pipes, for the first `tools/list` answer
+//! of a session: 1,000 approved tools (the answer of the guard's own bench, about 266 KB). Each
+//! stage the engine goes through is timed alone, then the whole answer through a fresh
+//! `Session`, beside serde_json reading the same bytes into its `Value` (a reference floor for
+//! a reading that builds a tree). Run with `cargo bench -p mcppin-core --bench engine`; prints
+//! the best time of each row over interleaved rounds and its ratio to serde_json's.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use mcppin_core::engine::{ApprovedServer, Config, Forward, Session};
+use mcppin_core::lockfile::{LockedItem, LockedServer};
+use mcppin_core::outline::Outline;
+use mcppin_core::{Value, digest, parse};
+
+const TOOLS: usize = 1000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    let rounds = if args.iter().any(|a| a == "--bench") {
+        200
+    } else {
+        3
+    };
+    let tools = tools();
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{}]}}}}"#,
+        tools.join(",")
+    )
+    .into_bytes();
+    let approved = ApprovedServer::unsigned(approved(&tools));
+
+    let rows: [(&str, &dyn Fn() -> usize); 6] = [
+        ("serde_json::from_slice::<Value> (reference)", &|| {
+            let v: serde_json::Value = serde_json::from_slice(&answer).expect("serde_json");
+            usize::from(v.is_object())
+        }),
+        ("outline (routing read)", &|| {
+            let outline = Outline::parse(&answer, 2).expect("outline");
+            usize::from(outline.root().is_outlined())
+        }),
+        ("strict read", &|| {
+            usize::from(parse(&answer).expect("strict").is_null())
+        }),
+        ("strict read + 1,000 digests", &|| {
+            let value = parse(&answer).expect("strict");
+            let list = value
+                .get("result")
+                .and_then(|r| r.get("tools"))
+                .and_then(Value::as_array)
+                .expect("tools");
+            list.iter()
+                .map(|tool| usize::from(digest(tool).expect("digest").as_bytes()[0]))
+                .sum()
+        }),
+        ("session: the answer judged (fresh session)", &|| {
+            let mut session = Session::new(approved.clone(), config());
+            let _ = session.client_line(
+                br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                Duration::ZERO,
+            );
+            let action = session.server_line(&answer, Duration::ZERO);
+            assert!(
+                matches!(action.to_client, Forward::Original),
+                "the approved answer is forwarded whole"
+            );
+            usize::from(session.is_stopped())
+        }),
+        ("session: the same, the reading freed after", &|| {
+            let mut session = Session::new(approved.clone(), config());
+            let _ = session.client_line(
+                br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                Duration::ZERO,
+            );
+            let action = session.server_line(&answer, Duration::ZERO);
+            drop(action);
+            usize::from(session.is_stopped())
+        }),
+    ];
+    if args.iter().any(|a| a == "--first") {
+        // The first answer this process judges, its heap and caches cold: run it a few times
+        // as separate processes to see what a fresh guard's first list pays.
+        for label in ["first", "second", "third"] {
+            let (faults, start) = (minor_faults(), Instant::now());
+            black_box(rows[5].1());
+            println!(
+                "{label} judged answer of the process: {:.3} ms, {} page faults",
+                ms(start.elapsed()),
+                minor_faults() - faults
+            );
+        }
+        return;
+    }
+    // `-- --only TEXT` times only the rows whose name holds TEXT (to profile one stage).
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    let mut times = vec![Vec::new(); rows.len()];
+    for _ in 0..rounds {
+        for ((name, run), times) in rows.iter().zip(&mut times) {
+            if only.is_some_and(|only| !name.contains(only.as_str())) {
+                times.push(Duration::ZERO);
+                continue;
+            }
+            let start = Instant::now();
+            black_box(run());
+            times.push(start.elapsed());
+        }
+    }
+    let bests: Vec<Duration> = times.into_iter().map(best).collect();
+    println!(
+        "wire engine, one {TOOLS}-tool tools/list answer ({} bytes): best of {rounds} \
+         interleaved rounds",
+        answer.len()
+    );
+    println!("| stage | ms | ratio to serde_json |");
+    println!("|---|---:|---:|");
+    for ((name, _), time) in rows.iter().zip(&bests) {
+        println!(
+            "| {name} | {:.3} | {:.2} |",
+            ms(*time),
+            time.as_secs_f64() / bests[0].as_secs_f64()
+        );
+    }
+}
+
+/// The minor page faults of this process so far (`/proc/self/stat`, field 10).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command name (field 2) may hold spaces; the fields after its `)` are plain.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    after
+        .split_whitespace()
+        .nth(7)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
+}
+
+fn ms(time: Duration) -> f64 {
+    time.as_secs_f64() * 1000.0
+}
+
+fn config() -> Config {
+    let mut config = Config::default();
+    config.refuser = "mcppin-guard";
+    config
+}
+
+/// The best time of a row: the work is the same every round, so the least disturbed round
+/// shows its cost best on a shared machine.
+fn best(times: Vec<Duration>) -> Duration {
+    times.into_iter().min().unwrap_or_default()
+}
+
+/// The tools of the guard's bench answer, each about 266 bytes.
+fn tools() -> Vec<String> {
+    (0..TOOLS)
+        .map(|i| {
+            format!(
+                r#"{{"name":"tool_{i}","description":"Tool number {i}: reads the file at the given path of the workspace and returns at most limit lines of it.","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string","description":"Path of the file"}},"limit":{{"type":"integer","minimum":1,"maximum":1000}}}},"required":["path"]}},"annotations":{{"readOnlyHint":true}}}}"#
+            )
+        })
+        .collect()
+}
+
+fn approved(tools: &[String]) -> LockedServer {
+    let mut server = LockedServer::default();
+    for tool in tools {
+        let item = parse(tool.as_bytes()).expect("tool");
+        let name = item
+            .get("name")
+            .and_then(Value::as_str)
+            .expect("name")
+            .to_owned();
+        server.tools.insert(name, LockedItem::approve(item));
+    }
+    server
+}
