@@ -102,14 +102,21 @@ impl ApprovedServer {
     }
 
     /// The page [`ApprovedServer::warm_up`] judges, and how many tools it serves: the tools
-    /// approved as objects, in the lock's order, up to [`WARM_UP_BYTES`], and a next page
-    /// named, so that the tools it leaves out are not judged removed.
+    /// approved as objects, in the lock's order, as many as fit in [`WARM_UP_BYTES`], and a
+    /// next page named, so that the tools it leaves out are not judged removed.
+    ///
+    /// A tool's size is taken from the bytes it was read from (a lockfile writes each in a
+    /// form at least as long as the canonical one), before it is written: a tool too large
+    /// for what is left is skipped unwritten, so no approval, however large one of its tools,
+    /// makes the rehearsal longer than the bound. A tool not read from bytes has no size to
+    /// go by and is left out.
     pub(super) fn rehearsal_page(&self) -> (Vec<u8>, usize) {
         let mut answer = br#"{"jsonrpc":"2.0","id":0,"result":{"tools":["#.to_vec();
         let mut served = 0;
         for approved in self.server.tools.values().filter_map(LockedItem::approved) {
-            if answer.len() >= WARM_UP_BYTES {
-                break;
+            let size = approved.span().end - approved.span().start;
+            if size == 0 || answer.len() + size > WARM_UP_BYTES {
+                continue;
             }
             if served > 0 {
                 answer.push(b',');
