@@ -101,8 +101,9 @@ fn main() {
         .and_then(|i| args.get(i + 1));
     let mut times = vec![Vec::new(); rows.len()];
     for _ in 0..rounds {
-        for ((name, run), times) in rows.iter().zip(&mut times) {
-            if only.is_some_and(|only| !name.contains(only.as_str())) {
+        for (row, ((name, run), times)) in rows.iter().zip(&mut times).enumerate() {
+            // The reference row always runs: the ratios are to it.
+            if row > 0 && only.is_some_and(|only| !name.contains(only.as_str())) {
                 times.push(Duration::ZERO);
                 continue;
             }
