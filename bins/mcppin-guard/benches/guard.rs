@@ -561,7 +561,7 @@ fn peak_rss(
 
 /// The bench server: answers every request at once.
 fn serve() {
-    let tools = tools();
+    let tools = mcppin_testkit::bench_tools(TOOLS);
     let stdin = std::io::stdin();
     let mut input = BufReader::with_capacity(1 << 16, stdin.lock());
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -627,20 +627,10 @@ fn id_of(line: &str) -> &str {
     &rest[..end]
 }
 
-fn tools() -> Vec<String> {
-    (0..TOOLS)
-        .map(|i| {
-            format!(
-                r#"{{"name":"tool_{i}","description":"Tool number {i}: reads the file at the given path of the workspace and returns at most limit lines of it.","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string","description":"Path of the file"}},"limit":{{"type":"integer","minimum":1,"maximum":1000}}}},"required":["path"]}},"annotations":{{"readOnlyHint":true}}}}"#
-            )
-        })
-        .collect()
-}
-
 fn lockfile() -> Vec<u8> {
     let manifest = format!(
         r#"{{"schema_version":2,"complete":true,"servers":[{{"id":"bench","tools":[{}]}}]}}"#,
-        tools().join(",")
+        mcppin_testkit::bench_tools(TOOLS).join(",")
     );
     let manifest = Manifest::parse(manifest.as_bytes()).expect("manifest");
     Lockfile::approve(None, &manifest, &[])

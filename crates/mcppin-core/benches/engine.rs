@@ -1,9 +1,12 @@
 //! What the wire engine pays, in process and without pipes, for the first `tools/list` answer
-//! of a session: 1,000 approved tools (the answer of the guard's own bench, about 266 KB). Each
+//! of a session: 1,000 approved tools (the answer of the guard's own bench, about 357 KB). Each
 //! stage the engine goes through is timed alone, then the whole answer through a fresh
 //! `Session`, beside serde_json reading the same bytes into its `Value` (a reference floor for
 //! a reading that builds a tree). Run with `cargo bench -p mcppin-core --bench engine`; prints
 //! the best time of each row over interleaved rounds and its ratio to serde_json's.
+//! `-- --only TEXT` times the rows whose name holds TEXT (and the reference), to profile one
+//! stage; `-- --first` times the first three answers a fresh process judges, with the page
+//! faults each took.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -25,7 +28,7 @@ fn main() {
     } else {
         3
     };
-    let tools = tools();
+    let tools = mcppin_testkit::bench_tools(TOOLS);
     let answer = format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{}]}}}}"#,
         tools.join(",")
@@ -33,7 +36,7 @@ fn main() {
     .into_bytes();
     let approved = ApprovedServer::unsigned(approved(&tools));
 
-    let rows: [(&str, &dyn Fn() -> usize); 6] = [
+    let rows: [(&str, &dyn Fn() -> usize); 5] = [
         ("serde_json::from_slice::<Value> (reference)", &|| {
             let v: serde_json::Value = serde_json::from_slice(&answer).expect("serde_json");
             usize::from(v.is_object())
@@ -56,36 +59,29 @@ fn main() {
                 .map(|tool| usize::from(digest(tool).expect("digest").as_bytes()[0]))
                 .sum()
         }),
-        ("session: the answer judged (fresh session)", &|| {
-            let mut session = Session::new(approved.clone(), config());
-            let _ = session.client_line(
-                br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-                Duration::ZERO,
-            );
-            let action = session.server_line(&answer, Duration::ZERO);
-            assert!(
-                matches!(action.to_client, Forward::Original),
-                "the approved answer is forwarded whole"
-            );
-            usize::from(session.is_stopped())
-        }),
-        ("session: the same, the reading freed after", &|| {
-            let mut session = Session::new(approved.clone(), config());
-            let _ = session.client_line(
-                br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-                Duration::ZERO,
-            );
-            let action = session.server_line(&answer, Duration::ZERO);
-            drop(action);
-            usize::from(session.is_stopped())
-        }),
+        (
+            "session: the answer judged (fresh session, the reading freed)",
+            &|| {
+                let mut session = Session::new(approved.clone(), config());
+                let _ = session.client_line(
+                    br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                    Duration::ZERO,
+                );
+                let action = session.server_line(&answer, Duration::ZERO);
+                assert!(
+                    matches!(action.to_client, Forward::Original),
+                    "the approved answer is forwarded whole"
+                );
+                usize::from(session.is_stopped())
+            },
+        ),
     ];
     if args.iter().any(|a| a == "--first") {
         // The first answer this process judges, its heap and caches cold: run it a few times
         // as separate processes to see what a fresh guard's first list pays.
         for label in ["first", "second", "third"] {
             let (faults, start) = (minor_faults(), Instant::now());
-            black_box(rows[5].1());
+            black_box(rows[4].1());
             println!(
                 "{label} judged answer of the process: {:.3} ms, {} page faults",
                 ms(start.elapsed()),
@@ -155,17 +151,6 @@ fn config() -> Config {
 /// shows its cost best on a shared machine.
 fn best(times: Vec<Duration>) -> Duration {
     times.into_iter().min().unwrap_or_default()
-}
-
-/// The tools of the guard's bench answer, each about 266 bytes.
-fn tools() -> Vec<String> {
-    (0..TOOLS)
-        .map(|i| {
-            format!(
-                r#"{{"name":"tool_{i}","description":"Tool number {i}: reads the file at the given path of the workspace and returns at most limit lines of it.","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string","description":"Path of the file"}},"limit":{{"type":"integer","minimum":1,"maximum":1000}}}},"required":["path"]}},"annotations":{{"readOnlyHint":true}}}}"#
-            )
-        })
-        .collect()
 }
 
 fn approved(tools: &[String]) -> LockedServer {

@@ -5,7 +5,8 @@
 //! unbounded ones are refused by clippy's configuration),
 //! [`Scratch`] (a fresh directory per test), process helpers and [`npm`] (a local npm registry
 //! for real `npx` installs), [`peer`] (a scriptable HTTP/1.1 server for remote-capture and
-//! HTTP-guard tests), [`sarif`] (the official SARIF validator on a log a test wrote);
+//! HTTP-guard tests), [`sarif`] (the official SARIF validator on a log a test wrote),
+//! [`bench_tools`] (the tools of the list benchmarks);
 //! and for every crate's tests, [`import`]: the file-level imports of
 //! a crate's source and the circles among them. A dev-dependency only, never published; panics
 //! are its way to fail a test.
@@ -27,6 +28,20 @@ pub mod peer;
 pub mod sarif;
 
 pub use listening::{Listening, resident_kib};
+
+/// The tools of the list benchmarks (the guard's and the wire engine's), as JSON text:
+/// `tool_0` to `tool_{count - 1}`, each about 356 bytes (a description, an input schema of two
+/// properties, an annotation), in the member order a typical server writes (not RFC 8785's).
+#[must_use]
+pub fn bench_tools(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| {
+            format!(
+                r#"{{"name":"tool_{i}","description":"Tool number {i}: reads the file at the given path of the workspace and returns at most limit lines of it.","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string","description":"Path of the file"}},"limit":{{"type":"integer","minimum":1,"maximum":1000}}}},"required":["path"]}},"annotations":{{"readOnlyHint":true}}}}"#
+            )
+        })
+        .collect()
+}
 
 /// How long a test waits for a binary to exit on its own before it kills it and fails: far
 /// above any shutdown the binaries run (grace periods included), so only a hang reaches it.
