@@ -446,6 +446,11 @@ impl ToolIndex {
     fn get(&self, name: &str) -> Option<(usize, &Pin)> {
         self.by_name.get(name).map(|(rank, pin)| (*rank, pin))
     }
+
+    /// Whether the lock approves a tool `name`.
+    fn knows(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
 }
 
 /// A set of ranks of approved tools, one bit each.
@@ -616,7 +621,7 @@ impl Gate {
             tools: self
                 .quarantined
                 .iter()
-                .filter(|name| self.server.tools.contains_key(*name))
+                .filter(|name| self.tools.knows(name))
                 .cloned()
                 .collect(),
             prompts: self
@@ -636,7 +641,7 @@ impl Gate {
         let tools = withheld
             .tools
             .iter()
-            .filter(|name| self.server.tools.contains_key(*name))
+            .filter(|name| self.tools.knows(name))
             .cloned();
         self.quarantined.extend(tools);
         let approved = self.server.items(ItemKind::Prompt);
@@ -713,7 +718,7 @@ impl Gate {
                         self.quarantined.remove(verdict.name.as_str());
                     }
                 }
-                Decision::Deny(_) if self.server.tools.contains_key(verdict.name.as_str()) => {
+                Decision::Deny(_) if self.tools.knows(&verdict.name) => {
                     self.quarantined.insert(verdict.name.to_string());
                 }
                 Decision::Deny(_) => {}
@@ -796,7 +801,7 @@ impl Gate {
     /// know the tool, nor while its latest served form is refused.
     #[must_use]
     pub(crate) fn call(&self, name: &str) -> Decision {
-        if !self.server.tools.contains_key(name) {
+        if !self.tools.knows(name) {
             Decision::Deny(Reason::ToolAdded)
         } else if self.quarantined.contains(name) {
             Decision::Deny(Reason::Quarantined)
@@ -1395,25 +1400,24 @@ mod tests {
 
     #[test]
     fn refuses_a_repeated_name_within_one_answer() {
-        let mut gate = gate();
-        let report = check(&mut gate, None, &page(&[SEARCH, SUMMARIZE, SEARCH], None));
-        assert_eq!(report.tools[0].decision, Decision::Allow);
-        assert_eq!(
-            report.tools[2].decision,
-            Decision::Deny(Reason::DuplicateTool)
-        );
-    }
-
-    #[test]
-    fn refuses_a_repeated_name_the_lock_does_not_know() {
-        let mut gate = gate();
+        // Approved names and names the lock does not know are kept apart: each repeat counts.
         let added = r#"{"name":"new","inputSchema":{}}"#;
-        let report = check(&mut gate, None, &page(&[added, SEARCH, added], None));
-        assert_eq!(report.tools[0].decision, Decision::Deny(Reason::ToolAdded));
-        assert_eq!(report.tools[1].decision, Decision::Allow);
+        let mut gate = gate();
+        let report = check(
+            &mut gate,
+            None,
+            &page(&[SEARCH, added, SUMMARIZE, SEARCH, added], None),
+        );
+        let decisions: Vec<_> = report.tools.iter().map(|t| t.decision.clone()).collect();
         assert_eq!(
-            report.tools[2].decision,
-            Decision::Deny(Reason::DuplicateTool)
+            decisions,
+            [
+                Decision::Allow,
+                Decision::Deny(Reason::ToolAdded),
+                Decision::Allow,
+                Decision::Deny(Reason::DuplicateTool),
+                Decision::Deny(Reason::DuplicateTool),
+            ]
         );
     }
 

@@ -101,9 +101,7 @@ impl ApprovedServer {
         Ok(Self::made(projection.server(&self.server, renaming)?))
     }
 
-    /// The page [`ApprovedServer::warm_up`] judges, and how many tools it serves: the tools
-    /// approved as objects, in the lock's order, as many as fit in [`WARM_UP_BYTES`], and a
-    /// next page named, so that the tools it leaves out are not judged removed.
+    /// The page [`ApprovedServer::warm_up`] judges, and how many tools it serves.
     ///
     /// A tool's size is taken from the bytes it was read from (a lockfile writes each in a
     /// form at least as long as the canonical one), before it is written: a tool too large

@@ -465,8 +465,9 @@ impl ApprovedServer {
     /// the first one arrives (while the server starts): the heap a reading of a list this size
     /// takes, and the first run of the code that judges one, are then paid at start-up and not
     /// by the session's first `tools/list` (docs/performance.md, "Warm start"). The page
-    /// holds every tool approved as an object, in the lock's order, up to [`WARM_UP_BYTES`]; it
-    /// names a next page, so that the tools it leaves out are not judged removed.
+    /// serves the tools approved as objects that fit in [`WARM_UP_BYTES`] together (a tool too
+    /// large for what is left is skipped unwritten), and names a next page, so that the tools
+    /// it leaves out are not judged removed.
     #[must_use = "the rehearsal says how long its page was and what it admitted"]
     pub fn warm_up(&self) -> WarmUp {
         let (answer, served) = self.rehearsal_page();
