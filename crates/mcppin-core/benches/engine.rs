@@ -1,9 +1,11 @@
 //! What the wire engine pays, in process and without pipes, for the first `tools/list` answer
 //! of a session: 1,000 approved tools (the answer of the guard's own bench, about 357 KB). Each
-//! stage the engine goes through is timed alone, then the whole answer through a fresh
-//! `Session`, beside serde_json reading the same bytes into its `Value` (a reference floor for
-//! a reading that builds a tree). Run with `cargo bench -p mcppin-core --bench engine`; prints
-//! the best time of each row over interleaved rounds and its ratio to serde_json's.
+//! stage the engine goes through is timed alone (the comparison of each served tool with its
+//! approved form stands in for its digest when the two are equal), then the whole answer
+//! through a fresh `Session`, beside serde_json reading the same bytes into its `Value` (a
+//! reference floor for a reading that builds a tree). Run with
+//! `cargo bench -p mcppin-core --bench engine`; prints the best time of each row over
+//! interleaved rounds and its ratio to serde_json's.
 //! `-- --only TEXT` times the rows whose name holds TEXT (and the reference), to profile one
 //! stage; `-- --first` times the first three answers a fresh process judges, with the page
 //! faults each took.
@@ -34,9 +36,19 @@ fn main() {
         tools.join(",")
     )
     .into_bytes();
-    let approved = ApprovedServer::unsigned(approved(&tools));
+    let locked = approved(&tools);
+    let approved_forms: Vec<&Value> = tools
+        .iter()
+        .map(|tool| {
+            let name = parse(tool.as_bytes()).expect("tool");
+            let name = name.get("name").and_then(Value::as_str).expect("name");
+            locked.tools[name].approved().expect("approved form")
+        })
+        .collect();
+    let served = parse(&answer).expect("strict");
+    let approved = ApprovedServer::unsigned(locked.clone());
 
-    let rows: [(&str, &dyn Fn() -> usize); 5] = [
+    let rows: [(&str, &dyn Fn() -> usize); 6] = [
         ("serde_json::from_slice::<Value> (reference)", &|| {
             let v: serde_json::Value = serde_json::from_slice(&answer).expect("serde_json");
             usize::from(v.is_object())
@@ -58,6 +70,17 @@ fn main() {
             list.iter()
                 .map(|tool| usize::from(digest(tool).expect("digest").as_bytes()[0]))
                 .sum()
+        }),
+        ("1,000 tools compared with their approved forms", &|| {
+            let list = served
+                .get("result")
+                .and_then(|r| r.get("tools"))
+                .and_then(Value::as_array)
+                .expect("tools");
+            list.iter()
+                .zip(&approved_forms)
+                .filter(|(tool, approved)| **approved == *tool)
+                .count()
         }),
         (
             "session: the answer judged (fresh session, the reading freed)",
@@ -81,7 +104,7 @@ fn main() {
         // as separate processes to see what a fresh guard's first list pays.
         for label in ["first", "second", "third"] {
             let (faults, start) = (minor_faults(), Instant::now());
-            black_box(rows[4].1());
+            black_box(rows[5].1());
             println!(
                 "{label} judged answer of the process: {:.3} ms, {} page faults",
                 ms(start.elapsed()),

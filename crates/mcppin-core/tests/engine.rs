@@ -1389,3 +1389,55 @@ fn the_rehearsal_leaves_out_tools_approved_as_a_digest_alone() {
         br#"{"jsonrpc":"2.0","id":0,"result":{"tools":[],"nextCursor":"warm-up"}}"#.len()
     );
 }
+
+// A served tool equal to its approved form is admitted without hashing it (docs/guard.md):
+// equal as the digest reads it, so member order, whitespace, escapes and the spelling of a
+// number do not matter, while an undecidable literal, another number, another type or one
+// more member is refused as the digest would refuse it.
+#[test]
+fn a_tool_equal_to_its_approved_form_passes_however_spelled_and_nothing_else_does() {
+    const APPROVED: &str = r#"{"name":"limits","description":"Caps","inputSchema":{"type":"object","maximum":1,"ratio":0.5,"floor":-0,"small":1e-7,"top":9007199254740992}}"#;
+    let mut server = LockedServer::default();
+    let item = parse(APPROVED.as_bytes()).unwrap();
+    server
+        .tools
+        .insert("limits".into(), LockedItem::approve(item));
+    let approval = ApprovedServer::unsigned(server);
+    let judge = |tool: &str| {
+        let mut session = Session::new(approval.clone(), guard(Mode::Refuse, false));
+        session.client_line(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            Duration::ZERO,
+        );
+        let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tool}]}}}}"#);
+        let action = session.server_line(answer.as_bytes(), Duration::ZERO);
+        let passed = action.to_client == Forward::Original && action.stop.is_none();
+        (passed, note_lines(&action.notes).join("\n"))
+    };
+    let spelled_apart = r#"{ "inputSchema" : {"top":9.007199254740992e15,"small":1.0E-7,"floor":0,"ratio":5e-1,"maximum":1.00000000000000000001,"type":"obj\u0065ct"}, "description":"Caps", "name":"limits" }"#;
+    assert_eq!(judge(APPROVED), (true, String::new()));
+    assert_eq!(judge(spelled_apart), (true, String::new()));
+    // Above 2^53, rounding to the approved 2^53: undecidable, so never equal to it.
+    let undecidable = APPROVED.replace(r#""top":9007199254740992"#, r#""top":9007199254740993"#);
+    assert!(digest(&parse(undecidable.as_bytes()).unwrap()).is_err());
+    for (tool, why) in [
+        (undecidable.clone(), "undecidable"),
+        (
+            APPROVED.replace(r#""maximum":1"#, r#""maximum":2"#),
+            "changed",
+        ),
+        (
+            APPROVED.replace(r#""ratio":0.5"#, r#""ratio":"0.5""#),
+            "changed",
+        ),
+        (APPROVED.replace(r#""Caps""#, r#""Caps ""#), "changed"),
+        (
+            APPROVED.replace(r#""type":"object""#, r#""type":"object","extra":null"#),
+            "changed",
+        ),
+    ] {
+        let (passed, notes) = judge(&tool);
+        assert!(!passed, "{tool}");
+        assert!(notes.contains(why), "{tool}: {notes}");
+    }
+}

@@ -1,5 +1,6 @@
 //! Properties of canonicalisation and digests over generated JSON: idempotence, independence
-//! from member order and whitespace, and sensitivity to every string and number.
+//! from member order and whitespace, and sensitivity to every string and number; values that
+//! are equal have one digest.
 //!
 //! Documents are generated as a tree of our own and written out as JSON text with chosen
 //! member order, whitespace and escapes, then read by the strict reader: so the properties
@@ -271,5 +272,36 @@ proptest! {
         drop(places);
         let after = digest_of(&write(&changed, seed));
         prop_assert_ne!(before, after);
+    }
+
+    #[test]
+    fn values_equal_after_any_spelling_have_one_digest(
+        value in json(),
+        first in any::<u64>(),
+        second in any::<u64>(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        // The guard takes the approved digest for a served tool equal to its approved form
+        // without hashing it: equality must imply the digest, and hold across spellings.
+        let a = parse(write(&value, first).as_bytes()).expect("generated");
+        let b = parse(write(&value, second).as_bytes()).expect("generated");
+        prop_assert!(a == b);
+        prop_assert_eq!(digest(&a).ok(), digest(&b).ok());
+        // A change to one leaf: whenever the two are still equal, the digests are too.
+        let mut changed = value.clone();
+        let mut places = Vec::new();
+        leaves(&mut changed, &mut places);
+        prop_assume!(!places.is_empty());
+        let len = places.len();
+        if let Leaf::Number(x) = places.swap_remove(pick.index(len)) {
+            *x = -*x;
+        }
+        drop(places);
+        let c = parse(write(&changed, second).as_bytes()).expect("generated");
+        if a == c {
+            prop_assert_eq!(digest(&a).ok(), digest(&c).ok());
+        } else {
+            prop_assert_ne!(digest(&a).ok(), digest(&c).ok());
+        }
     }
 }

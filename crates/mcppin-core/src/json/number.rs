@@ -164,6 +164,22 @@ impl PartialEq for Number {
     /// Numbers are equal when they canonicalise alike: equal float64 values (`-0` equals `0`),
     /// or, when either is undecidable, the same literal text.
     fn eq(&self, other: &Self) -> bool {
+        // The same literal is the same number either way, and the common case. Inline
+        // literals are copied into zeroed arrays, so whole arrays compare as the literals do.
+        let same = match (&self.repr, &other.repr) {
+            (
+                Repr::Inline {
+                    len: a, bytes: x, ..
+                },
+                Repr::Inline {
+                    len: b, bytes: y, ..
+                },
+            ) => a == b && x == y,
+            _ => self.literal() == other.literal(),
+        };
+        if same {
+            return true;
+        }
         if self.is_undecidable() || other.is_undecidable() {
             self.literal() == other.literal()
         } else {

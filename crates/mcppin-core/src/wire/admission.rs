@@ -426,7 +426,17 @@ pub(crate) struct Gate {
 /// hashed look-up, not a walk of the lock's tree of names (docs/performance.md).
 #[derive(Debug, Default)]
 pub(crate) struct ToolIndex {
-    by_name: HashMap<Box<str>, (usize, Pin)>,
+    by_name: HashMap<Box<str>, Indexed>,
+}
+
+/// One approved tool of a [`ToolIndex`].
+#[derive(Debug)]
+struct Indexed {
+    rank: usize,
+    pin: Pin,
+    /// The approved tool, when the lock keeps it (not in version 1) and it has a digest: a
+    /// served tool equal to it has that digest (see [`Gate::tools_page`]).
+    approved: Option<Arc<Value>>,
 }
 
 impl ToolIndex {
@@ -437,14 +447,24 @@ impl ToolIndex {
                 .tools
                 .iter()
                 .enumerate()
-                .map(|(rank, (name, item))| (Box::from(name.as_str()), (rank, item.pin().clone())))
+                .map(|(rank, (name, item))| {
+                    let indexed = Indexed {
+                        rank,
+                        pin: item.pin().clone(),
+                        approved: item
+                            .approved_shared()
+                            .filter(|_| matches!(item.pin(), Pin::Digest(_)))
+                            .cloned(),
+                    };
+                    (Box::from(name.as_str()), indexed)
+                })
                 .collect(),
         }
     }
 
-    /// The rank and pin of the approved tool `name`.
-    fn get(&self, name: &str) -> Option<(usize, &Pin)> {
-        self.by_name.get(name).map(|(rank, pin)| (*rank, pin))
+    /// The approved tool `name`: its rank, its pin and, when kept, its approved form.
+    fn get(&self, name: &str) -> Option<&Indexed> {
+        self.by_name.get(name)
     }
 
     /// Whether the lock approves a tool `name`.
@@ -744,7 +764,19 @@ impl Gate {
         tool: &'v Value,
         unknown_on_page: &mut HashSet<&'v str>,
     ) -> ToolVerdict {
-        let observed = Pin::of(tool);
+        let name = tool.get("name").and_then(Value::as_str);
+        let indexed = name.and_then(|name| self.tools.get(name));
+        // A served tool equal to its approved form (the same content, numbers equal as float64
+        // and none undecidable, which `Value`'s equality gives when the approved form has a
+        // digest) canonicalises alike: it has the approved digest, and nothing is hashed.
+        let observed = match indexed {
+            Some(Indexed {
+                pin,
+                approved: Some(approved),
+                ..
+            }) if **approved == *tool => pin.clone(),
+            _ => Pin::of(tool),
+        };
         let mut verdict = ToolVerdict {
             name: Text::default(),
             span: tool.span(),
@@ -754,16 +786,15 @@ impl Gate {
             changes: Vec::new(),
             unlisted: 0,
         };
-        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+        let Some(name) = name else {
             verdict.decision = Decision::Deny(Reason::Malformed {
                 pointer: format!("/tools/{index}/name"),
             });
             return verdict;
         };
         verdict.name = Text::from(name);
-        let indexed = self.tools.get(name);
         let repeat = match indexed {
-            Some((rank, _)) => {
+            Some(&Indexed { rank, .. }) => {
                 // What `removed` is computed from: approved names only.
                 self.seen.insert(rank);
                 !self.on_page.insert(rank)
@@ -774,7 +805,7 @@ impl Gate {
             verdict.decision = Decision::Deny(Reason::DuplicateTool);
             return verdict;
         }
-        let Some((_, approved)) = indexed else {
+        let Some(Indexed { pin: approved, .. }) = indexed else {
             verdict.decision = Decision::Deny(Reason::ToolAdded);
             return verdict;
         };

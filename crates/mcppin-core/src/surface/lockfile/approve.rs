@@ -278,7 +278,7 @@ fn recover_version1(next: &mut Lockfile, manifest: &Manifest) -> Result<(), Erro
                         kind,
                         name: name.clone(),
                     })?;
-                item.approved = Some(served.clone());
+                item.approved = Some(std::sync::Arc::new(served.clone()));
             }
         }
     }

@@ -231,7 +231,7 @@ fn item_value(name: &str, item: &LockedItem) -> Value {
         ),
     }
     if let Some(approved) = &item.approved {
-        put(&mut o, "approved", approved.clone());
+        put(&mut o, "approved", Value::clone(approved));
     }
     Value::from(o)
 }
@@ -405,7 +405,7 @@ fn read_item(
         name,
         LockedItem {
             pin: recorded,
-            approved: Some(approved),
+            approved: Some(std::sync::Arc::new(approved)),
         },
     ))
 }

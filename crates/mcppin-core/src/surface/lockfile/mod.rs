@@ -23,6 +23,7 @@
 //! `approve` computes the lockfile `mcppin lock` writes ([`Lockfile::approve`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::artifact::Artifact;
 use crate::launch::Launch;
@@ -143,11 +144,15 @@ impl LockedServer {
     }
 }
 
-/// One approved item: its pin and, from version 2 on, the whole approved object.
+/// One approved item: its pin and, from version 2 on, the whole approved object. When the
+/// object is kept, the pin is always its own (`Pin::of`): every way to make one computes it or
+/// checks it, which is what lets the guard give a served tool equal to the object that pin.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LockedItem {
     pin: Pin,
-    approved: Option<Value>,
+    /// Shared with the index of a guard's approval (`mcppin_core::engine::ApprovedServer`),
+    /// which compares served tools with it.
+    approved: Option<Arc<Value>>,
 }
 
 impl LockedItem {
@@ -161,7 +166,7 @@ impl LockedItem {
     pub fn approve(item: Value) -> Self {
         Self {
             pin: Pin::of(&item),
-            approved: Some(item),
+            approved: Some(Arc::new(item)),
         }
     }
 
@@ -175,6 +180,11 @@ impl LockedItem {
     /// stored digests alone.
     #[must_use]
     pub fn approved(&self) -> Option<&Value> {
+        self.approved.as_deref()
+    }
+
+    /// The approved object, shared.
+    pub(crate) fn approved_shared(&self) -> Option<&Arc<Value>> {
         self.approved.as_ref()
     }
 }
