@@ -61,23 +61,14 @@ fn main() {
             usize::from(parse(&answer).expect("strict").is_null())
         }),
         ("strict read + 1,000 digests", &|| {
-            let value = parse(&answer).expect("strict");
-            let list = value
-                .get("result")
-                .and_then(|r| r.get("tools"))
-                .and_then(Value::as_array)
-                .expect("tools");
-            list.iter()
+            tools_of(&parse(&answer).expect("strict"))
+                .iter()
                 .map(|tool| usize::from(digest(tool).expect("digest").as_bytes()[0]))
                 .sum()
         }),
         ("1,000 tools compared with their approved forms", &|| {
-            let list = served
-                .get("result")
-                .and_then(|r| r.get("tools"))
-                .and_then(Value::as_array)
-                .expect("tools");
-            list.iter()
+            tools_of(&served)
+                .iter()
                 .zip(&approved_forms)
                 .filter(|(tool, approved)| **approved == *tool)
                 .count()
@@ -158,6 +149,15 @@ fn minor_faults() -> u64 {
         .nth(7)
         .and_then(|f| f.parse().ok())
         .unwrap_or(0)
+}
+
+/// The tools of a `tools/list` answer.
+fn tools_of(answer: &Value) -> &[Value] {
+    answer
+        .get("result")
+        .and_then(|r| r.get("tools"))
+        .and_then(Value::as_array)
+        .expect("tools")
 }
 
 fn ms(time: Duration) -> f64 {
