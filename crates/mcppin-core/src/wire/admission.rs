@@ -41,7 +41,7 @@ use std::sync::Arc;
 use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::digest::Digest;
-use crate::lockfile::{LockedItem, LockedServer, Pin};
+use crate::lockfile::{LockedServer, Pin};
 use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
 use crate::value::{Kind, Object, Span, Text, Value};
@@ -434,8 +434,9 @@ pub(crate) struct ToolIndex {
 struct Indexed {
     rank: usize,
     pin: Pin,
-    /// The approved tool, when the lock keeps it (not in version 1) and it has a digest: a
-    /// served tool equal to it has that digest (see [`Gate::tools_page`]).
+    /// The approved tool, when the lock keeps it (not in version 1): what a changed tool is
+    /// described against, and, when it has a digest, what a served tool equal to it takes
+    /// that digest from (see [`Gate::tools_page`]).
     approved: Option<Arc<Value>>,
 }
 
@@ -451,10 +452,7 @@ impl ToolIndex {
                     let indexed = Indexed {
                         rank,
                         pin: item.pin().clone(),
-                        approved: item
-                            .approved_shared()
-                            .filter(|_| matches!(item.pin(), Pin::Digest(_)))
-                            .cloned(),
+                        approved: item.approved_shared().cloned(),
                     };
                     (Box::from(name.as_str()), indexed)
                 })
@@ -771,7 +769,7 @@ impl Gate {
         // digest) canonicalises alike: it has the approved digest, and nothing is hashed.
         let observed = match indexed {
             Some(Indexed {
-                pin,
+                pin: pin @ Pin::Digest(_),
                 approved: Some(approved),
                 ..
             }) if **approved == *tool => pin.clone(),
@@ -805,7 +803,12 @@ impl Gate {
             verdict.decision = Decision::Deny(Reason::DuplicateTool);
             return verdict;
         }
-        let Some(Indexed { pin: approved, .. }) = indexed else {
+        let Some(Indexed {
+            pin: approved,
+            approved: approved_form,
+            ..
+        }) = indexed
+        else {
             verdict.decision = Decision::Deny(Reason::ToolAdded);
             return verdict;
         };
@@ -817,7 +820,7 @@ impl Gate {
             }
             _ => {
                 verdict.decision = Decision::Deny(Reason::ToolChanged);
-                if let Some(approved) = self.server.tools.get(name).and_then(LockedItem::approved) {
+                if let Some(approved) = approved_form {
                     // Borrowed, then rendered short: never a copy of a served value.
                     let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
                     verdict.changes = changes.into_iter().map(ToolChange::from).collect();
