@@ -16,6 +16,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::{IsNormalized, is_nfc_quick};
 
 use crate::error::{JsonError as Error, Position};
+use crate::json::text::INLINE as INLINE_TEXT;
 use crate::number::Number;
 use crate::value::{Kind, Member, Object, Span, Text, Value, char_at, utf16_cmp_bytes};
 
@@ -88,7 +89,8 @@ pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> 
     if parser.pos == input.len() {
         return Err(Error::Empty { at: parser.here() });
     }
-    let value = parser.value(0)?;
+    let mut value = Value::null();
+    parser.value(0, &mut value)?;
     parser.skip_whitespace();
     if parser.pos < input.len() {
         return Err(match parser.comment_at(parser.pos) {
@@ -117,6 +119,34 @@ static STRING_STOP: [bool; 256] = {
     }
     t
 };
+
+/// Pushes `item` and gives the slot it stands in, for the reader to fill in place.
+fn push_slot<T>(items: &mut Vec<T>, item: T) -> &mut T {
+    let at = items.len();
+    items.push(item);
+    &mut items[at]
+}
+
+/// A string as read: the input's own text when it holds no escape, or else decoded.
+enum Str<'a> {
+    /// The text, and the input's bytes from where it starts when there are enough of them
+    /// to fill an inline text (copied whole, then cut to length: no call to copy a few bytes).
+    Read(&'a str, Option<&'a [u8; INLINE_TEXT]>),
+    Decoded(String),
+}
+
+impl Str<'_> {
+    /// Writes the string into `slot`, in place when it is short.
+    fn write_to(self, slot: &mut Text) {
+        match self {
+            Self::Read(text, Some(window)) if text.len() <= INLINE_TEXT => {
+                slot.assign_inline(window, text.len());
+            }
+            Self::Read(text, _) => slot.assign(text),
+            Self::Decoded(text) => *slot = text.into(),
+        }
+    }
+}
 
 struct Parser<'a> {
     input: &'a [u8],
@@ -180,30 +210,39 @@ impl<'a> Parser<'a> {
         char_at(self.input, self.pos).unwrap_or(char::REPLACEMENT_CHARACTER)
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, Error> {
+    /// Reads one value into `slot`, where it will stay: values, member names and texts are
+    /// written where their array or object keeps them, never returned through the stack and
+    /// copied again (docs/performance.md, "Read in place").
+    fn value(&mut self, depth: usize, slot: &mut Value) -> Result<(), Error> {
         let start = self.pos;
-        let kind = match self.peek() {
+        match self.peek() {
             Some(b'{') => {
                 self.check_depth(depth)?;
-                Kind::Object(self.object(depth + 1)?)
+                slot.set_kind(Kind::Object(self.object(depth + 1)?));
             }
             Some(b'[') => {
                 self.check_depth(depth)?;
-                Kind::Array(self.array(depth + 1)?)
+                slot.set_kind(Kind::Array(self.array(depth + 1)?));
             }
-            Some(b'"') => Kind::String(self.string()?),
-            Some(b'-' | b'0'..=b'9') => Kind::Number(self.number()?),
-            Some(b't') => self.word(b"true", Kind::Bool(true))?,
-            Some(b'f') => self.word(b"false", Kind::Bool(false))?,
-            Some(b'n') => self.word(b"null", Kind::Null)?,
+            Some(b'"') => {
+                let text = self.string()?;
+                if let Some(slot) = slot.set_string() {
+                    text.write_to(slot);
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => slot.set_kind(Kind::Number(self.number()?)),
+            Some(b't') => slot.set_kind(self.word(b"true", Kind::Bool(true))?),
+            Some(b'f') => slot.set_kind(self.word(b"false", Kind::Bool(false))?),
+            Some(b'n') => slot.set_kind(self.word(b"null", Kind::Null)?),
             Some(b'+') => return Err(Error::PlusSign { at: self.here() }),
             Some(b'.') => return Err(Error::MissingIntegerDigits { at: self.here() }),
             Some(b) if b.is_ascii_alphabetic() => {
                 return Err(Error::InvalidLiteral { at: self.here() });
             }
             _ => return Err(self.unexpected()),
-        };
-        Ok(Value::with_span(kind, start, self.pos))
+        }
+        slot.set_span(start, self.pos);
+        Ok(())
     }
 
     /// Room for the elements or members of the array or object opening at `pos`: the count
@@ -250,8 +289,7 @@ impl<'a> Parser<'a> {
         }
         loop {
             self.skip_whitespace();
-            let item = self.value(depth)?;
-            items.push(item);
+            self.value(depth, push_slot(&mut items, Value::null()))?;
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -329,8 +367,14 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.skip_whitespace();
-            let value = self.value(depth)?;
-            members.push(Member::with_span(name, name_span, value));
+            let member = push_slot(members, Member::new(Text::default(), Value::null()));
+            member.set_name_span(name_span);
+            name.write_to(&mut member.name);
+            if let Err(e) = self.value(depth, &mut member.value) {
+                // A member whose value breaks off was not read: its name is not compared.
+                members.pop();
+                return Err(e);
+            }
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {
@@ -428,7 +472,7 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn string(&mut self) -> Result<Text, Error> {
+    fn string(&mut self) -> Result<Str<'a>, Error> {
         self.pos += 1; // opening quote
         let start = self.pos;
         // Fast path: no escape, nothing to check.
@@ -443,8 +487,12 @@ impl<'a> Parser<'a> {
             match b {
                 b'"' => {
                     let s = self.text(start, self.pos);
+                    let window = self
+                        .input
+                        .get(start..start + INLINE_TEXT)
+                        .and_then(|w| w.try_into().ok());
                     self.pos += 1;
-                    return Ok(s.into());
+                    return Ok(Str::Read(s, window));
                 }
                 b'\\' => break,
                 0..0x20 => return Err(self.control_character(b)),
@@ -460,7 +508,7 @@ impl<'a> Parser<'a> {
             match b {
                 b'"' => {
                     self.pos += 1;
-                    return Ok(out.into());
+                    return Ok(Str::Decoded(out));
                 }
                 b'\\' => self.escape(&mut out)?,
                 0..0x20 => return Err(self.control_character(b)),

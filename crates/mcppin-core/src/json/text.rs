@@ -13,7 +13,7 @@ use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 
 /// The longest text kept inline, in bytes.
-const INLINE: usize = 22;
+pub(crate) const INLINE: usize = 22;
 
 /// An immutable UTF-8 string: up to 22 bytes inline, longer on the heap.
 ///
@@ -60,6 +60,50 @@ impl Text {
         match &self.repr {
             Repr::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
             Repr::Heap(text) => text.as_bytes(),
+        }
+    }
+
+    /// Replaces the text. A short text is written into the inline bytes where they stand, so
+    /// that a text read into its array or object is not composed on the stack and copied there
+    /// (docs/performance.md, "Read in place").
+    pub(crate) fn assign(&mut self, text: &str) {
+        if let Repr::Inline { len, bytes } = &mut self.repr
+            && let Ok(n) = u8::try_from(text.len())
+            && text.len() <= INLINE
+        {
+            *len = n;
+            bytes[..text.len()].copy_from_slice(text.as_bytes());
+            bytes[text.len()..].fill(0);
+            return;
+        }
+        *self = Self::from(text);
+    }
+
+    /// Replaces the text by the first `len` bytes of `window` (`len` at most [`INLINE`], the
+    /// bytes a checked text of that length), kept inline.
+    pub(crate) fn assign_inline(&mut self, window: &[u8; INLINE], len: usize) {
+        let mut bytes = *window;
+        for (i, b) in bytes.iter_mut().enumerate() {
+            if i >= len {
+                *b = 0;
+            }
+        }
+        let len = u8::try_from(len.min(INLINE)).unwrap_or(0);
+        match &mut self.repr {
+            Repr::Inline { len: l, bytes: b } => {
+                *l = len;
+                *b = bytes;
+            }
+            Repr::Heap(_) => self.repr = Repr::Inline { len, bytes },
+        }
+    }
+
+    /// The inline array as stored, zeros after the text included (tests of in-place writes).
+    #[cfg(test)]
+    fn repr_bytes(&self) -> Option<(u8, [u8; INLINE])> {
+        match &self.repr {
+            Repr::Inline { len, bytes } => Some((*len, *bytes)),
+            Repr::Heap(_) => None,
         }
     }
 
@@ -257,6 +301,32 @@ mod tests {
                 assert_eq!(&*Box::<str>::from(made), text);
             }
         }
+    }
+
+    #[test]
+    fn a_text_replaced_in_place_equals_the_text_made_anew() {
+        let long = "a description longer than twenty-two bytes";
+        let input = format!("{long}{long}");
+        for len in [0, 1, 5, 21, 22] {
+            let text = &long[..len];
+            let window: &[u8; INLINE] = input.as_bytes()[..INLINE].try_into().expect("window");
+            for start in [Text::default(), Text::from("nonzero"), Text::from(long)] {
+                let (mut assigned, mut windowed) = (start.clone(), start);
+                assigned.assign(text);
+                windowed.assign_inline(window, len);
+                for replaced in [assigned, windowed] {
+                    assert!(replaced.is_inline(), "{len} bytes");
+                    // The bytes past the text are zero, as in a text made anew: equality
+                    // compares the whole inline array.
+                    assert_eq!(replaced.repr_bytes(), Text::from(text).repr_bytes());
+                    assert_eq!(replaced, text);
+                }
+            }
+        }
+        let mut short = Text::from("id");
+        short.assign(long);
+        assert!(!short.is_inline());
+        assert_eq!(short, long);
     }
 
     #[test]

@@ -130,6 +130,11 @@ impl Member {
         }
     }
 
+    /// Makes the name read at `span`.
+    pub(crate) fn set_name_span(&mut self, span: Span) {
+        self.name_at = Offsets::of(span);
+    }
+
     /// Where the name starts in the input, for ordering members by their place.
     pub(crate) fn name_start(&self) -> u32 {
         self.name_at.start
@@ -164,11 +169,22 @@ impl Value {
         }
     }
 
-    /// A value read at `start..end`.
-    pub(crate) fn with_span(kind: Kind, start: usize, end: usize) -> Self {
-        Self {
-            kind,
-            at: Offsets::of(Span { start, end }),
+    /// Makes the value read at `start..end` (the reader fills values where they stay).
+    pub(crate) fn set_span(&mut self, start: usize, end: usize) {
+        self.at = Offsets::of(Span { start, end });
+    }
+
+    /// Makes the value `kind`.
+    pub(crate) fn set_kind(&mut self, kind: Kind) {
+        self.kind = kind;
+    }
+
+    /// Makes the value an empty string and gives its text to be written in place.
+    pub(crate) fn set_string(&mut self) -> Option<&mut Text> {
+        self.kind = Kind::String(Text::default());
+        match &mut self.kind {
+            Kind::String(text) => Some(text),
+            _ => None,
         }
     }
 
