@@ -7,7 +7,9 @@
 //! answer to a method that lock covers (`prompts/list`, `resources/templates/list`, the
 //! `instructions` of `initialize` and `server/discover`, the `description` of `prompts/get`)
 //! is shown only when it was compared with the lock: its shape is the one the comparison
-//! reads, and every item it shows is an approved one.
+//! reads, and every item it shows is an approved one. A twin session reads every server line
+//! outlined first ([`Line::read`]) where the session reads an awaited judged answer strictly
+//! first: the two forward, note, log and stop alike.
 //!
 //! The input is a session transcript, one line per message: `c` then the bytes the client
 //! wrote, or `s` then the bytes the server wrote (one space after the letter is skipped); a
@@ -22,7 +24,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcppin_core::engine::{ApprovedServer, Config, Mode, Note, Session, is_input_request};
+use mcppin_core::engine::{
+    ApprovedServer, Config, Line, Mode, Note, ServerAction, Session, is_input_request,
+};
 use mcppin_core::lockfile::{LockedItem, LockedServer, Pin};
 use mcppin_core::value::Object;
 use mcppin_core::{Strictness, Value, canonicalize, parse, parse_with};
@@ -110,7 +114,9 @@ fuzz_target!(|data: &[u8]| {
     let mut config = Config::default();
     config.mode = mode;
     config.events = true;
-    let mut session = Session::new(ApprovedServer::unsigned(approved), config);
+    let approved = ApprovedServer::unsigned(approved);
+    let mut session = Session::new(approved.clone(), config);
+    let mut twin = Session::new(approved, config);
     // The method and params of each request the server was sent, by id, as the client will
     // match the answer.
     let mut asked: HashMap<Vec<u8>, (String, Vec<u8>)> = HashMap::new();
@@ -124,6 +130,7 @@ fuzz_target!(|data: &[u8]| {
         };
         let bytes = rest.strip_prefix(b" ").unwrap_or(rest);
         if side == b'c' {
+            let _ = twin.client_line(bytes, now);
             let action = session.client_line(bytes, now);
             check_notes(&action.notes);
             for answer in &action.to_client {
@@ -150,6 +157,7 @@ fuzz_target!(|data: &[u8]| {
         } else {
             let action = session.server_line(bytes, now);
             check_notes(&action.notes);
+            check_alike(&action, &twin.server(&Line::read(bytes), now), bytes);
             if let Some(stop) = &action.stop {
                 let text = stop.to_string();
                 assert!(
@@ -211,6 +219,21 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = session.finish(Duration::ZERO);
 });
+
+/// The session and its twin, which read the line outlined first, did alike.
+fn check_alike(action: &ServerAction, twin: &ServerAction, line: &[u8]) {
+    assert_eq!(action.to_client.bytes(line), twin.to_client.bytes(line));
+    assert_eq!(
+        action.stop.as_ref().map(ToString::to_string),
+        twin.stop.as_ref().map(ToString::to_string)
+    );
+    assert_eq!(format!("{:?}", action.notes), format!("{:?}", twin.notes));
+    assert_eq!(format!("{:?}", action.events), format!("{:?}", twin.events));
+    assert_eq!(
+        format!("{:?}", action.capabilities),
+        format!("{:?}", twin.capabilities)
+    );
+}
 
 /// Every tool of a `tools/list` answer the client is shown is the approved one.
 fn check_admitted(message: &[u8], pins: &HashMap<String, Pin>) {

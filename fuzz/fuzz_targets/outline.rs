@@ -1,11 +1,12 @@
 //! The outline reader against the relaxed reader on arbitrary bytes: the same inputs accepted,
 //! the same error for every refusal, and the recorded top level (members or elements in
-//! document order) with the spans and names of the value tree.
+//! document order) with the spans and names of the value tree. An outline made from the strict
+//! reading is the outline of the bytes, whenever the strict reader accepts them.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcppin_core::outline::Outline;
-use mcppin_core::{Kind, Strictness, parse_with};
+use mcppin_core::{Kind, Strictness, parse, parse_with};
 
 fuzz_target!(|data: &[u8]| {
     let relaxed = parse_with(data, Strictness::Relaxed);
@@ -35,5 +36,17 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         (r, o) => panic!("readers disagree: relaxed {r:?}, outline {:?}", o.err()),
+    }
+    let strict = parse(data);
+    for levels in 0..4 {
+        match (Outline::read_strictly(data, levels), &strict) {
+            (Ok((outline, value)), Ok(expected)) => {
+                assert_eq!(&value, expected);
+                assert_eq!(value.span(), expected.span());
+                assert_eq!(Outline::parse(data, levels).ok(), Some(outline));
+            }
+            (Err(found), Err(expected)) => assert_eq!(&found, expected),
+            (o, s) => panic!("strict readers disagree: {:?} against {s:?}", o.err()),
+        }
     }
 });

@@ -349,7 +349,13 @@ pub(crate) fn server_to_client(
                 return Outcome::Fatal(format!("{err}; nothing of it was forwarded"));
             }
         }
-        let read = Line::read(&line);
+        // Read before the lock that judges it is taken, strictly first when the line may be
+        // an answer the session judges (read once, not outlined and then read again).
+        let read = if lock(shared).session.awaits_judged_answer() {
+            Line::read_answer(&line)
+        } else {
+            Line::read(&line)
+        };
         let (mut action, advice) = {
             let mut state = lock(shared);
             if state.session.is_stopped() {
@@ -375,6 +381,7 @@ pub(crate) fn server_to_client(
         // Frees the strict readings of the answer outside the lock: the client's direction
         // need not wait for it either.
         drop(action);
+        drop(read);
         if sent.is_err() {
             return Outcome::ClientGone;
         }

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use mcppin_core::engine::{
-    ApprovedServer, Config, Event, Forward, Mode, Note, OUTSTANDING_BYTES, OUTSTANDING_REQUESTS,
-    Reason, Session, Stop, WARM_UP_BYTES,
+    ApprovedServer, Config, Event, Forward, Line, Mode, Note, OUTSTANDING_BYTES,
+    OUTSTANDING_REQUESTS, Reason, ServerAction, Session, Stop, WARM_UP_BYTES,
 };
 use mcppin_core::lockfile::{LockedItem, LockedServer, Lockfile};
 use mcppin_core::report::Policy;
@@ -75,6 +75,15 @@ fn events(out: &mut String, events: &[Event]) {
 /// Feeds `lines` (`c ...` from the client, `s ...` from the server; each 10 ms after the
 /// last) and ends the session; returns the transcript.
 fn run(mode: Mode, lines: &[&str]) -> String {
+    run_reading(mode, lines, Session::server_line)
+}
+
+/// [`run`], each server line judged by `judge` (a way of reading it, then the session).
+fn run_reading(
+    mode: Mode,
+    lines: &[&str],
+    judge: fn(&mut Session, &[u8], Duration) -> ServerAction,
+) -> String {
     let mut session = Session::new(ApprovedServer::unsigned(approved()), guard(mode, true));
     let mut out = String::new();
     let mut now = Duration::ZERO;
@@ -93,7 +102,7 @@ fn run(mode: Mode, lines: &[&str]) -> String {
             }
             events(&mut out, &action.events);
         } else {
-            let action = session.server_line(bytes.as_bytes(), now);
+            let action = judge(&mut session, bytes.as_bytes(), now);
             writeln!(out, "  to client: {}", shown(&action.to_client)).unwrap();
             for note in note_lines(&action.notes) {
                 writeln!(out, "  note: {note}").unwrap();
@@ -271,6 +280,117 @@ fn a_server_that_breaks_the_protocol_stops_the_session() {
         out.push('\n');
     }
     insta::assert_snapshot!(out);
+}
+
+#[test]
+fn an_answer_read_strictly_first_is_judged_as_one_outlined_first() {
+    // Reading a line strictly first (and outlining it from that reading) saves reading a
+    // judged answer twice and changes nothing else: whatever the line, the session forwards,
+    // answers, notes, logs and stops alike. Both readings of every line, whether the session
+    // awaits a judged answer or not.
+    let ask = r#"c {"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let call = r#"c {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search"}}"#;
+    let answers = [
+        format!(r#"s {{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SUMMARIZE},{SEARCH}]}}}}"#),
+        format!(r#"s {{"result":{{"tools":[{SEARCH},{SUMMARIZE}]}},"id":1,"jsonrpc":"2.0"}}"#),
+        format!(r#"s  {{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SUMMARIZE}]}}}}"#),
+        format!("s {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":[{SEARCH}]}}}}\r"),
+        format!("s {{\"jsonrpc\":\"2.0\",\"id\":1,\r\"result\":{{\"tools\":[{SEARCH}]}}}}"),
+        format!(r#"s {{"jsonrpc":"2.0","id":1,"result":{{"tools":[{PULLED},{SEARCH}]}}}}"#),
+        format!(r#"s [{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SEARCH}]}}}}]"#),
+        format!(r#"s {{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SEARCH}],"tools":[]}}}}"#),
+        format!(r#"s {{"jsonrpc":"2.0","id":1,"id":2,"result":{{"tools":[{SEARCH}]}}}}"#),
+        format!(r#"s {{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SEARCH}]}},"Result":{{}}}}"#),
+        format!(r#"s {{"jsonrpc":"1.0","id":1,"result":{{"tools":[{SEARCH}]}}}}"#),
+        format!(r#"s {{"jsonrpc":"2.0","id":3,"result":{{"tools":[{SEARCH}]}}}}"#),
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","name":"x"}]}}"#.into(),
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"\ud800"}]}}"#.into(),
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[}}"#.into(),
+        r#"s {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#.into(),
+        r#"s {"jsonrpc":"2.0","id":2,"result":{"content":[],"a":1,"a":2}}"#.into(),
+        r#"s {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.into(),
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[]},"error":{"code":1,"message":"x"}}"#
+            .into(),
+        "s not json".into(),
+    ];
+    let outlined_first: fn(&mut Session, &[u8], Duration) -> ServerAction =
+        |session, line, now| session.server(&Line::read(line), now);
+    let strictly_first: fn(&mut Session, &[u8], Duration) -> ServerAction =
+        |session, line, now| session.server(&Line::read_answer(line), now);
+    for answer in &answers {
+        for (mode, asked) in [
+            (Mode::Refuse, vec![ask, call]),
+            (Mode::Quarantine, vec![ask, call]),
+            (Mode::Refuse, vec![call]),
+            (Mode::Refuse, vec![]),
+        ] {
+            let mut lines = asked.clone();
+            lines.extend([answer.as_str(), answer.as_str()]);
+            let expected = run_reading(mode, &lines, outlined_first);
+            assert_eq!(run_reading(mode, &lines, strictly_first), expected);
+            assert_eq!(run(mode, &lines), expected);
+        }
+    }
+}
+
+#[test]
+fn a_session_awaits_a_judged_answer_only_while_one_is_outstanding() {
+    let mut session = Session::new(
+        ApprovedServer::unsigned(approved()),
+        guard(Mode::Refuse, false),
+    );
+    let now = Duration::ZERO;
+    let feed = |session: &mut Session, line: &str| {
+        if let Some(client) = line.strip_prefix("c ") {
+            let _ = session.client_line(client.as_bytes(), now);
+        } else if let Some(server) = line.strip_prefix("s ") {
+            let _ = session.server_line(server.as_bytes(), now);
+        }
+        session.awaits_judged_answer()
+    };
+    assert!(!session.awaits_judged_answer());
+    // Holds: a call and a ping are not judged strictly.
+    let call = r#"c {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search"}}"#;
+    assert!(!feed(&mut session, call));
+    assert!(!feed(
+        &mut session,
+        r#"c {"jsonrpc":"2.0","id":2,"method":"ping"}"#
+    ));
+    // Fires: a list and an initialize, until both are answered.
+    assert!(feed(
+        &mut session,
+        r#"c {"jsonrpc":"2.0","id":3,"method":"tools/list"}"#
+    ));
+    assert!(feed(
+        &mut session,
+        r#"c {"jsonrpc":"2.0","id":4,"method":"initialize","params":{}}"#
+    ));
+    assert!(feed(
+        &mut session,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#
+    ));
+    assert!(feed(
+        &mut session,
+        r#"s {"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"x"}}"#
+    ));
+    assert!(!feed(
+        &mut session,
+        r#"s {"jsonrpc":"2.0","id":4,"error":{"code":1,"message":"x"}}"#
+    ));
+    // A prompt list forgotten, as a gateway's hook forgets it, is awaited no more.
+    assert!(feed(
+        &mut session,
+        r#"c {"jsonrpc":"2.0","id":5,"method":"prompts/list"}"#
+    ));
+    let _ = session.forget(5, now);
+    assert!(!session.awaits_judged_answer());
+    // Nor once the session ends.
+    assert!(feed(
+        &mut session,
+        r#"c {"jsonrpc":"2.0","id":6,"method":"tools/list"}"#
+    ));
+    let _ = session.finish(now);
+    assert!(!session.awaits_judged_answer());
 }
 
 #[test]

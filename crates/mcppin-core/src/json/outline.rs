@@ -38,8 +38,8 @@
 use std::borrow::Cow;
 
 use crate::error::{JsonError as Error, Position};
-use crate::parse::{MAX_DEPTH, Strictness, parse_with};
-use crate::value::{Kind, Span};
+use crate::parse::{MAX_DEPTH, Strictness, parse, parse_with};
+use crate::value::{Kind, Span, Value};
 
 /// The shape of an outlined value.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -62,7 +62,9 @@ pub enum Shape {
 }
 
 /// A message checked under the relaxed rule, with its first levels recorded.
-#[derive(Clone, Debug)]
+///
+/// Two outlines are equal when they were made of the same bytes and record the same values.
+#[derive(Clone, Debug, Eq, PartialEq)]
 pub struct Outline<'a> {
     input: &'a [u8],
     /// The recorded values in document order; each one's descendants follow it.
@@ -72,7 +74,7 @@ pub struct Outline<'a> {
 /// One recorded value, in 16 bytes: a batch of a million tiny values costs at most 16 bytes
 /// per input byte (docs/performance.md). The shape is read from the value's first byte, the
 /// end of the name and whether a string holds an escape from the input when asked for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
 struct Entry {
     /// Offset of the value's first byte.
     start: u32,
@@ -143,6 +145,34 @@ impl<'a> Outline<'a> {
                 at: Position::locate(input, skim.pos.min(input.len())),
             },
         })
+    }
+
+    /// Reads `input` strictly ([`parse`]) and outlines it from that reading, without a
+    /// second pass over the bytes: the outline [`Outline::parse`] makes of the same input with
+    /// the same `levels` (an input the strict reader accepts, the relaxed one accepts, with the
+    /// same values at the same places).
+    ///
+    /// For an input that is read strictly anyway when it is what it seems (an answer the wire
+    /// engine judges): routing it and judging it then read it once.
+    ///
+    /// # Errors
+    ///
+    /// The error [`parse`] reports for `input`.
+    ///
+    /// ```
+    /// use mcppin_core::outline::Outline;
+    ///
+    /// let line = br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#;
+    /// let (outline, value) = Outline::read_strictly(line, 2)?;
+    /// assert_eq!(outline, Outline::parse(line, 2)?);
+    /// assert_eq!(value, mcppin_core::parse(line)?);
+    /// # Ok::<(), mcppin_core::Error>(())
+    /// ```
+    pub fn read_strictly(input: &'a [u8], levels: usize) -> Result<(Self, Value), Error> {
+        let value = parse(input)?;
+        let mut entries = Vec::with_capacity(8);
+        record(&mut entries, &value, UNNAMED, 0, levels);
+        Ok((Self { input, entries }, value))
     }
 
     /// The top value.
@@ -435,9 +465,53 @@ fn decode(input: &[u8], span: Span, escaped: bool) -> Cow<'_, str> {
         // The whole input was checked as UTF-8, and a span starts and ends on quotes.
         return std::str::from_utf8(inner).map_or(Cow::Borrowed(""), Cow::Borrowed);
     }
-    match parse_with(bytes, Strictness::Relaxed).map(crate::Value::into_kind) {
+    match parse_with(bytes, Strictness::Relaxed).map(Value::into_kind) {
         Ok(Kind::String(s)) => Cow::Owned(s.into()),
         _ => Cow::Borrowed(""),
+    }
+}
+
+/// Records `value` (under the member name starting at `name`) at `depth`, and below it what
+/// [`Skim::value`] records of the same value: the members of objects within `levels`, the
+/// elements of an array at the top, in document order.
+fn record(entries: &mut Vec<Entry>, value: &Value, name: u32, depth: usize, levels: usize) {
+    let outlined = match value.kind() {
+        Kind::Object(_) => depth < levels,
+        Kind::Array(_) => depth == 0 && levels > 0,
+        _ => false,
+    };
+    // Spans of a strict reading fit in 32 bits: larger inputs are refused by the reader.
+    let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
+    let span = value.span();
+    let index = entries.len();
+    entries.push(Entry {
+        start: offset(span.start),
+        end: offset(span.end),
+        name,
+        next: if outlined { OUTLINED } else { 0 },
+    });
+    if outlined {
+        match value.kind() {
+            Kind::Object(object) => {
+                // Kept in name order: put back in document order.
+                let mut members: Vec<_> = object.members().iter().collect();
+                members.sort_unstable_by_key(|m| m.name_span().start);
+                for member in members {
+                    let name = offset(member.name_span().start);
+                    record(entries, &member.value, name, depth + 1, levels);
+                }
+            }
+            Kind::Array(items) => {
+                for item in items {
+                    record(entries, item, UNNAMED, depth + 1, levels);
+                }
+            }
+            _ => {}
+        }
+    }
+    let next = offset(entries.len());
+    if let Some(entry) = entries.get_mut(index) {
+        entry.next |= next;
     }
 }
 
@@ -696,6 +770,31 @@ mod tests {
 
     fn outline(input: &[u8]) -> Outline<'_> {
         Outline::parse(input, 2).expect("valid")
+    }
+
+    #[test]
+    fn an_outline_from_the_strict_reading_is_the_outline_of_the_bytes() {
+        let lines: [&[u8]; 7] = [
+            br#" {"id" : 1, "params": {"name": "a", "arguments": {"x": [1]}}} "#,
+            br#"{"z":1,"a":{"y":{},"b":[1,{"c":2}],"x":null},"m":"\u0041"}"#,
+            br#"[{"b":1,"a":2},{"c":{"e":[],"d":{}}},3,"s",[4]]"#,
+            br#"{"\u00e9":1,"f":{"k":true},"\u0062":2,"a":[]}"#,
+            b"\"top\"",
+            b"{}",
+            b"[]\r",
+        ];
+        for line in lines {
+            for levels in 0..4 {
+                let (outline, value) = Outline::read_strictly(line, levels).expect("strict");
+                assert_eq!(outline, Outline::parse(line, levels).expect("relaxed"));
+                assert_eq!(value, parse(line).expect("strict"));
+            }
+        }
+        // What the strict reader refuses is refused with its error, even where the relaxed
+        // outline would pass.
+        for line in [&br#"{"a":1,"a":2}"#[..], br#"{"a":"\ud800"}"#, b"{"] {
+            assert_eq!(Outline::read_strictly(line, 2).err(), parse(line).err());
+        }
     }
 
     #[test]

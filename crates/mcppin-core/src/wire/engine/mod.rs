@@ -114,6 +114,12 @@ const SESSION_PINNED: [&str; 4] = [
     "server/discover",
 ];
 
+/// Whether the answer to `method` is read strictly and judged (the lock's surface and the
+/// session pin's).
+fn judged_strictly(method: &str) -> bool {
+    matches!(method, "tools/list" | "initialize") || SESSION_PINNED.contains(&method)
+}
+
 /// What to do with drift.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 #[non_exhaustive]
@@ -260,6 +266,9 @@ pub struct ServerAction {
 pub struct Line<'a> {
     bytes: &'a [u8],
     reading: Reading<'a>,
+    /// The strict reading of the whole line, when it was read strictly first
+    /// ([`Line::read_answer`]).
+    strict: Option<Value>,
 }
 
 impl<'a> Line<'a> {
@@ -269,7 +278,30 @@ impl<'a> Line<'a> {
         Self {
             bytes,
             reading: Reading::of(bytes),
+            strict: None,
         }
+    }
+
+    /// Reads one server line that may be an answer the session reads strictly and judges
+    /// ([`Session::awaits_judged_answer`]): a single message starting at its first byte is
+    /// read strictly first and outlined from that reading, so that routing it and judging it
+    /// read it once ([`Outline::read_strictly`]). Anything else, and a line the strict reader
+    /// refuses, is read as [`Line::read`] reads it. Either way the session judges the line
+    /// the same: this only saves a second reading of a judged answer.
+    #[must_use]
+    pub fn read_answer(bytes: &'a [u8]) -> Self {
+        let body = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.first() == Some(&b'{')
+            && !body.contains(&b'\r')
+            && let Ok((outline, strict)) = Outline::read_strictly(bytes, 2)
+        {
+            return Self {
+                bytes,
+                reading: Reading::Single(outline),
+                strict: Some(strict),
+            };
+        }
+        Self::read(bytes)
     }
 
     /// The bytes read.
@@ -634,9 +666,26 @@ impl Session {
     }
 
     /// Judges one line from the server (without its newline). The same as
-    /// [`Session::server`] of [`Line::read`].
+    /// [`Session::server`] of [`Line::read_answer`] while [`Session::awaits_judged_answer`],
+    /// of [`Line::read`] otherwise.
     pub fn server_line(&mut self, line: &[u8], now: Duration) -> ServerAction {
-        self.server(&Line::read(line), now)
+        let line = if self.awaits_judged_answer() {
+            Line::read_answer(line)
+        } else {
+            Line::read(line)
+        };
+        let mut action = self.server(&line, now);
+        action.spent.extend(line.strict);
+        action
+    }
+
+    /// Whether a request is outstanding whose answer the session reads strictly and judges
+    /// (`tools/list`, `initialize`, `prompts/list`, ...): a transport reads the server's next
+    /// line with [`Line::read_answer`] then, and with [`Line::read`] otherwise. Reading a line
+    /// either way is always correct; the question only saves work.
+    #[must_use]
+    pub fn awaits_judged_answer(&self) -> bool {
+        self.pending.awaits_judged()
     }
 
     /// Judges one line from the client, already read: what goes to the server, which answers
@@ -666,7 +715,7 @@ impl Session {
         if self.stopped {
             return ServerAction::default();
         }
-        let mut action = self.judge_server_line(&line.reading, now);
+        let mut action = self.judge_server_line(&line.reading, line.strict.as_ref(), now);
         if action.stop.is_some() {
             self.stopped = true;
         }
@@ -1022,7 +1071,15 @@ impl Session {
 
     /// Judges one server line. Routed by the relaxed rule (docs/guard.md) without a value tree;
     /// only the answers that carry text for the model are read again, strictly, and judged.
-    fn judge_server_line(&mut self, reading: &Reading<'_>, now: Duration) -> ServerAction {
+    ///
+    /// `strict` is the strict reading of the whole line, when the line was read strictly first
+    /// ([`Line::read_answer`]): the judged answer it holds is not read again.
+    fn judge_server_line(
+        &mut self,
+        reading: &Reading<'_>,
+        strict: Option<&Value>,
+        now: Duration,
+    ) -> ServerAction {
         let mut action = ServerAction::default();
         // Nothing of the line is forwarded and its notes are dropped; its events stay (the
         // tools it listed were not shown).
@@ -1037,7 +1094,7 @@ impl Session {
             Reading::InnerReturn => fatal(action, Violation::InnerReturn),
             Reading::Single(outline) if outline.root().shape() == Shape::Object => {
                 let message = outline.root();
-                match self.server_message(message.bytes(), message, now, &mut action) {
+                match self.server_message(message.bytes(), message, strict, now, &mut action) {
                     Element::Forward => action.to_client = Forward::Original,
                     Element::Replace(new) => action.to_client = Forward::Replace(new),
                     Element::Refuse(reply) => {
@@ -1052,7 +1109,7 @@ impl Session {
                 let mut parts: Vec<Cow<'_, [u8]>> = Vec::new();
                 let mut changed = false;
                 for element in outline.root().children() {
-                    match self.server_message(element.bytes(), element, now, &mut action) {
+                    match self.server_message(element.bytes(), element, None, now, &mut action) {
                         Element::Forward => parts.push(Cow::Borrowed(element.bytes())),
                         Element::Replace(new) => {
                             changed = true;
@@ -1077,11 +1134,13 @@ impl Session {
         }
     }
 
-    /// Judges one server message (`bytes` are its own bytes, `message` its outline).
+    /// Judges one server message (`bytes` are its own bytes, `message` its outline, `strict`
+    /// its strict reading when it was read strictly first, with the spans of `bytes`).
     fn server_message(
         &mut self,
         bytes: &[u8],
         message: Node<'_, '_>,
+        strict: Option<&Value>,
         now: Duration,
         action: &mut ServerAction,
     ) -> Element {
@@ -1185,8 +1244,10 @@ impl Session {
                 }
                 Element::Forward
             }
-            "tools/list" | "initialize" => self.surface(bytes, &pending, action),
-            method if SESSION_PINNED.contains(&method) => self.surface(bytes, &pending, action),
+            "tools/list" | "initialize" => self.surface(bytes, strict, &pending, action),
+            method if SESSION_PINNED.contains(&method) => {
+                self.surface(bytes, strict, &pending, action)
+            }
             _ => Element::Forward,
         }
     }
@@ -1194,7 +1255,18 @@ impl Session {
     /// Reads a surface answer strictly and judges it. The reading is kept in the action, to be
     /// freed once the answer is on its way: freeing the tree of a thousand tools takes about
     /// as long as a sixth of judging them, and the client need not wait for it.
-    fn surface(&mut self, bytes: &[u8], pending: &Pending, action: &mut ServerAction) -> Element {
+    /// An answer read strictly first (`strict`) is judged from that reading, which its line
+    /// keeps.
+    fn surface(
+        &mut self,
+        bytes: &[u8],
+        strict: Option<&Value>,
+        pending: &Pending,
+        action: &mut ServerAction,
+    ) -> Element {
+        if let Some(strict) = strict {
+            return self.judge(bytes, strict, pending, action);
+        }
         match parse(bytes) {
             Ok(strict) => {
                 let element = self.judge(bytes, &strict, pending, action);

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::id::IdBytes;
+use super::judged_strictly;
 use crate::admission::Asked;
 
 /// The most requests outstanding in one session: a request past it is answered in the
@@ -68,6 +69,8 @@ pub(super) struct Outstanding {
     by_key: HashMap<IdBytes, Pending>,
     /// What [`Pending::kept`] adds up to over `by_key`.
     bytes: usize,
+    /// How many of them wait for an answer the session reads strictly and judges.
+    judged: usize,
 }
 
 impl Outstanding {
@@ -89,22 +92,31 @@ impl Outstanding {
             && self.bytes + pending.kept(key) <= OUTSTANDING_BYTES
     }
 
+    /// Whether any of them waits for an answer the session reads strictly and judges.
+    pub(super) fn awaits_judged(&self) -> bool {
+        self.judged > 0
+    }
+
     pub(super) fn insert(&mut self, key: IdBytes, pending: Pending) {
         self.bytes += pending.kept(&key);
+        self.judged += usize::from(judged_strictly(&pending.method));
         if let Some(old) = self.by_key.insert(key.clone(), pending) {
             self.bytes -= old.kept(&key);
+            self.judged -= usize::from(judged_strictly(&old.method));
         }
     }
 
     pub(super) fn remove(&mut self, key: &IdBytes) -> Option<Pending> {
         let pending = self.by_key.remove(key)?;
         self.bytes -= pending.kept(key);
+        self.judged -= usize::from(judged_strictly(&pending.method));
         Some(pending)
     }
 
     /// Every request outstanding, in no order; none is left.
     pub(super) fn drain(&mut self) -> impl Iterator<Item = Pending> + '_ {
         self.bytes = 0;
+        self.judged = 0;
         self.by_key.drain().map(|(_, pending)| pending)
     }
 }
