@@ -17,8 +17,9 @@ use unicode_normalization::{IsNormalized, is_nfc_quick};
 
 use crate::error::{JsonError as Error, Position};
 use crate::json::text::INLINE as INLINE_TEXT;
+use crate::json::text::char_at;
 use crate::number::Number;
-use crate::value::{Kind, Member, Object, Span, Text, Value, char_at, utf16_cmp_bytes};
+use crate::value::{Kind, Member, Object, Span, Text, Value};
 
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = 256;
@@ -399,12 +400,13 @@ impl<'a> Parser<'a> {
     fn order_members(&self, members: &mut [Member]) -> Result<(), Error> {
         let sorted = members
             .windows(2)
-            .all(|w| utf16_cmp_bytes(w[0].name.as_bytes(), w[1].name.as_bytes()) == Ordering::Less);
+            .all(|w| w[0].name.utf16_cmp(&w[1].name) == Ordering::Less);
         if !sorted {
             // Relaxed objects keep repeated names in document order. In place (no scratch
             // buffer as large as the object, which a stable sort takes).
             members.sort_unstable_by(|a, b| {
-                utf16_cmp_bytes(a.name.as_bytes(), b.name.as_bytes())
+                a.name
+                    .utf16_cmp(&b.name)
                     .then(a.name_start().cmp(&b.name_start()))
             });
         }

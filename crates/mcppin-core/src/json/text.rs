@@ -107,6 +107,36 @@ impl Text {
         }
     }
 
+    /// The first eight bytes of the text, big-endian, zeros past its end: two texts whose
+    /// keys differ are ordered by them wherever the first byte that tells them apart is below
+    /// 0xEE in either ([`Text::utf16_cmp`]).
+    fn prefix_key(&self) -> u64 {
+        let mut key = [0; 8];
+        match &self.repr {
+            Repr::Inline { bytes, .. } => key.copy_from_slice(&bytes[..8]),
+            Repr::Heap(text) => {
+                let n = text.len().min(8);
+                key[..n].copy_from_slice(&text.as_bytes()[..n]);
+            }
+        }
+        u64::from_be_bytes(key)
+    }
+
+    /// The order of two texts by their UTF-16 code units (RFC 8785 section 3.2.3), decided on
+    /// their first eight bytes when those tell them apart below 0xEE (where UTF-8 order is
+    /// UTF-16 order), by [`utf16_cmp_bytes`] otherwise.
+    pub(crate) fn utf16_cmp(&self, other: &Self) -> Ordering {
+        let (a, b) = (self.prefix_key(), other.prefix_key());
+        if a != b {
+            let skip = (a ^ b).leading_zeros() & !7;
+            let (x, y) = ((a << skip) >> 56, (b << skip) >> 56);
+            if x < 0xEE || y < 0xEE {
+                return a.cmp(&b);
+            }
+        }
+        utf16_cmp_bytes(self.as_bytes(), other.as_bytes())
+    }
+
     /// Whether the text is kept inline (no allocation of its own).
     #[must_use]
     pub fn is_inline(&self) -> bool {
@@ -276,6 +306,47 @@ impl fmt::Display for Text {
     }
 }
 
+/// [`utf16_cmp`](crate::value::utf16_cmp) of the UTF-8 bytes of two strings (as [`Text::as_bytes`] gives them, without
+/// checking them again).
+pub(crate) fn utf16_cmp_bytes(ab: &[u8], bb: &[u8]) -> Ordering {
+    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
+    let (Some(&x), Some(&y)) = (ab.get(common), bb.get(common)) else {
+        return ab.len().cmp(&bb.len());
+    };
+    if x < 0xEE || y < 0xEE {
+        // At least one differing character is below U+E000: code point order is UTF-16 order.
+        return x.cmp(&y);
+    }
+    // The differing characters start at the same offset: the last lead byte at or before the
+    // first difference (continuation bytes are 0x80..0xC0).
+    let start = (0..=common)
+        .rev()
+        .find(|&i| ab.get(i).is_some_and(|&c| !(0x80..0xC0).contains(&c)))
+        .unwrap_or(0);
+    let first_unit = |bytes: &[u8]| char_at(bytes, start).map_or(0, utf16_first_unit);
+    first_unit(ab).cmp(&first_unit(bb)).then_with(|| x.cmp(&y))
+}
+
+/// The character starting at `at` in UTF-8 bytes (`None` past the end or inside a character),
+/// decoded from the next four bytes at most, so that it costs the same however long the input.
+pub(crate) fn char_at(bytes: &[u8], at: usize) -> Option<char> {
+    let bytes = bytes.get(at..bytes.len().min(at.saturating_add(4)))?;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(bytes.get(..e.valid_up_to())?).ok()?,
+    };
+    text.chars().next()
+}
+
+fn utf16_first_unit(c: char) -> u32 {
+    let c = u32::from(c);
+    if c >= 0x1_0000 {
+        0xD800 + ((c - 0x1_0000) >> 10)
+    } else {
+        c
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +370,49 @@ mod tests {
                 assert_eq!(made.as_str(), text);
                 assert_eq!(String::from(made.clone()), text);
                 assert_eq!(&*Box::<str>::from(made), text);
+            }
+        }
+    }
+
+    #[test]
+    fn texts_order_by_their_utf16_code_units_whatever_their_first_eight_bytes() {
+        // Characters on each side of every boundary the fast order reads: ASCII, NUL (the
+        // padding past a short text's end), two- and three-byte characters below U+E000, the
+        // private use area from U+E000 (after the surrogates in UTF-16, before them in code
+        // points), the last BMP character, and characters beyond the BMP.
+        let chars = [
+            "",
+            "\0",
+            "a",
+            "z",
+            "\u{7f}",
+            "é",
+            "\u{7ff}",
+            "\u{800}",
+            "\u{d7ff}",
+            "\u{e000}",
+            "\u{fffd}",
+            "\u{ffff}",
+            "\u{10000}",
+            "\u{1f600}",
+            "\u{10ffff}",
+        ];
+        let mut texts = Vec::new();
+        for prefix in ["", "abc", "abcdefg", "abcdefgh", "abcdefghijklmnopqrstu"] {
+            for c in chars {
+                for tail in ["", "\0", "x", "\u{ffff}", "\u{10000}"] {
+                    texts.push(format!("{prefix}{c}{tail}"));
+                }
+            }
+        }
+        for a in &texts {
+            for b in &texts {
+                let expected = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(
+                    Text::from(a.as_str()).utf16_cmp(&Text::from(b.as_str())),
+                    expected,
+                    "{a:?} against {b:?}"
+                );
             }
         }
     }

@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 pub use crate::json::text::Text;
+use crate::json::text::utf16_cmp_bytes;
 use crate::number::Number;
 
 /// A byte range `start..end` in the input a value was read from.
@@ -516,47 +517,6 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Object {
 #[must_use]
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
     utf16_cmp_bytes(a.as_bytes(), b.as_bytes())
-}
-
-/// [`utf16_cmp`] of the UTF-8 bytes of two strings (as [`Text::as_bytes`] gives them, without
-/// checking them again).
-pub(crate) fn utf16_cmp_bytes(ab: &[u8], bb: &[u8]) -> Ordering {
-    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
-    let (Some(&x), Some(&y)) = (ab.get(common), bb.get(common)) else {
-        return ab.len().cmp(&bb.len());
-    };
-    if x < 0xEE || y < 0xEE {
-        // At least one differing character is below U+E000: code point order is UTF-16 order.
-        return x.cmp(&y);
-    }
-    // The differing characters start at the same offset: the last lead byte at or before the
-    // first difference (continuation bytes are 0x80..0xC0).
-    let start = (0..=common)
-        .rev()
-        .find(|&i| ab.get(i).is_some_and(|&c| !(0x80..0xC0).contains(&c)))
-        .unwrap_or(0);
-    let first_unit = |bytes: &[u8]| char_at(bytes, start).map_or(0, utf16_first_unit);
-    first_unit(ab).cmp(&first_unit(bb)).then_with(|| x.cmp(&y))
-}
-
-/// The character starting at `at` in UTF-8 bytes (`None` past the end or inside a character),
-/// decoded from the next four bytes at most, so that it costs the same however long the input.
-pub(crate) fn char_at(bytes: &[u8], at: usize) -> Option<char> {
-    let bytes = bytes.get(at..bytes.len().min(at.saturating_add(4)))?;
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => std::str::from_utf8(bytes.get(..e.valid_up_to())?).ok()?,
-    };
-    text.chars().next()
-}
-
-fn utf16_first_unit(c: char) -> u32 {
-    let c = u32::from(c);
-    if c >= 0x1_0000 {
-        0xD800 + ((c - 0x1_0000) >> 10)
-    } else {
-        c
-    }
 }
 
 fn unescape_pointer_token(token: &str) -> Option<String> {
