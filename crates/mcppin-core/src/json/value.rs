@@ -322,6 +322,16 @@ impl Value {
         out.into_iter().map(|(_, n)| n).collect()
     }
 
+    /// [`Value::undecidable_literals`] in the order the value's canonical form holds them
+    /// (members by name, elements in order): however the value was spelled, the same list.
+    /// A pin records them so, and a lockfile's reader finds them so in its canonical
+    /// `approved` object.
+    pub(crate) fn undecidable_literals_canonically(&self) -> Vec<&Number> {
+        let mut out = Vec::new();
+        self.collect_undecidable(&mut out);
+        out.into_iter().map(|(_, n)| n).collect()
+    }
+
     fn collect_undecidable<'a>(&'a self, out: &mut Vec<(u32, &'a Number)>) {
         match &self.kind {
             Kind::Number(n) if n.is_undecidable() => out.push((self.at.start, n)),

@@ -233,13 +233,15 @@ pub enum Pin {
 }
 
 impl Pin {
-    /// The pin of a served item: its digest, or its undecidable literals.
+    /// The pin of a served item: its digest, or its undecidable literals in the order its
+    /// canonical form holds them (so that an item and its canonical form, as a lockfile
+    /// records it, have one pin).
     #[must_use]
     pub fn of(item: &Value) -> Self {
         match digest(item) {
             Ok(d) => Self::Digest(d),
             Err(_) => Self::Undecidable(
-                item.undecidable_literals()
+                item.undecidable_literals_canonically()
                     .into_iter()
                     .map(|n| n.literal().to_owned())
                     .collect(),

@@ -292,6 +292,25 @@ mod tests {
     use crate::lockfile::testing::*;
 
     #[test]
+    fn undecidable_literals_are_pinned_in_canonical_order_and_read_back() {
+        // `b` before `a` in the manifest, `a` before `b` in the canonical `approved` object the
+        // lockfile writes and its reader finds the literals in.
+        let text = r#"{"schema_version":2,"complete":true,"servers":[{"id":"s","tools":[
+            {"name":"k","b":1e300,"a":1000000000000000000000000000000}]}]}"#;
+        let lock = Lockfile::approve(None, &manifest(text), &[]).unwrap();
+        let pin = Pin::Undecidable(vec![
+            "1000000000000000000000000000000".into(),
+            "1e300".into(),
+        ]);
+        assert_eq!(lock.servers["s"].tools["k"].pin(), &pin);
+        assert_eq!(Lockfile::parse(&lock.to_bytes()).unwrap(), lock);
+        // The same tool however spelled has the same pin.
+        let spelled =
+            crate::parse(br#"{"a":1000000000000000000000000000000,"name":"k","b":1e300}"#);
+        assert_eq!(Pin::of(&spelled.unwrap()), pin);
+    }
+
+    #[test]
     fn approve_pins_every_item_and_reads_back() {
         let lock = Lockfile::approve(None, &manifest(v1()), &[]).unwrap();
         assert_eq!(lock.approval_serial, 1);
