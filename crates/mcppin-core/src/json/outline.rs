@@ -471,15 +471,27 @@ fn decode(input: &[u8], span: Span, escaped: bool) -> Cow<'_, str> {
     }
 }
 
+/// Whether a recorded value opening with `open` at `depth` has its members or elements
+/// recorded: an object's within `levels`, an array's only at the top (a batch). The one rule
+/// of both ways to outline ([`Skim::value`] and [`record`]).
+fn outlines(open: u8, depth: usize, levels: usize) -> bool {
+    match open {
+        b'{' => depth < levels,
+        b'[' => depth == 0 && levels > 0,
+        _ => false,
+    }
+}
+
 /// Records `value` (under the member name starting at `name`) at `depth`, and below it what
 /// [`Skim::value`] records of the same value: the members of objects within `levels`, the
 /// elements of an array at the top, in document order.
 fn record(entries: &mut Vec<Entry>, value: &Value, name: u32, depth: usize, levels: usize) {
-    let outlined = match value.kind() {
-        Kind::Object(_) => depth < levels,
-        Kind::Array(_) => depth == 0 && levels > 0,
-        _ => false,
+    let open = match value.kind() {
+        Kind::Object(_) => b'{',
+        Kind::Array(_) => b'[',
+        _ => b' ',
     };
+    let outlined = outlines(open, depth, levels);
     // Spans of a strict reading fit in 32 bits: larger inputs are refused by the reader.
     let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
     let span = value.span();
@@ -546,14 +558,7 @@ impl Skim<'_> {
     fn value(&mut self, depth: usize, name: Option<usize>, record: bool) -> Option<()> {
         let start = self.pos;
         let open = self.peek()?;
-        // Members of a recorded object are recorded within the levels; elements of an array
-        // only at the top.
-        let outlined = record
-            && match open {
-                b'{' => depth < self.levels,
-                b'[' => depth == 0 && self.levels > 0,
-                _ => false,
-            };
+        let outlined = record && outlines(open, depth, self.levels);
         // Offsets fit in 32 bits: larger inputs are refused before skimming.
         let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
         let record = record.then(|| {
