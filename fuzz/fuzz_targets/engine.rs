@@ -9,7 +9,8 @@
 //! is shown only when it was compared with the lock: its shape is the one the comparison
 //! reads, and every item it shows is an approved one. A twin session reads every server line
 //! outlined first ([`Line::read`]) where the session reads an awaited judged answer strictly
-//! first: the two forward, note, log and stop alike.
+//! first, each tool served compared with its approved form while read: the two forward,
+//! note, log and stop alike.
 //!
 //! The input is a session transcript, one line per message: `c` then the bytes the client
 //! wrote, or `s` then the bytes the server wrote (one space after the letter is skipped); a

@@ -351,10 +351,16 @@ pub(crate) fn server_to_client(
         }
         // Read before the lock that judges it is taken, strictly first when the line may be
         // an answer the session judges (read once, not outlined and then read again).
-        let read = if lock(shared).session.awaits_judged_answer() {
-            Line::read_answer(&line)
-        } else {
-            Line::read(&line)
+        let answers = {
+            let state = lock(shared);
+            let session = &state.session;
+            session
+                .awaits_judged_answer()
+                .then(|| session.answer_reader())
+        };
+        let read = match &answers {
+            Some(answers) => answers.read(&line),
+            None => Line::read(&line),
         };
         let (mut action, advice) = {
             let mut state = lock(shared);

@@ -313,24 +313,82 @@ fn an_answer_read_strictly_first_is_judged_as_one_outlined_first() {
             .into(),
         "s not json".into(),
     ];
+    // Tools compared with their approved forms while read (`AnswerReader`): taken when
+    // served exactly as approved, in any member order and spelling; read as always when not.
+    let taken = [
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"inputSchema":{"type":"object"},"description":"Search the documents","name":"search"}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[ { "name" : "se\u0061rch" , "description":"Search the documents","inputSchema":{"type":"object"} } ]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"nextCursor":"2","tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}},{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object"},"description":"x"}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object"},"x":1}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","description":"Search the documents"}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object",}}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","description":"Search the documents\uffff","inputSchema":{"type":"object"}}]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}}],"tools":[]}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"x":{"tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}}]}}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"result":{"tools":{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}}}}"#,
+        r#"s {"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x","tools":[{"name":"search","description":"Search the documents","inputSchema":{"type":"object"}}]}}"#,
+    ];
+    let answers: Vec<String> = answers
+        .into_iter()
+        .chain(taken.iter().map(|line| (*line).to_owned()))
+        .collect();
     let outlined_first: fn(&mut Session, &[u8], Duration) -> ServerAction =
         |session, line, now| session.server(&Line::read(line), now);
     let strictly_first: fn(&mut Session, &[u8], Duration) -> ServerAction =
         |session, line, now| session.server(&Line::read_answer(line), now);
+    let compared_while_read: fn(&mut Session, &[u8], Duration) -> ServerAction =
+        |session, line, now| {
+            let reader = session.answer_reader();
+            session.server(&reader.read(line), now)
+        };
+    let prompts = r#"c {"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#;
     for answer in &answers {
         for (mode, asked) in [
             (Mode::Refuse, vec![ask, call]),
             (Mode::Quarantine, vec![ask, call]),
             (Mode::Refuse, vec![call]),
             (Mode::Refuse, vec![]),
+            (Mode::Refuse, vec![prompts]),
         ] {
             let mut lines = asked.clone();
             lines.extend([answer.as_str(), answer.as_str()]);
             let expected = run_reading(mode, &lines, outlined_first);
             assert_eq!(run_reading(mode, &lines, strictly_first), expected);
+            assert_eq!(run_reading(mode, &lines, compared_while_read), expected);
             assert_eq!(run(mode, &lines), expected);
         }
     }
+}
+
+#[test]
+fn a_tool_taken_as_its_approved_form_stands_for_it_only_in_a_tools_list_answer() {
+    // A session-pinned answer holding an approved tool in `/result/tools`, then the same
+    // answer with that tool cut to its name: the pin fires, as it does when both are read
+    // whole (the tool taken as approved is not what the pin compares).
+    let lines = [
+        r#"c {"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#.to_owned(),
+        format!(r#"s {{"jsonrpc":"2.0","id":1,"result":{{"prompts":[],"tools":[{SEARCH}]}}}}"#),
+        r#"c {"jsonrpc":"2.0","id":2,"method":"prompts/list"}"#.to_owned(),
+        r#"s {"jsonrpc":"2.0","id":2,"result":{"prompts":[],"tools":[{"name":"search"}]}}"#
+            .to_owned(),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let outlined_first = run_reading(Mode::Refuse, &lines, |session, line, now| {
+        session.server(&Line::read(line), now)
+    });
+    assert!(outlined_first.contains("stop: Drift"), "{outlined_first}");
+    assert_eq!(run(Mode::Refuse, &lines), outlined_first);
+    // Holds: the tools/list answer whose tool is taken is admitted.
+    let listed = format!(r#"s {{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SEARCH}]}}}}"#);
+    let admitted = run(
+        Mode::Refuse,
+        &[
+            r#"c {"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            &listed,
+        ],
+    );
+    assert!(admitted.contains("to client: original"), "{admitted}");
 }
 
 #[test]

@@ -38,7 +38,7 @@
 use std::borrow::Cow;
 
 use crate::error::{JsonError as Error, Position};
-use crate::parse::{MAX_DEPTH, Strictness, parse, parse_with};
+use crate::parse::{ApprovedTools, MAX_DEPTH, Strictness, parse, parse_answer, parse_with};
 use crate::value::{Kind, Span, Value};
 
 /// The shape of an outlined value.
@@ -170,9 +170,25 @@ impl<'a> Outline<'a> {
     /// ```
     pub fn read_strictly(input: &'a [u8], levels: usize) -> Result<(Self, Value), Error> {
         let value = parse(input)?;
+        Ok((Self::of_reading(input, &value, levels), value))
+    }
+
+    /// [`Outline::read_strictly`] with two levels (a single message as the wire engine
+    /// routes it), the tools of `/result/tools` served as their `approved` forms taken as
+    /// [`parse_answer`] takes them: listed, not built. The outline is the same: two levels
+    /// record nothing below the `tools` array.
+    pub(crate) fn read_answer(
+        input: &'a [u8],
+        approved: &'a dyn ApprovedTools,
+    ) -> Result<(Self, Value, Vec<u32>), Error> {
+        let (value, taken) = parse_answer(input, approved)?;
+        Ok((Self::of_reading(input, &value, 2), value, taken))
+    }
+
+    fn of_reading(input: &'a [u8], value: &Value, levels: usize) -> Self {
         let mut entries = Vec::with_capacity(8);
-        record(&mut entries, &value, UNNAMED, 0, levels);
-        Ok((Self { input, entries }, value))
+        record(&mut entries, value, UNNAMED, 0, levels);
+        Self { input, entries }
     }
 
     /// The top value.

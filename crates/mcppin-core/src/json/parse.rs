@@ -21,6 +21,8 @@ use crate::json::text::char_at;
 use crate::number::Number;
 use crate::value::{Kind, Member, Object, Span, Text, Value};
 
+mod approved;
+
 /// The deepest nesting of arrays and objects the reader accepts.
 pub const MAX_DEPTH: usize = 256;
 
@@ -63,6 +65,43 @@ pub fn parse(input: &[u8]) -> Result<Value, Error> {
 ///
 /// The first rule the input breaks, with its position.
 pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> {
+    read(input, strictness, None).map(|(value, _)| value)
+}
+
+/// The approved tools a reading compares served ones with ([`parse_answer`]).
+pub(crate) trait ApprovedTools {
+    /// The approved form of tool `name`, when a served tool equal to it is pinned by the
+    /// form's own digest (docs/performance.md, "Tools compared while read").
+    fn approved_form(&self, name: &str) -> Option<&Value>;
+
+    /// How many tools are approved.
+    fn len(&self) -> usize;
+}
+
+/// Reads one answer strictly, as [`parse`] does, except that each element of `/result/tools`
+/// that is an object served exactly as an approved tool of its name (`approved`) is compared
+/// with that form while it is read, and not built: its slot holds only its `name` member, and
+/// its index is listed in the second value (ascending). Whatever else it is (another value, a
+/// name not approved, any difference, anything the reader refuses) is read as [`parse`] reads
+/// it, so that the reading and its errors are those of [`parse`] but for the tools listed.
+pub(crate) fn parse_answer<'a>(
+    input: &'a [u8],
+    approved: &'a dyn ApprovedTools,
+) -> Result<(Value, Vec<u32>), Error> {
+    read(input, Strictness::Strict, Some(approved))
+}
+
+/// Where the `tools` array of an answer's `result` starts.
+fn tools_span(answer: &Value) -> Option<usize> {
+    let tools = answer.get("result")?.get("tools")?;
+    tools.as_array().map(|_| tools.span().start)
+}
+
+fn read<'a>(
+    input: &'a [u8],
+    strictness: Strictness,
+    approved: Option<&'a dyn ApprovedTools>,
+) -> Result<(Value, Vec<u32>), Error> {
     if let Some(e) = too_large(input.len()) {
         return Err(e);
     }
@@ -79,12 +118,24 @@ pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> 
             });
         }
     };
+    // Where an answer's tools are, when there are approved forms to compare them with.
+    let tools_at = approved.and_then(|_| locate_tools(input, text));
     let mut parser = Parser {
         input,
         text,
         pos: 0,
         strict: strictness == Strictness::Strict,
-        counts: element_counts(input),
+        // Reading an answer leaves the counts out until a tool is not taken: most of its
+        // arrays and objects are those of tools taken as their approved forms, never built.
+        counts: if tools_at.is_some() {
+            Vec::new()
+        } else {
+            element_counts(input)
+        },
+        counted: tools_at.is_none(),
+        tools_at,
+        approved: approved.filter(|_| tools_at.is_some()),
+        taken: Vec::new(),
     };
     parser.skip_whitespace();
     if parser.pos == input.len() {
@@ -99,7 +150,65 @@ pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> 
             None => Error::TrailingContent { at: parser.here() },
         });
     }
-    Ok(value)
+    // Every array and object took its own count, no more, no less (tools taken as their
+    // approved forms gave theirs back).
+    debug_assert!(parser.counts.is_empty(), "counts left: {:?}", parser.counts);
+    if !parser.taken.is_empty() && tools_span(&value) != tools_at {
+        // The located array is not the reading's `/result/tools` (which no input the reader
+        // reads can make it): nothing is taken.
+        return read(input, strictness, None);
+    }
+    Ok((value, parser.taken))
+}
+
+/// The member names leading from an answer to its tools: `/result/tools`.
+const TOOLS_ROUTE: [&str; 2] = ["result", "tools"];
+
+/// Where the array of tools of the answer `input` starts: the value of the first `tools`
+/// member of the first `result` member of the top object, found by skipping the members
+/// before each. Exact for any input the reader reads; the reader checks the rest.
+fn locate_tools(input: &[u8], text: &str) -> Option<usize> {
+    let mut scan = Parser {
+        input,
+        text,
+        pos: 0,
+        strict: true,
+        counts: Vec::new(),
+        counted: false,
+        tools_at: None,
+        approved: None,
+        taken: Vec::new(),
+    };
+    scan.skip_whitespace();
+    for step in TOOLS_ROUTE {
+        if scan.peek()? != b'{' {
+            return None;
+        }
+        scan.pos += 1;
+        loop {
+            scan.skip_whitespace();
+            if scan.peek()? != b'"' {
+                return None;
+            }
+            let name = scan.string().ok()?;
+            scan.skip_whitespace();
+            if scan.peek()? != b':' {
+                return None;
+            }
+            scan.pos += 1;
+            scan.skip_whitespace();
+            if name.as_str() == step {
+                break;
+            }
+            scan.skip_value()?;
+            scan.skip_whitespace();
+            if scan.peek()? != b',' {
+                return None;
+            }
+            scan.pos += 1;
+        }
+    }
+    (scan.peek()? == b'[').then_some(scan.pos)
 }
 
 /// Bytes that end the fast scan of a string: quote, backslash, controls, and lead bytes of
@@ -137,6 +246,13 @@ enum Str<'a> {
 }
 
 impl Str<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Read(text, _) => text,
+            Self::Decoded(text) => text,
+        }
+    }
+
     /// Writes the string into `slot`, in place when it is short.
     fn write_to(self, slot: &mut Text) {
         match self {
@@ -158,6 +274,14 @@ struct Parser<'a> {
     /// The number of elements or members of each array and object still to be read, the next
     /// one last (see [`element_counts`]).
     counts: Vec<u32>,
+    /// Whether `counts` holds the counts of every array and object from `pos` on.
+    counted: bool,
+    /// Where the array of an answer's tools starts (`/result/tools`), when approved forms
+    /// were given ([`parse_answer`]).
+    tools_at: Option<usize>,
+    approved: Option<&'a dyn ApprovedTools>,
+    /// The indices of the tools taken as their approved forms.
+    taken: Vec<u32>,
 }
 
 impl<'a> Parser<'a> {
@@ -255,9 +379,14 @@ impl<'a> Parser<'a> {
         if self.counts.capacity() > 64 && self.counts.len() < self.counts.capacity() / 2 {
             self.counts.shrink_to_fit();
         }
-        // Every element takes at least two bytes with its separator: a count beyond that (only
-        // possible in an input that is refused further on) is not trusted.
-        count.min((self.input.len() - self.pos) / 2 + 1)
+        count.min(self.room_left())
+    }
+
+    /// The most elements the rest of the input can hold: every element takes at least two
+    /// bytes with its separator (a count beyond that is only possible in an input that is
+    /// refused further on).
+    fn room_left(&self) -> usize {
+        (self.input.len() - self.pos) / 2 + 1
     }
 
     fn check_depth(&self, depth: usize) -> Result<(), Error> {
@@ -281,7 +410,23 @@ impl<'a> Parser<'a> {
     }
 
     fn array(&mut self, depth: usize) -> Result<Box<[Value]>, Error> {
-        let mut items = Vec::with_capacity(self.capacity());
+        // Only the elements of `/result/tools` are compared with approved forms.
+        if self.tools_at == Some(self.pos) {
+            self.elements::<true>(depth)
+        } else {
+            self.elements::<false>(depth)
+        }
+    }
+
+    /// The elements of an array, of `/result/tools` when `TOOLS`.
+    fn elements<const TOOLS: bool>(&mut self, depth: usize) -> Result<Box<[Value]>, Error> {
+        // A page serves about as many tools as are approved, which sizes the array of an
+        // answer read without counts.
+        let room = match self.approved {
+            Some(approved) if TOOLS && !self.counted => approved.len().min(self.room_left()),
+            _ => self.capacity(),
+        };
+        let mut items = Vec::with_capacity(room);
         self.pos += 1; // '['
         self.skip_whitespace();
         if self.peek() == Some(b']') {
@@ -290,7 +435,17 @@ impl<'a> Parser<'a> {
         }
         loop {
             self.skip_whitespace();
-            self.value(depth, push_slot(&mut items, Value::null()))?;
+            let index = items.len();
+            let slot = push_slot(&mut items, Value::null());
+            if !(TOOLS && self.take_approved(depth, slot, index)) {
+                if TOOLS && !self.counted {
+                    // A tool read in full: from here on, every array and object is
+                    // allocated at its final size, as in any reading.
+                    self.counts = element_counts(&self.input[self.pos..]);
+                    self.counted = true;
+                }
+                self.value(depth, slot)?;
+            }
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => {

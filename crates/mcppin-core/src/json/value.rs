@@ -484,7 +484,7 @@ impl Object {
         self.members.is_empty()
     }
 
-    fn search(&self, name: &str) -> Result<usize, usize> {
+    pub(crate) fn search(&self, name: &str) -> Result<usize, usize> {
         // Relaxed objects may hold equal names side by side: find the first.
         let i = self.members.partition_point(|m| {
             utf16_cmp_bytes(m.name.as_bytes(), name.as_bytes()) == Ordering::Less

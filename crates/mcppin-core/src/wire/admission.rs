@@ -42,6 +42,7 @@ use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::digest::Digest;
 use crate::lockfile::{LockedServer, Pin};
+use crate::parse::ApprovedTools;
 use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
 use crate::value::{Kind, Object, Span, Text, Value};
@@ -471,6 +472,25 @@ impl ToolIndex {
     }
 }
 
+impl ApprovedTools for ToolIndex {
+    /// The approved form of tool `name` when a served tool equal to it takes its digest
+    /// (see [`Gate::tools_page`]).
+    fn approved_form(&self, name: &str) -> Option<&Value> {
+        match self.get(name)? {
+            Indexed {
+                pin: Pin::Digest(_),
+                approved: Some(approved),
+                ..
+            } => Some(approved),
+            _ => None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.by_name.len()
+    }
+}
+
 /// A set of ranks of approved tools, one bit each.
 #[derive(Clone, Debug, Default)]
 struct Ranks(Vec<u64>);
@@ -631,6 +651,11 @@ impl Gate {
         &self.server
     }
 
+    /// The approved tools by name, shared.
+    pub(crate) fn tool_index(&self) -> Arc<ToolIndex> {
+        Arc::clone(&self.tools)
+    }
+
     /// The approved tools and prompts withheld now (names the lock holds only).
     #[must_use]
     pub(crate) fn withheld(&self) -> Withheld {
@@ -683,7 +708,16 @@ impl Gate {
     /// A request without a `cursor` (or with a `null` one) begins a new reading. Each tool is allowed when its digest
     /// equals the approved one; otherwise it is denied as changed, added, undecidable or a
     /// repeat. Denied tools are quarantined until a later reading serves them as approved.
-    pub(crate) fn tools_page(&mut self, asked: &Asked, result: &Value) -> PageReport {
+    ///
+    /// The tools whose indices are in `taken` (ascending) were read as their approved forms
+    /// (`parse_answer`): only their `name` is in `result`, and they are equal to the
+    /// approved form of that name.
+    pub(crate) fn tools_page(
+        &mut self,
+        asked: &Asked,
+        result: &Value,
+        taken: &[u32],
+    ) -> PageReport {
         // A `cursor` set to `null` is one that is absent, as a server reads it (the first page).
         if !asked.continues || self.generation == 0 {
             self.generation += 1;
@@ -721,13 +755,16 @@ impl Gate {
             return report;
         };
         report.list = Some(list.span());
+        report.tools.reserve_exact(tools.len());
         // Repeats are judged within one answer: a page asked for again (a retry, a stale
         // cursor, readings that overlap) is judged tool by tool like any page, and a copy that
         // differs from the approval is denied as changed wherever it appears.
         self.on_page.clear();
         let mut unknown_on_page = HashSet::new();
+        let mut taken = taken.iter().peekable();
         for (index, tool) in tools.iter().enumerate() {
-            let verdict = self.tool(index, tool, &mut unknown_on_page);
+            let as_approved = taken.next_if(|&&t| t as usize == index).is_some();
+            let verdict = self.tool(index, tool, as_approved, &mut unknown_on_page);
             // Only names the lock knows are kept: a call to any other is refused anyway, and a
             // server serving fresh names page after page must not grow the session's memory.
             match verdict.decision {
@@ -760,19 +797,21 @@ impl Gate {
         &mut self,
         index: usize,
         tool: &'v Value,
+        as_approved: bool,
         unknown_on_page: &mut HashSet<&'v str>,
     ) -> ToolVerdict {
         let name = tool.get("name").and_then(Value::as_str);
         let indexed = name.and_then(|name| self.tools.get(name));
         // A served tool equal to its approved form (the same content, numbers equal as float64
         // and none undecidable, which `Value`'s equality gives when the approved form has a
-        // digest) canonicalises alike: it has the approved digest, and nothing is hashed.
+        // digest) canonicalises alike: it has the approved digest, and nothing is hashed. A
+        // tool read as its approved form was found equal to it while it was read.
         let observed = match indexed {
             Some(Indexed {
                 pin: pin @ Pin::Digest(_),
                 approved: Some(approved),
                 ..
-            }) if **approved == *tool => pin.clone(),
+            }) if as_approved || **approved == *tool => pin.clone(),
             _ => Pin::of(tool),
         };
         let mut verdict = ToolVerdict {
@@ -1235,6 +1274,7 @@ mod tests {
         gate.tools_page(
             &Asked::of("tools/list", params.as_ref()),
             &parse(bytes).unwrap(),
+            &[],
         )
     }
 
@@ -1500,6 +1540,7 @@ mod tests {
         let malformed = gate.tools_page(
             &Asked::of("tools/list", None),
             &parse(br#"{"tools":{}}"#).unwrap(),
+            &[],
         );
         assert_eq!(
             malformed.summary().as_deref(),
@@ -1584,6 +1625,7 @@ mod tests {
             let again = gate.tools_page(
                 &Asked::of("tools/list", Some(&params)),
                 &parse(&page(&[SEARCH], None)).unwrap(),
+                &[],
             );
             assert_eq!(again.removed, ["summarize"], "{params}");
         }
@@ -1592,6 +1634,7 @@ mod tests {
         let next = gate.tools_page(
             &Asked::of("tools/list", Some(&params)),
             &parse(&page(&[SUMMARIZE], None)).unwrap(),
+            &[],
         );
         assert_eq!(next.generation, 4, "a cursor continues the reading");
         assert!(next.removed.is_empty());
@@ -1625,12 +1668,14 @@ mod tests {
         let report = gate.tools_page(
             &Asked::of("tools/list", None),
             &parse(br#"{"tools":{}}"#).unwrap(),
+            &[],
         );
         assert!(report.drift());
         assert_eq!(report.rebuild(b"{}"), None);
         let report = gate.tools_page(
             &Asked::of("tools/list", None),
             &parse(br#"{"tools":[{"description":"x"}]}"#).unwrap(),
+            &[],
         );
         assert_eq!(
             report.tools[0].decision,
@@ -1650,7 +1695,7 @@ mod tests {
         );
         let value = parse(message.as_bytes()).unwrap();
         let result = value.get("result").unwrap();
-        let report = gate.tools_page(&Asked::of("tools/list", None), result);
+        let report = gate.tools_page(&Asked::of("tools/list", None), result, &[]);
         let rebuilt = report.rebuild(message.as_bytes()).unwrap();
         assert_eq!(
             String::from_utf8(rebuilt).unwrap(),

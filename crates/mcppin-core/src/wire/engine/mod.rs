@@ -63,14 +63,15 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::admission::{Asked, Decision, Gate, LockCheck, PageReport, session_policy};
+use crate::admission::{Asked, Decision, Gate, LockCheck, PageReport, ToolIndex, session_policy};
 use crate::lockfile::Pin;
 use crate::outline::{Node, Outline, Picked, Shape};
 use crate::projection::Projection;
 use crate::report::Policy;
-use crate::{Strictness, Text, Value, escape, fold, parse, parse_with};
+use crate::{JsonError, Strictness, Text, Value, escape, fold, parse, parse_with};
 
 mod approved;
 mod artifact;
@@ -269,6 +270,37 @@ pub struct Line<'a> {
     /// The strict reading of the whole line, when it was read strictly first
     /// ([`Line::read_answer`]).
     strict: Option<Value>,
+    /// The indices of the tools of `/result/tools` the strict reading took as their approved
+    /// forms ([`AnswerReader`]): listed, not built.
+    taken: Vec<u32>,
+}
+
+/// A line's strict reading, as the judge takes it.
+#[derive(Clone, Copy)]
+struct Strict<'l> {
+    value: &'l Value,
+    /// The tools taken as their approved forms, as the line lists them.
+    taken: &'l [u32],
+}
+
+/// Reads server lines as [`Line::read_answer`] does, comparing each tool a `tools/list`
+/// answer serves with the session's approved form of it while reading it: a tool served
+/// exactly as approved is not built into the reading (docs/performance.md, "Tools compared
+/// while read"). The session judges the line as it judges [`Line::read_answer`]'s.
+///
+/// Made by [`Session::answer_reader`], for a transport that reads lines before taking the
+/// lock of a session it shares between threads; cheap to make (the approval is shared).
+#[derive(Clone, Debug)]
+pub struct AnswerReader {
+    tools: Arc<ToolIndex>,
+}
+
+impl AnswerReader {
+    /// Reads one server line that may be an answer the session judges.
+    #[must_use]
+    pub fn read<'a>(&'a self, bytes: &'a [u8]) -> Line<'a> {
+        Line::read_strictly_first(bytes, |bytes| Outline::read_answer(bytes, &*self.tools))
+    }
 }
 
 impl<'a> Line<'a> {
@@ -279,6 +311,7 @@ impl<'a> Line<'a> {
             bytes,
             reading: Reading::of(bytes),
             strict: None,
+            taken: Vec::new(),
         }
     }
 
@@ -290,15 +323,26 @@ impl<'a> Line<'a> {
     /// the same: this only saves a second reading of a judged answer.
     #[must_use]
     pub fn read_answer(bytes: &'a [u8]) -> Self {
+        Self::read_strictly_first(bytes, |bytes| {
+            Outline::read_strictly(bytes, 2).map(|(outline, value)| (outline, value, Vec::new()))
+        })
+    }
+
+    /// [`Line::read_answer`] with the strict reading `strictly`.
+    fn read_strictly_first(
+        bytes: &'a [u8],
+        strictly: impl FnOnce(&'a [u8]) -> Result<(Outline<'a>, Value, Vec<u32>), JsonError>,
+    ) -> Self {
         let body = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.first() == Some(&b'{')
             && !body.contains(&b'\r')
-            && let Ok((outline, strict)) = Outline::read_strictly(bytes, 2)
+            && let Ok((outline, strict, taken)) = strictly(bytes)
         {
             return Self {
                 bytes,
                 reading: Reading::Single(outline),
                 strict: Some(strict),
+                taken,
             };
         }
         Self::read(bytes)
@@ -381,7 +425,7 @@ impl std::fmt::Debug for Line<'_> {
 /// One line read under the relaxed rule.
 enum Reading<'a> {
     /// Not JSON.
-    Invalid(crate::JsonError),
+    Invalid(JsonError),
     /// A carriage return inside the line: JSON whitespace to this reader, the end of a line to
     /// a reader with universal newlines (Python's text streams), which would read other
     /// messages out of the same bytes.
@@ -666,11 +710,13 @@ impl Session {
     }
 
     /// Judges one line from the server (without its newline). The same as
-    /// [`Session::server`] of [`Line::read_answer`] while [`Session::awaits_judged_answer`],
-    /// of [`Line::read`] otherwise.
+    /// [`Session::server`] of the line read by [`Session::answer_reader`] while
+    /// [`Session::awaits_judged_answer`], of [`Line::read`] otherwise.
     pub fn server_line(&mut self, line: &[u8], now: Duration) -> ServerAction {
+        let reader;
         let line = if self.awaits_judged_answer() {
-            Line::read_answer(line)
+            reader = self.answer_reader();
+            reader.read(line)
         } else {
             Line::read(line)
         };
@@ -679,10 +725,19 @@ impl Session {
         action
     }
 
+    /// The reader of this session's judged answers ([`AnswerReader`]): what
+    /// [`Session::server_line`] reads with while [`Session::awaits_judged_answer`].
+    #[must_use]
+    pub fn answer_reader(&self) -> AnswerReader {
+        AnswerReader {
+            tools: self.gate.tool_index(),
+        }
+    }
+
     /// Whether a request is outstanding whose answer the session reads strictly and judges
     /// (`tools/list`, `initialize`, `prompts/list`, ...): a transport reads the server's next
-    /// line with [`Line::read_answer`] then, and with [`Line::read`] otherwise. Reading a line
-    /// either way is always correct; the question only saves work.
+    /// line with [`Session::answer_reader`] then, and with [`Line::read`] otherwise. Reading a
+    /// line either way is always correct; the question only saves work.
     #[must_use]
     pub fn awaits_judged_answer(&self) -> bool {
         self.pending.awaits_judged()
@@ -715,7 +770,11 @@ impl Session {
         if self.stopped {
             return ServerAction::default();
         }
-        let mut action = self.judge_server_line(&line.reading, line.strict.as_ref(), now);
+        let strict = line.strict.as_ref().map(|value| Strict {
+            value,
+            taken: &line.taken,
+        });
+        let mut action = self.judge_server_line(&line.reading, strict, now);
         if action.stop.is_some() {
             self.stopped = true;
         }
@@ -1077,7 +1136,7 @@ impl Session {
     fn judge_server_line(
         &mut self,
         reading: &Reading<'_>,
-        strict: Option<&Value>,
+        strict: Option<Strict<'_>>,
         now: Duration,
     ) -> ServerAction {
         let mut action = ServerAction::default();
@@ -1140,7 +1199,7 @@ impl Session {
         &mut self,
         bytes: &[u8],
         message: Node<'_, '_>,
-        strict: Option<&Value>,
+        strict: Option<Strict<'_>>,
         now: Duration,
         action: &mut ServerAction,
     ) -> Element {
@@ -1260,16 +1319,20 @@ impl Session {
     fn surface(
         &mut self,
         bytes: &[u8],
-        strict: Option<&Value>,
+        strict: Option<Strict<'_>>,
         pending: &Pending,
         action: &mut ServerAction,
     ) -> Element {
-        if let Some(strict) = strict {
-            return self.judge(bytes, strict, pending, action);
+        // Tools taken as their approved forms stand for them only in a `tools/list` answer:
+        // any other answer is judged from a reading of all it holds.
+        if let Some(strict) = strict
+            && (strict.taken.is_empty() || &*pending.method == "tools/list")
+        {
+            return self.judge(bytes, strict.value, strict.taken, pending, action);
         }
         match parse(bytes) {
             Ok(strict) => {
-                let element = self.judge(bytes, &strict, pending, action);
+                let element = self.judge(bytes, &strict, &[], pending, action);
                 action.spent.push(strict);
                 element
             }
@@ -1285,6 +1348,7 @@ impl Session {
         &mut self,
         bytes: &[u8],
         strict: &Value,
+        taken: &[u32],
         pending: &Pending,
         action: &mut ServerAction,
     ) -> Element {
@@ -1343,7 +1407,7 @@ impl Session {
             }
         };
         if method == "tools/list" {
-            let report = self.gate.tools_page(asked, result);
+            let report = self.gate.tools_page(asked, result, taken);
             return self.tools_page(bytes, pending, &report, action);
         }
         if let Some(check) = self.gate.lock_check(method, asked, result) {
