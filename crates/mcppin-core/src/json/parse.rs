@@ -181,32 +181,7 @@ fn locate_tools(input: &[u8], text: &str) -> Option<usize> {
     };
     scan.skip_whitespace();
     for step in TOOLS_ROUTE {
-        if scan.peek()? != b'{' {
-            return None;
-        }
-        scan.pos += 1;
-        loop {
-            scan.skip_whitespace();
-            if scan.peek()? != b'"' {
-                return None;
-            }
-            let name = scan.string().ok()?;
-            scan.skip_whitespace();
-            if scan.peek()? != b':' {
-                return None;
-            }
-            scan.pos += 1;
-            scan.skip_whitespace();
-            if name.as_str() == step {
-                break;
-            }
-            scan.skip_value()?;
-            scan.skip_whitespace();
-            if scan.peek()? != b',' {
-                return None;
-            }
-            scan.pos += 1;
-        }
+        scan.find_member(step)?;
     }
     (scan.peek()? == b'[').then_some(scan.pos)
 }

@@ -53,9 +53,29 @@ impl<'a> Parser<'a> {
     }
 
     /// The `name` member of the object at `pos` (read at `depth`) and its span, when the
-    /// object has one that is a string: found by skipping the members before it.
+    /// object has one that is a string.
     fn tool_name(&mut self, depth: usize) -> Option<(Str<'a>, Span)> {
-        if self.peek()? != b'{' || depth >= MAX_DEPTH {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        self.find_member("name")?;
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.pos;
+        let name = self.string().ok()?;
+        let span = Span {
+            start,
+            end: self.pos,
+        };
+        Some((name, span))
+    }
+
+    /// Moves to the value of the first member `name` of the object at `pos`, skipping the
+    /// members before it without checking them (the reading that follows checks everything);
+    /// `None` when there is no object there, or no such member before its end.
+    pub(super) fn find_member(&mut self, name: &str) -> Option<()> {
+        if self.peek()? != b'{' {
             return None;
         }
         self.pos += 1;
@@ -71,17 +91,8 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.skip_whitespace();
-            if member.as_str() == "name" {
-                if self.peek()? != b'"' {
-                    return None;
-                }
-                let start = self.pos;
-                let name = self.string().ok()?;
-                let span = Span {
-                    start,
-                    end: self.pos,
-                };
-                return Some((name, span));
+            if member.as_str() == name {
+                return Some(());
             }
             self.skip_value()?;
             self.skip_whitespace();
@@ -95,7 +106,7 @@ impl<'a> Parser<'a> {
     /// Moves past one value, without checking it (the comparison that follows reads it under
     /// every rule): a string to its closing quote, an array or object to its closing bracket,
     /// anything else to the next byte that ends a number or word.
-    pub(super) fn skip_value(&mut self) -> Option<()> {
+    fn skip_value(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.skip_string(),
             b'{' | b'[' => {
