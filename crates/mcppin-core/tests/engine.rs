@@ -392,6 +392,49 @@ fn a_tool_taken_as_its_approved_form_stands_for_it_only_in_a_tools_list_answer()
 }
 
 #[test]
+fn tools_taken_as_another_approvals_forms_are_judged_whole() {
+    // Another approval pins `summarize` as the pulled description (the same tools, of the same
+    // ranks): the line is read with the reader of a session that approves the original one
+    // (which takes the tool), then judged by a session of the other approval. It refuses the
+    // tool, as it does when it reads the line itself.
+    let mut other = approved();
+    other.tools.insert(
+        "summarize".into(),
+        LockedItem::approve(parse(PULLED.as_bytes()).unwrap()),
+    );
+    let ask = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{SUMMARIZE}]}}}}"#);
+    let reader = Session::new(
+        ApprovedServer::unsigned(approved()),
+        guard(Mode::Refuse, false),
+    )
+    .answer_reader();
+    let judged_by = |server: LockedServer, read_by_own: bool| {
+        let mut session =
+            Session::new(ApprovedServer::unsigned(server), guard(Mode::Refuse, false));
+        let now = Duration::ZERO;
+        let _ = session.client_line(ask.as_bytes(), now);
+        let own = session.answer_reader();
+        let line = if read_by_own {
+            own.read(answer.as_bytes())
+        } else {
+            reader.read(answer.as_bytes())
+        };
+        let action = session.server(&line, now);
+        (shown(&action.to_client), action.stop.is_some())
+    };
+    // Fires: the other approval refuses the tool, however the line was read.
+    let refused = judged_by(other.clone(), true);
+    assert!(
+        refused.0.contains("1 tool changed") && refused.1,
+        "{refused:?}"
+    );
+    assert_eq!(judged_by(other, false), refused);
+    // Holds: the approval the reader compared with admits it.
+    assert_eq!(judged_by(approved(), false), ("original".to_owned(), false));
+}
+
+#[test]
 fn a_session_awaits_a_judged_answer_only_while_one_is_outstanding() {
     let mut session = Session::new(
         ApprovedServer::unsigned(approved()),

@@ -38,7 +38,7 @@
 use std::borrow::Cow;
 
 use crate::error::{JsonError as Error, Position};
-use crate::parse::{ApprovedTools, MAX_DEPTH, Strictness, parse, parse_answer, parse_with};
+use crate::parse::{ApprovedTools, MAX_DEPTH, Strictness, Taken, parse, parse_answer, parse_with};
 use crate::value::{Kind, Span, Value};
 
 /// The shape of an outlined value.
@@ -180,7 +180,7 @@ impl<'a> Outline<'a> {
     pub(crate) fn read_answer(
         input: &'a [u8],
         approved: &'a dyn ApprovedTools,
-    ) -> Result<(Self, Value, Vec<u32>), Error> {
+    ) -> Result<(Self, Value, Vec<Taken>), Error> {
         let (value, taken) = parse_answer(input, approved)?;
         Ok((Self::of_reading(input, &value, 2), value, taken))
     }

@@ -70,24 +70,35 @@ pub fn parse_with(input: &[u8], strictness: Strictness) -> Result<Value, Error> 
 
 /// The approved tools a reading compares served ones with ([`parse_answer`]).
 pub(crate) trait ApprovedTools {
-    /// The approved form of tool `name`, when a served tool equal to it is pinned by the
-    /// form's own digest (docs/performance.md, "Tools compared while read").
-    fn approved_form(&self, name: &str) -> Option<&Value>;
+    /// The rank and approved form of tool `name`, when a served tool equal to it is pinned
+    /// by the form's own digest (docs/performance.md, "Tools compared while read"). The rank
+    /// is the tool's place among the approved ones, which the reading lists with each tool
+    /// it takes, so that the tool is not looked up by its name again.
+    fn approved_form(&self, name: &str) -> Option<(u32, &Value)>;
 
     /// How many tools are approved.
     fn len(&self) -> usize;
 }
 
+/// A tool of an answer's `/result/tools` read as its approved form ([`parse_answer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Taken {
+    /// Its index in `/result/tools`.
+    pub(crate) index: u32,
+    /// The rank [`ApprovedTools::approved_form`] gave with its approved form.
+    pub(crate) rank: u32,
+}
+
 /// Reads one answer strictly, as [`parse`] does, except that each element of `/result/tools`
 /// that is an object served exactly as an approved tool of its name (`approved`) is compared
 /// with that form while it is read, and not built: its slot holds only its `name` member, and
-/// its index is listed in the second value (ascending). Whatever else it is (another value, a
+/// it is listed in the second value (by ascending index). Whatever else it is (another value, a
 /// name not approved, any difference, anything the reader refuses) is read as [`parse`] reads
 /// it, so that the reading and its errors are those of [`parse`] but for the tools listed.
 pub(crate) fn parse_answer<'a>(
     input: &'a [u8],
     approved: &'a dyn ApprovedTools,
-) -> Result<(Value, Vec<u32>), Error> {
+) -> Result<(Value, Vec<Taken>), Error> {
     read(input, Strictness::Strict, Some(approved))
 }
 
@@ -101,7 +112,7 @@ fn read<'a>(
     input: &'a [u8],
     strictness: Strictness,
     approved: Option<&'a dyn ApprovedTools>,
-) -> Result<(Value, Vec<u32>), Error> {
+) -> Result<(Value, Vec<Taken>), Error> {
     if let Some(e) = too_large(input.len()) {
         return Err(e);
     }
@@ -255,8 +266,8 @@ struct Parser<'a> {
     /// were given ([`parse_answer`]).
     tools_at: Option<usize>,
     approved: Option<&'a dyn ApprovedTools>,
-    /// The indices of the tools taken as their approved forms.
-    taken: Vec<u32>,
+    /// The tools taken as their approved forms.
+    taken: Vec<Taken>,
 }
 
 impl<'a> Parser<'a> {

@@ -42,7 +42,7 @@ use crate::canon::write_lossy;
 use crate::diff::{ChangeClass, ChangeRef, diff_first};
 use crate::digest::Digest;
 use crate::lockfile::{LockedServer, Pin};
-use crate::parse::ApprovedTools;
+use crate::parse::{ApprovedTools, Taken};
 use crate::report::{GuardPolicy, Policy};
 use crate::surface::ItemKind;
 use crate::value::{Kind, Object, Span, Text, Value};
@@ -425,14 +425,21 @@ pub(crate) struct Gate {
 /// The approved tools of one approval by name, each with its rank (its place in the lock's
 /// name order) and its pin: made once per approval, so that judging a served tool costs one
 /// hashed look-up, not a walk of the lock's tree of names (docs/performance.md).
+///
+/// Names are hashed with a seed drawn per process: served names are looked up (never added),
+/// and a server cannot aim them at one bucket of a table whose seed it does not know.
 #[derive(Debug, Default)]
 pub(crate) struct ToolIndex {
-    by_name: HashMap<Box<str>, Indexed>,
+    /// The approved tools by rank.
+    tools: Vec<Indexed>,
+    /// The rank of each approved name.
+    by_name: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
 }
 
 /// One approved tool of a [`ToolIndex`].
 #[derive(Debug)]
 struct Indexed {
+    name: Box<str>,
     rank: usize,
     pin: Pin,
     /// The approved tool, when the lock keeps it (not in version 1): what a changed tool is
@@ -444,26 +451,34 @@ struct Indexed {
 impl ToolIndex {
     /// The index of `server`'s approved tools.
     pub(crate) fn of(server: &LockedServer) -> Self {
-        Self {
-            by_name: server
-                .tools
-                .iter()
-                .enumerate()
-                .map(|(rank, (name, item))| {
-                    let indexed = Indexed {
-                        rank,
-                        pin: item.pin().clone(),
-                        approved: item.approved_shared().cloned(),
-                    };
-                    (Box::from(name.as_str()), indexed)
-                })
-                .collect(),
-        }
+        let tools: Vec<Indexed> = server
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(rank, (name, item))| Indexed {
+                name: Box::from(name.as_str()),
+                rank,
+                pin: item.pin().clone(),
+                approved: item.approved_shared().cloned(),
+            })
+            .collect();
+        let by_name = tools
+            .iter()
+            .filter_map(|tool| Some((tool.name.clone(), u32::try_from(tool.rank).ok()?)))
+            .collect();
+        Self { tools, by_name }
     }
 
     /// The approved tool `name`: its rank, its pin and, when kept, its approved form.
     fn get(&self, name: &str) -> Option<&Indexed> {
-        self.by_name.get(name)
+        self.tools.get(*self.by_name.get(name)? as usize)
+    }
+
+    /// The approved tool of rank `rank`, when its name is `name`.
+    fn ranked(&self, rank: u32, name: &str) -> Option<&Indexed> {
+        self.tools
+            .get(rank as usize)
+            .filter(|tool| *tool.name == *name)
     }
 
     /// Whether the lock approves a tool `name`.
@@ -473,21 +488,22 @@ impl ToolIndex {
 }
 
 impl ApprovedTools for ToolIndex {
-    /// The approved form of tool `name` when a served tool equal to it takes its digest
-    /// (see [`Gate::tools_page`]).
-    fn approved_form(&self, name: &str) -> Option<&Value> {
-        match self.get(name)? {
+    /// The rank and approved form of tool `name` when a served tool equal to it takes its
+    /// digest (see [`Gate::tools_page`]).
+    fn approved_form(&self, name: &str) -> Option<(u32, &Value)> {
+        let rank = *self.by_name.get(name)?;
+        match self.tools.get(rank as usize)? {
             Indexed {
                 pin: Pin::Digest(_),
                 approved: Some(approved),
                 ..
-            } => Some(approved),
+            } => Some((rank, approved)),
             _ => None,
         }
     }
 
     fn len(&self) -> usize {
-        self.by_name.len()
+        self.tools.len()
     }
 }
 
@@ -656,6 +672,11 @@ impl Gate {
         Arc::clone(&self.tools)
     }
 
+    /// The approved tools by name.
+    pub(crate) fn tools(&self) -> &ToolIndex {
+        &self.tools
+    }
+
     /// The approved tools and prompts withheld now (names the lock holds only).
     #[must_use]
     pub(crate) fn withheld(&self) -> Withheld {
@@ -709,14 +730,14 @@ impl Gate {
     /// equals the approved one; otherwise it is denied as changed, added, undecidable or a
     /// repeat. Denied tools are quarantined until a later reading serves them as approved.
     ///
-    /// The tools whose indices are in `taken` (ascending) were read as their approved forms
-    /// (`parse_answer`): only their `name` is in `result`, and they are equal to the
-    /// approved form of that name.
+    /// The tools listed in `taken` (by ascending index) were read as their approved forms
+    /// (`parse_answer`, with this gate's [`Gate::tool_index`]): only their `name` is in
+    /// `result`, and they are equal to the approved form of the rank listed with them.
     pub(crate) fn tools_page(
         &mut self,
         asked: &Asked,
         result: &Value,
-        taken: &[u32],
+        taken: &[Taken],
     ) -> PageReport {
         // A `cursor` set to `null` is one that is absent, as a server reads it (the first page).
         if !asked.continues || self.generation == 0 {
@@ -763,8 +784,8 @@ impl Gate {
         let mut unknown_on_page = HashSet::new();
         let mut taken = taken.iter().peekable();
         for (index, tool) in tools.iter().enumerate() {
-            let as_approved = taken.next_if(|&&t| t as usize == index).is_some();
-            let verdict = self.tool(index, tool, as_approved, &mut unknown_on_page);
+            let rank = taken.next_if(|t| t.index as usize == index).map(|t| t.rank);
+            let verdict = self.tool(index, tool, rank, &mut unknown_on_page);
             // Only names the lock knows are kept: a call to any other is refused anyway, and a
             // server serving fresh names page after page must not grow the session's memory.
             match verdict.decision {
@@ -797,11 +818,17 @@ impl Gate {
         &mut self,
         index: usize,
         tool: &'v Value,
-        as_approved: bool,
+        taken: Option<u32>,
         unknown_on_page: &mut HashSet<&'v str>,
     ) -> ToolVerdict {
         let name = tool.get("name").and_then(Value::as_str);
-        let indexed = name.and_then(|name| self.tools.get(name));
+        // A tool taken as its approved form is the approved tool of the rank it was taken
+        // with (and of its name); any other is looked up by its name.
+        let ranked = taken
+            .zip(name)
+            .and_then(|(rank, name)| self.tools.ranked(rank, name));
+        let as_approved = ranked.is_some();
+        let indexed = ranked.or_else(|| name.and_then(|name| self.tools.get(name)));
         // A served tool equal to its approved form (the same content, numbers equal as float64
         // and none undecidable, which `Value`'s equality gives when the approved form has a
         // digest) canonicalises alike: it has the approved digest, and nothing is hashed. A
@@ -1660,6 +1687,31 @@ mod tests {
             report.tools[0].decision,
             Decision::Deny(Reason::Undecidable(vec!["9007199254740993".into()]))
         );
+    }
+
+    #[test]
+    fn a_tool_taken_stands_for_the_approved_tool_of_its_rank_and_name_only() {
+        // The gate's ranks: `search` 0, `summarize` 1. Each tool is cut to its name, as a
+        // reading that took it leaves it.
+        let cut = br#"{"tools":[{"name":"search"},{"name":"summarize"}]}"#;
+        let judged = |taken: &[Taken]| {
+            let mut gate = gate();
+            let report =
+                gate.tools_page(&Asked::of("tools/list", None), &parse(cut).unwrap(), taken);
+            report
+                .tools
+                .iter()
+                .map(|tool| tool.decision.is_allow())
+                .collect::<Vec<_>>()
+        };
+        let taken = |index, rank| Taken { index, rank };
+        // Holds: each taken with its own rank.
+        assert_eq!(judged(&[taken(0, 0), taken(1, 1)]), [true, true]);
+        // Fires: not taken, or taken with another tool's rank (or one past the last), a tool
+        // cut to its name is what is judged, and it changed.
+        assert_eq!(judged(&[taken(1, 1)]), [false, true]);
+        assert_eq!(judged(&[taken(0, 1), taken(1, 0)]), [false, false]);
+        assert_eq!(judged(&[taken(0, 2)]), [false, false]);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use unicode_normalization::{IsNormalized, is_nfc_quick};
 
-use super::{MAX_DEPTH, Parser, Str};
+use super::{MAX_DEPTH, Parser, Str, Taken};
 use crate::value::{Kind, Member, Object, Span, Text, Value};
 
 impl<'a> Parser<'a> {
@@ -26,7 +26,8 @@ impl<'a> Parser<'a> {
             self.pos = start;
             return false;
         };
-        let (Some(form), Ok(index)) = (approved.approved_form(name.as_str()), u32::try_from(index))
+        let (Some((rank, form)), Ok(index)) =
+            (approved.approved_form(name.as_str()), u32::try_from(index))
         else {
             self.pos = start;
             return false;
@@ -48,7 +49,7 @@ impl<'a> Parser<'a> {
         let member = Member::new("name", value);
         slot.set_kind(Kind::Object(Object::from_sorted(Box::new([member]))));
         slot.set_span(start, self.pos);
-        self.taken.push(index);
+        self.taken.push(Taken { index, rank });
         true
     }
 
@@ -336,7 +337,7 @@ impl Found {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ApprovedTools, parse, parse_answer};
+    use super::super::{ApprovedTools, Taken, parse, parse_answer};
     use crate::value::{Object, Value};
 
     const A: &str = r#"{"name":"a","description":"d\u00e9","n":1.5,"list":[1,true,null,"x",[]],"o":{"k":{"z":{}},"é":1,"b":-0}}"#;
@@ -345,10 +346,12 @@ mod tests {
     struct Forms(Vec<Value>);
 
     impl ApprovedTools for Forms {
-        fn approved_form(&self, name: &str) -> Option<&Value> {
-            self.0
+        fn approved_form(&self, name: &str) -> Option<(u32, &Value)> {
+            let rank = self
+                .0
                 .iter()
-                .find(|form| form.get("name").and_then(Value::as_str) == Some(name))
+                .position(|form| form.get("name").and_then(Value::as_str) == Some(name))?;
+            Some((u32::try_from(rank).ok()?, &self.0[rank]))
         }
 
         fn len(&self) -> usize {
@@ -363,7 +366,8 @@ mod tests {
     /// Reads `tools` (the text of the `tools` array's elements) as an answer both ways and
     /// checks that they agree: the same error, or the same reading but for the tools taken,
     /// each of which [`parse`] reads as the approved form of its name and `parse_answer` as
-    /// its name alone, at the same span. Returns the indices taken.
+    /// its name alone, at the same span, with the rank of that form. Returns the indices
+    /// taken.
     fn taken(forms: &Forms, tools: &str) -> Vec<u32> {
         let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tools}],"n":2}}}}"#);
         taken_in(forms, &answer)
@@ -377,16 +381,16 @@ mod tests {
                 return Vec::new();
             }
             (Ok(whole), Ok(read)) => {
-                check_same(&whole, &read.0, &read.1, answer);
+                check_same(forms, &whole, &read.0, &read.1, answer);
                 read
             }
             (a, b) => panic!("{answer}: {a:?} against {b:?}"),
         };
         let _ = value;
-        taken
+        taken.iter().map(|taken| taken.index).collect()
     }
 
-    fn check_same(whole: &Value, read: &Value, taken: &[u32], answer: &str) {
+    fn check_same(forms: &Forms, whole: &Value, read: &Value, taken: &[Taken], answer: &str) {
         assert_eq!(whole.span(), read.span(), "{answer}");
         let tools = |v: &Value| {
             v.pointer("/result/tools")
@@ -401,8 +405,10 @@ mod tests {
         assert_eq!(all.len(), some.len(), "{answer}");
         for (i, (w, r)) in all.iter().zip(&some).enumerate() {
             assert_eq!(w.span(), r.span(), "{answer}: tool {i}");
-            if taken.contains(&u32::try_from(i).unwrap()) {
+            if let Some(taken) = taken.iter().find(|t| t.index == u32::try_from(i).unwrap()) {
                 let name = w.get("name").and_then(Value::as_str).unwrap();
+                let form = &forms.0[taken.rank as usize];
+                assert_eq!(form.get("name").and_then(Value::as_str), Some(name));
                 assert_eq!(
                     r.get("name").and_then(Value::as_str),
                     Some(name),

@@ -69,6 +69,7 @@ use std::time::Duration;
 use crate::admission::{Asked, Decision, Gate, LockCheck, PageReport, ToolIndex, session_policy};
 use crate::lockfile::Pin;
 use crate::outline::{Node, Outline, Picked, Shape};
+use crate::parse::Taken;
 use crate::projection::Projection;
 use crate::report::Policy;
 use crate::{JsonError, Strictness, Text, Value, escape, fold, parse, parse_with};
@@ -270,9 +271,12 @@ pub struct Line<'a> {
     /// The strict reading of the whole line, when it was read strictly first
     /// ([`Line::read_answer`]).
     strict: Option<Value>,
-    /// The indices of the tools of `/result/tools` the strict reading took as their approved
-    /// forms ([`AnswerReader`]): listed, not built.
-    taken: Vec<u32>,
+    /// The tools of `/result/tools` the strict reading took as their approved forms
+    /// ([`AnswerReader`]): listed, not built.
+    taken: Vec<Taken>,
+    /// The approved tools they were taken as: a session judges them so only when these are
+    /// its own.
+    taken_as: Option<&'a ToolIndex>,
 }
 
 /// A line's strict reading, as the judge takes it.
@@ -280,13 +284,14 @@ pub struct Line<'a> {
 struct Strict<'l> {
     value: &'l Value,
     /// The tools taken as their approved forms, as the line lists them.
-    taken: &'l [u32],
+    taken: &'l [Taken],
 }
 
 /// Reads server lines as [`Line::read_answer`] does, comparing each tool a `tools/list`
 /// answer serves with the session's approved form of it while reading it: a tool served
 /// exactly as approved is not built into the reading (docs/performance.md, "Tools compared
-/// while read"). The session judges the line as it judges [`Line::read_answer`]'s.
+/// while read"). The session judges the line as it judges [`Line::read_answer`]'s; a session of
+/// another approval judges it from a reading of all it holds.
 ///
 /// Made by [`Session::answer_reader`], for a transport that reads lines before taking the
 /// lock of a session it shares between threads; cheap to make (the approval is shared).
@@ -299,7 +304,10 @@ impl AnswerReader {
     /// Reads one server line that may be an answer the session judges.
     #[must_use]
     pub fn read<'a>(&'a self, bytes: &'a [u8]) -> Line<'a> {
-        Line::read_strictly_first(bytes, |bytes| Outline::read_answer(bytes, &*self.tools))
+        let mut line =
+            Line::read_strictly_first(bytes, |bytes| Outline::read_answer(bytes, &*self.tools));
+        line.taken_as = Some(&*self.tools);
+        line
     }
 }
 
@@ -312,6 +320,7 @@ impl<'a> Line<'a> {
             reading: Reading::of(bytes),
             strict: None,
             taken: Vec::new(),
+            taken_as: None,
         }
     }
 
@@ -331,7 +340,7 @@ impl<'a> Line<'a> {
     /// [`Line::read_answer`] with the strict reading `strictly`.
     fn read_strictly_first(
         bytes: &'a [u8],
-        strictly: impl FnOnce(&'a [u8]) -> Result<(Outline<'a>, Value, Vec<u32>), JsonError>,
+        strictly: impl FnOnce(&'a [u8]) -> Result<(Outline<'a>, Value, Vec<Taken>), JsonError>,
     ) -> Self {
         let body = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.first() == Some(&b'{')
@@ -343,6 +352,7 @@ impl<'a> Line<'a> {
                 reading: Reading::Single(outline),
                 strict: Some(strict),
                 taken,
+                taken_as: None,
             };
         }
         Self::read(bytes)
@@ -770,7 +780,13 @@ impl Session {
         if self.stopped {
             return ServerAction::default();
         }
-        let strict = line.strict.as_ref().map(|value| Strict {
+        // Tools taken as the approved forms of another session's approval stand for nothing
+        // here: the line is judged from a reading of all it holds.
+        let own = line.taken.is_empty()
+            || line
+                .taken_as
+                .is_some_and(|tools| std::ptr::eq(tools, self.gate.tools()));
+        let strict = line.strict.as_ref().filter(|_| own).map(|value| Strict {
             value,
             taken: &line.taken,
         });
@@ -1348,7 +1364,7 @@ impl Session {
         &mut self,
         bytes: &[u8],
         strict: &Value,
-        taken: &[u32],
+        taken: &[Taken],
         pending: &Pending,
         action: &mut ServerAction,
     ) -> Element {
