@@ -145,35 +145,101 @@ impl fmt::Display for Reason {
 }
 
 /// The verdict on one served tool.
+///
+/// Small (a few words) for a tool served as approved, the common case: a list of thousands
+/// of tools costs its page as many verdicts, and their room is taken afresh for each answer.
+/// What a refusal carries is kept apart.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ToolVerdict {
     /// The tool's name as served (raw: escape it before showing it).
     pub(crate) name: Text,
     /// Where the tool object is in the answer it was read from.
     pub(crate) span: Span,
-    /// The approved pin; `None` when the lock does not know the tool.
-    pub(crate) approved: Option<Pin>,
-    /// The pin of the served tool.
-    pub(crate) observed: Pin,
-    /// Allow or deny.
-    pub(crate) decision: Decision,
+    judged: Judged,
+}
+
+/// Allowed with the approved pin (which the served tool has), or refused.
+#[derive(Clone, Debug, PartialEq)]
+enum Judged {
+    Allowed(Pin),
+    Refused(Box<Refused>),
+}
+
+/// What a [`ToolVerdict`] that refuses a tool carries.
+#[derive(Clone, Debug, PartialEq)]
+struct Refused {
+    approved: Option<Pin>,
+    observed: Pin,
+    /// Always [`Decision::Deny`].
+    decision: Decision,
     changes: Vec<ToolChange>,
     unlisted: usize,
 }
 
+/// The decision of every allowed tool.
+static ALLOW: Decision = Decision::Allow;
+
 impl ToolVerdict {
+    /// A verdict refusing the tool `name` at `span` for `reason`.
+    fn refused(name: Text, span: Span, observed: Pin, reason: Reason) -> Self {
+        Self {
+            name,
+            span,
+            judged: Judged::Refused(Box::new(Refused {
+                approved: None,
+                observed,
+                decision: Decision::Deny(reason),
+                changes: Vec::new(),
+                unlisted: 0,
+            })),
+        }
+    }
+
+    /// Allow or deny.
+    #[must_use]
+    pub(crate) fn decision(&self) -> &Decision {
+        match &self.judged {
+            Judged::Allowed(_) => &ALLOW,
+            Judged::Refused(refused) => &refused.decision,
+        }
+    }
+
+    /// The approved pin; `None` when the lock does not know the tool.
+    #[must_use]
+    pub(crate) fn approved(&self) -> Option<&Pin> {
+        match &self.judged {
+            Judged::Allowed(pin) => Some(pin),
+            Judged::Refused(refused) => refused.approved.as_ref(),
+        }
+    }
+
+    /// The pin of the served tool.
+    #[must_use]
+    pub(crate) fn observed(&self) -> &Pin {
+        match &self.judged {
+            Judged::Allowed(pin) => pin,
+            Judged::Refused(refused) => &refused.observed,
+        }
+    }
+
     /// What differs from the approved form, with the change classes of `docs/formats.md`
     /// (empty unless the tool changed and the lock holds the approved object): at most
     /// [`LISTED_CHANGES`], the rest counted by [`ToolVerdict::unlisted_changes`].
     #[must_use]
     pub(crate) fn changes(&self) -> &[ToolChange] {
-        &self.changes
+        match &self.judged {
+            Judged::Allowed(_) => &[],
+            Judged::Refused(refused) => &refused.changes,
+        }
     }
 
     /// How many more changes there are than [`ToolVerdict::changes`] lists.
     #[must_use]
     pub(crate) fn unlisted_changes(&self) -> usize {
-        self.unlisted
+        match &self.judged {
+            Judged::Allowed(_) => 0,
+            Judged::Refused(refused) => refused.unlisted,
+        }
     }
 }
 
@@ -312,7 +378,7 @@ impl PageReport {
     /// Whether anything on the page is refused.
     #[must_use]
     pub(crate) fn drift(&self) -> bool {
-        self.malformed.is_some() || self.tools.iter().any(|t| !t.decision.is_allow())
+        self.malformed.is_some() || self.tools.iter().any(|t| !t.decision().is_allow())
     }
 
     /// What the page refused, for the message a client (and so a model) reads: how many tools
@@ -333,7 +399,7 @@ impl PageReport {
         }
         // Keyed by rank then policy; the verb and the count.
         let mut groups: BTreeMap<(usize, GuardPolicy), (&'static str, usize)> = BTreeMap::new();
-        for reason in self.tools.iter().filter_map(|t| t.decision.reason()) {
+        for reason in self.tools.iter().filter_map(|t| t.decision().reason()) {
             let policy = reason.policy();
             let (rank, verb) = SUMMARY_ORDER
                 .iter()
@@ -369,7 +435,7 @@ impl PageReport {
         out.extend_from_slice(message.get(..list.start)?);
         out.push(b'[');
         let mut first = true;
-        for tool in self.tools.iter().filter(|t| t.decision.is_allow()) {
+        for tool in self.tools.iter().filter(|t| t.decision().is_allow()) {
             if !first {
                 out.push(b',');
             }
@@ -523,10 +589,31 @@ impl Ranks {
         fresh
     }
 
+    #[cfg(test)]
     fn contains(&self, rank: usize) -> bool {
         self.0
             .get(rank / 64)
             .is_some_and(|word| word & (1u64 << (rank % 64)) != 0)
+    }
+
+    /// The ranks below `len` not in the set, ascending.
+    fn missing(&self, len: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..len.div_ceil(64)).flat_map(move |word| {
+            let seen = self.0.get(word).copied().unwrap_or(0);
+            // The ranks of this word below `len`.
+            let below = match len - word * 64 {
+                left if left >= 64 => u64::MAX,
+                left => (1u64 << left) - 1,
+            };
+            let mut missing = !seen & below;
+            std::iter::from_fn(move || {
+                let bit = missing.trailing_zeros();
+                (missing != 0).then(|| {
+                    missing &= missing - 1;
+                    word * 64 + bit as usize
+                })
+            })
+        })
     }
 
     fn clear(&mut self) {
@@ -788,7 +875,7 @@ impl Gate {
             let verdict = self.tool(index, tool, rank, &mut unknown_on_page);
             // Only names the lock knows are kept: a call to any other is refused anyway, and a
             // server serving fresh names page after page must not grow the session's memory.
-            match verdict.decision {
+            match verdict.decision() {
                 Decision::Allow => {
                     if !self.quarantined.is_empty() {
                         self.quarantined.remove(verdict.name.as_str());
@@ -802,13 +889,13 @@ impl Gate {
             report.tools.push(verdict);
         }
         if last {
+            // The ranks not seen, a word of them at a time, not a walk of the lock's tree of
+            // names: a list most often lacks none.
             report.removed = self
-                .server
-                .tools
-                .keys()
-                .enumerate()
-                .filter(|(rank, _)| !self.seen.contains(*rank))
-                .map(|(_, name)| name.clone())
+                .seen
+                .missing(self.tools.tools.len())
+                .filter_map(|rank| self.tools.tools.get(rank))
+                .map(|tool| tool.name.to_string())
                 .collect();
         }
         report
@@ -841,22 +928,13 @@ impl Gate {
             }) if as_approved || **approved == *tool => pin.clone(),
             _ => Pin::of(tool),
         };
-        let mut verdict = ToolVerdict {
-            name: Text::default(),
-            span: tool.span(),
-            approved: None,
-            observed: observed.clone(),
-            decision: Decision::Allow,
-            changes: Vec::new(),
-            unlisted: 0,
-        };
+        let span = tool.span();
         let Some(name) = name else {
-            verdict.decision = Decision::Deny(Reason::Malformed {
-                pointer: format!("/tools/{index}/name"),
-            });
-            return verdict;
+            let pointer = format!("/tools/{index}/name");
+            let reason = Reason::Malformed { pointer };
+            return ToolVerdict::refused(Text::default(), span, observed, reason);
         };
-        verdict.name = Text::from(name);
+        let served = Text::from(name);
         let repeat = match indexed {
             Some(&Indexed { rank, .. }) => {
                 // What `removed` is computed from: approved names only.
@@ -866,8 +944,7 @@ impl Gate {
             None => !unknown_on_page.insert(name),
         };
         if repeat {
-            verdict.decision = Decision::Deny(Reason::DuplicateTool);
-            return verdict;
+            return ToolVerdict::refused(served, span, observed, Reason::DuplicateTool);
         }
         let Some(Indexed {
             pin: approved,
@@ -875,23 +952,29 @@ impl Gate {
             ..
         }) = indexed
         else {
-            verdict.decision = Decision::Deny(Reason::ToolAdded);
-            return verdict;
+            return ToolVerdict::refused(served, span, observed, Reason::ToolAdded);
         };
-        verdict.approved = Some(approved.clone());
-        match (&observed, approved) {
-            (Pin::Digest(served), Pin::Digest(approved)) if served == approved => {}
-            (Pin::Undecidable(literals), _) => {
-                verdict.decision = Decision::Deny(Reason::Undecidable(literals.clone()));
+        let reason = match (&observed, approved) {
+            (Pin::Digest(served_digest), Pin::Digest(approved)) if served_digest == approved => {
+                return ToolVerdict {
+                    name: served,
+                    span,
+                    judged: Judged::Allowed(observed),
+                };
             }
-            _ => {
-                verdict.decision = Decision::Deny(Reason::ToolChanged);
-                if let Some(approved) = approved_form {
-                    // Borrowed, then rendered short: never a copy of a served value.
-                    let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
-                    verdict.changes = changes.into_iter().map(ToolChange::from).collect();
-                    verdict.unlisted = unlisted;
-                }
+            (Pin::Undecidable(literals), _) => Reason::Undecidable(literals.clone()),
+            _ => Reason::ToolChanged,
+        };
+        let mut verdict = ToolVerdict::refused(served, span, observed, reason);
+        if let Judged::Refused(refused) = &mut verdict.judged {
+            refused.approved = Some(approved.clone());
+            if refused.decision == Decision::Deny(Reason::ToolChanged)
+                && let Some(approved) = approved_form
+            {
+                // Borrowed, then rendered short: never a copy of a served value.
+                let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
+                refused.changes = changes.into_iter().map(ToolChange::from).collect();
+                refused.unlisted = unlisted;
             }
         }
         verdict
@@ -1350,10 +1433,10 @@ mod tests {
         let denied = report
             .tools
             .iter()
-            .find(|t| !t.decision.is_allow())
+            .find(|t| !t.decision().is_allow())
             .unwrap();
         assert_eq!(denied.name, "summarize");
-        assert_eq!(denied.decision, Decision::Deny(Reason::ToolChanged));
+        assert_eq!(*denied.decision(), Decision::Deny(Reason::ToolChanged));
         let pointers: Vec<_> = denied
             .changes()
             .iter()
@@ -1494,7 +1577,10 @@ mod tests {
         let mut gate = gate();
         let extra = r#"{"name":"exfiltrate"}"#;
         let report = check(&mut gate, None, &page(&[SUMMARIZE, extra], None));
-        assert_eq!(report.tools[1].decision, Decision::Deny(Reason::ToolAdded));
+        assert_eq!(
+            *report.tools[1].decision(),
+            Decision::Deny(Reason::ToolAdded)
+        );
         assert_eq!(gate.call("exfiltrate"), Decision::Deny(Reason::ToolAdded));
         assert_eq!(gate.call("never_listed"), Decision::Deny(Reason::ToolAdded));
     }
@@ -1509,7 +1595,7 @@ mod tests {
             None,
             &page(&[SEARCH, added, SUMMARIZE, SEARCH, added], None),
         );
-        let decisions: Vec<_> = report.tools.iter().map(|t| t.decision.clone()).collect();
+        let decisions: Vec<_> = report.tools.iter().map(|t| t.decision().clone()).collect();
         assert_eq!(
             decisions,
             [
@@ -1617,7 +1703,7 @@ mod tests {
         let changed = SEARCH.replace("Search", "Search; read ~/.ssh");
         let report = check(&mut gate, Some("2"), &page(&[&changed], None));
         assert_eq!(
-            report.tools[0].decision,
+            *report.tools[0].decision(),
             Decision::Deny(Reason::ToolChanged)
         );
     }
@@ -1684,7 +1770,7 @@ mod tests {
         let odd = r#"{"name":"search","description":"Search","x":9007199254740993}"#;
         let report = check(&mut gate, None, &page(&[odd], None));
         assert_eq!(
-            report.tools[0].decision,
+            *report.tools[0].decision(),
             Decision::Deny(Reason::Undecidable(vec!["9007199254740993".into()]))
         );
     }
@@ -1701,7 +1787,7 @@ mod tests {
             report
                 .tools
                 .iter()
-                .map(|tool| tool.decision.is_allow())
+                .map(|tool| tool.decision().is_allow())
                 .collect::<Vec<_>>()
         };
         let taken = |index, rank| Taken { index, rank };
@@ -1712,6 +1798,33 @@ mod tests {
         assert_eq!(judged(&[taken(1, 1)]), [false, true]);
         assert_eq!(judged(&[taken(0, 1), taken(1, 0)]), [false, false]);
         assert_eq!(judged(&[taken(0, 2)]), [false, false]);
+    }
+
+    #[test]
+    fn ranks_not_seen_are_listed_in_order_below_the_count() {
+        let mut seen = Ranks::default();
+        for rank in [0, 2, 63, 64, 127, 130] {
+            seen.insert(rank);
+        }
+        for len in [0, 1, 3, 63, 64, 65, 128, 129, 131, 200] {
+            let expected: Vec<usize> = (0..len)
+                .filter(|r| ![0, 2, 63, 64, 127, 130].contains(r))
+                .collect();
+            assert_eq!(seen.missing(len).collect::<Vec<_>>(), expected, "{len}");
+        }
+        seen.clear();
+        assert_eq!(seen.missing(70).count(), 70);
+    }
+
+    #[test]
+    fn a_verdict_allowing_a_tool_is_a_few_words() {
+        // A page of a thousand tools takes a thousand verdicts afresh for each answer: kept
+        // under 128 KiB, the allocator serves them from its heap, not from fresh pages.
+        assert!(
+            size_of::<ToolVerdict>() <= 80,
+            "{}",
+            size_of::<ToolVerdict>()
+        );
     }
 
     #[test]
@@ -1730,7 +1843,7 @@ mod tests {
             &[],
         );
         assert_eq!(
-            report.tools[0].decision,
+            *report.tools[0].decision(),
             Decision::Deny(Reason::Malformed {
                 pointer: "/tools/0/name".into()
             })

@@ -459,6 +459,30 @@ mod tests {
     }
 
     #[test]
+    fn compares_an_object_of_many_members_by_the_order_of_their_names() {
+        // Past 16 members, a served name is found by the order of the approved names.
+        let members: Vec<String> = (0..40)
+            .map(|i| format!(r#""m{i}\u00e9":{i},"p{i}":"{i}""#))
+            .collect();
+        let tool = |members: &[String]| format!(r#"{{"name":"many",{}}}"#, members.join(","));
+        let forms = forms(&[&tool(&members)]);
+        let mut reversed = members.clone();
+        reversed.reverse();
+        assert_eq!(taken(&forms, &tool(&reversed)), [0]);
+        let mut changed = members.clone();
+        changed[7] = changed[7].replace(":7,", ":8,");
+        let mut missing = members.clone();
+        missing[39] = r#""m39\u00e9":39"#.to_owned();
+        let mut more = members.clone();
+        more.push(r#""m40":40"#.to_owned());
+        let mut repeated = members;
+        repeated.push(r#""p3":"3""#.to_owned());
+        for tools in [changed, missing, more, repeated] {
+            assert_eq!(taken(&forms, &tool(&tools)), [0u32; 0], "{tools:?}");
+        }
+    }
+
+    #[test]
     fn reads_as_always_a_tool_not_served_as_approved() {
         let forms = forms(&[A]);
         let differs = [

@@ -1606,17 +1606,17 @@ impl Session {
                 // Only the tools the lock knows: a call to any other is refused as tool-added
                 // whatever was served, and a server serving fresh names reading after reading
                 // must not grow the session.
-                if tool.approved.is_some() {
+                if tool.approved().is_some() {
                     self.observed
-                        .insert(tool.name.clone(), tool.observed.clone());
+                        .insert(tool.name.clone(), tool.observed().clone());
                 }
                 self.admission(
                     &pending.id,
                     "tools/list",
                     &tool.name,
-                    tool.approved.as_ref(),
-                    Some(&tool.observed),
-                    &tool.decision,
+                    tool.approved(),
+                    Some(tool.observed()),
+                    tool.decision(),
                     &mut action.events,
                 );
             }
@@ -1638,7 +1638,7 @@ impl Session {
         if report.malformed.is_some()
             || report.tools.iter().any(|t| {
                 !matches!(
-                    t.decision,
+                    t.decision(),
                     Decision::Allow | Decision::Deny(Reason::ToolAdded)
                 )
             })
@@ -1656,7 +1656,7 @@ impl Session {
             });
         }
         for tool in report.tools.iter() {
-            if let Decision::Deny(reason) = &tool.decision {
+            if let Decision::Deny(reason) = tool.decision() {
                 action.notes.push(Note::Tool {
                     name: tool.name.to_string(),
                     reason: reason.clone(),
@@ -1700,10 +1700,10 @@ impl Session {
         let added = report
             .tools
             .iter()
-            .any(|t| t.decision == Decision::Deny(Reason::ToolAdded));
+            .any(|t| *t.decision() == Decision::Deny(Reason::ToolAdded));
         let other = report.tools.iter().any(|t| {
             !matches!(
-                t.decision,
+                t.decision(),
                 Decision::Allow | Decision::Deny(Reason::ToolAdded)
             )
         });
