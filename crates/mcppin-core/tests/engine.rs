@@ -569,6 +569,43 @@ fn a_stopped_session_forwards_nothing() {
 }
 
 #[test]
+fn calls_left_unanswered_at_the_end_are_told_in_the_order_they_were_made() {
+    let mut session = Session::new(
+        ApprovedServer::unsigned(approved()),
+        guard(Mode::Refuse, true),
+    );
+    // Ids out of any order a table keeps them in; one answered on the way.
+    let ids: Vec<u32> = (0..24).map(|i| (i * 17 + 5) % 31).collect();
+    for id in &ids {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search"}}}}"#
+        );
+        let _ = session.client_line(call.as_bytes(), Duration::ZERO);
+    }
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[]}}}}"#,
+        ids[3]
+    );
+    let _ = session.server_line(answer.as_bytes(), Duration::ZERO);
+    let told: Vec<String> = session
+        .finish(Duration::ZERO)
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolCompletion(completion) => {
+                Some(String::from_utf8_lossy(completion.request_id.raw()).into_owned())
+            }
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<String> = ids
+        .iter()
+        .filter(|id| **id != ids[3])
+        .map(u32::to_string)
+        .collect();
+    assert_eq!(told, expected);
+}
+
+#[test]
 fn events_are_built_only_when_asked_for() {
     let mut session = Session::new(
         ApprovedServer::unsigned(approved()),

@@ -66,7 +66,11 @@ impl Pending {
 /// keep.
 #[derive(Debug, Default)]
 pub(super) struct Outstanding {
-    by_key: HashMap<IdBytes, Pending>,
+    /// Each with the number of requests fed before it: the order [`Outstanding::drain`]
+    /// gives them in.
+    by_key: HashMap<IdBytes, (u64, Pending)>,
+    /// How many requests were fed.
+    fed: u64,
     /// What [`Pending::kept`] adds up to over `by_key`.
     bytes: usize,
     /// How many of them wait for an answer the session reads strictly and judges.
@@ -100,23 +104,27 @@ impl Outstanding {
     pub(super) fn insert(&mut self, key: IdBytes, pending: Pending) {
         self.bytes += pending.kept(&key);
         self.judged += usize::from(judged_strictly(&pending.method));
-        if let Some(old) = self.by_key.insert(key.clone(), pending) {
+        self.fed += 1;
+        if let Some((_, old)) = self.by_key.insert(key.clone(), (self.fed, pending)) {
             self.bytes -= old.kept(&key);
             self.judged -= usize::from(judged_strictly(&old.method));
         }
     }
 
     pub(super) fn remove(&mut self, key: &IdBytes) -> Option<Pending> {
-        let pending = self.by_key.remove(key)?;
+        let (_, pending) = self.by_key.remove(key)?;
         self.bytes -= pending.kept(key);
         self.judged -= usize::from(judged_strictly(&pending.method));
         Some(pending)
     }
 
-    /// Every request outstanding, in no order; none is left.
-    pub(super) fn drain(&mut self) -> impl Iterator<Item = Pending> + '_ {
+    /// Every request outstanding, in the order they were fed (so that what a session's end
+    /// says of them, its log included, is the same from run to run); none is left.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = Pending> {
         self.bytes = 0;
         self.judged = 0;
-        self.by_key.drain().map(|(_, pending)| pending)
+        let mut fed: Vec<(u64, Pending)> = self.by_key.drain().map(|(_, fed)| fed).collect();
+        fed.sort_unstable_by_key(|(order, _)| *order);
+        fed.into_iter().map(|(_, pending)| pending)
     }
 }
