@@ -954,7 +954,7 @@ impl Gate {
         else {
             return ToolVerdict::refused(served, span, observed, Reason::ToolAdded);
         };
-        let reason = match (&observed, approved) {
+        let (reason, (changes, unlisted)) = match (&observed, approved) {
             (Pin::Digest(served_digest), Pin::Digest(approved)) if served_digest == approved => {
                 return ToolVerdict {
                     name: served,
@@ -962,22 +962,30 @@ impl Gate {
                     judged: Judged::Allowed(observed),
                 };
             }
-            (Pin::Undecidable(literals), _) => Reason::Undecidable(literals.clone()),
-            _ => Reason::ToolChanged,
-        };
-        let mut verdict = ToolVerdict::refused(served, span, observed, reason);
-        if let Judged::Refused(refused) = &mut verdict.judged {
-            refused.approved = Some(approved.clone());
-            if refused.decision == Decision::Deny(Reason::ToolChanged)
-                && let Some(approved) = approved_form
-            {
-                // Borrowed, then rendered short: never a copy of a served value.
-                let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
-                refused.changes = changes.into_iter().map(ToolChange::from).collect();
-                refused.unlisted = unlisted;
+            (Pin::Undecidable(literals), _) => {
+                (Reason::Undecidable(literals.clone()), (Vec::new(), 0))
             }
+            // Borrowed, then rendered short: never a copy of a served value.
+            _ => match approved_form {
+                Some(approved) => {
+                    let (changes, unlisted) = diff_first(approved, tool, LISTED_CHANGES);
+                    let changes = changes.into_iter().map(ToolChange::from).collect();
+                    (Reason::ToolChanged, (changes, unlisted))
+                }
+                None => (Reason::ToolChanged, (Vec::new(), 0)),
+            },
+        };
+        ToolVerdict {
+            name: served,
+            span,
+            judged: Judged::Refused(Box::new(Refused {
+                approved: Some(approved.clone()),
+                observed,
+                decision: Decision::Deny(reason),
+                changes,
+                unlisted,
+            })),
         }
-        verdict
     }
 
     /// Whether a `tools/call` for `name` may reach the server: not when the lock does not
