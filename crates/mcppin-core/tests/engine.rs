@@ -84,7 +84,17 @@ fn run_reading(
     lines: &[&str],
     judge: fn(&mut Session, &[u8], Duration) -> ServerAction,
 ) -> String {
-    let mut session = Session::new(ApprovedServer::unsigned(approved()), guard(mode, true));
+    run_approving(approved(), mode, lines, judge)
+}
+
+/// [`run_reading`] against the approval of `server`.
+fn run_approving(
+    server: LockedServer,
+    mode: Mode,
+    lines: &[&str],
+    judge: fn(&mut Session, &[u8], Duration) -> ServerAction,
+) -> String {
+    let mut session = Session::new(ApprovedServer::unsigned(server), guard(mode, true));
     let mut out = String::new();
     let mut now = Duration::ZERO;
     for line in lines {
@@ -182,6 +192,32 @@ fn quarantine_filters_the_drifted_tools_and_refuses_calls_to_them() {
         &list(4, &[SUMMARIZE]),
     ]);
     insta::assert_snapshot!(run(Mode::Quarantine, &refs(&session)));
+}
+
+#[test]
+fn a_tool_the_lock_pins_without_a_digest_is_never_called() {
+    // Approved with a number no float64 reader can pin down, `ledger` has no digest: no
+    // served form of it is ever admitted, so a call to it is refused from the start of the
+    // session, in either mode, and never reaches the server. A call to an approved tool before
+    // any list still does (the lock approves its name).
+    let mut server = approved();
+    let ledger = r#"{"name":"ledger","description":"Post an entry","x":9007199254740993}"#;
+    server.tools.insert(
+        "ledger".into(),
+        LockedItem::approve(parse(ledger.as_bytes()).unwrap()),
+    );
+    let session = [
+        r#"c {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ledger","arguments":{}}}"#,
+        r#"c {"jsonrpc":"2.0","method":"tools/call","params":{"name":"ledger"}}"#,
+        r#"c {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{}}}"#,
+        r#"s {"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+    ];
+    for mode in [Mode::Refuse, Mode::Quarantine] {
+        insta::assert_snapshot!(
+            format!("a_tool_the_lock_pins_without_a_digest_is_never_called_{mode:?}"),
+            run_approving(server.clone(), mode, &session, Session::server_line)
+        );
+    }
 }
 
 #[test]

@@ -551,6 +551,15 @@ impl ToolIndex {
     fn knows(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
+
+    /// Whether tool `name` is approved without a digest (it holds a number no float64 reader
+    /// can pin down): no served form of it is ever admitted.
+    fn admits_none(&self, name: &str) -> bool {
+        self.by_name
+            .get(name)
+            .and_then(|&rank| self.tools.get(rank as usize))
+            .is_some_and(|tool| matches!(tool.pin, Pin::Undecidable(_)))
+    }
 }
 
 impl ApprovedTools for ToolIndex {
@@ -989,12 +998,14 @@ impl Gate {
     }
 
     /// Whether a `tools/call` for `name` may reach the server: not when the lock does not
-    /// know the tool, nor while its latest served form is refused.
+    /// know the tool, nor while its latest served form is refused, nor ever when the lock
+    /// approves it without a digest (no served form of it is admitted, so it is in quarantine
+    /// from the start of the session).
     #[must_use]
     pub(crate) fn call(&self, name: &str) -> Decision {
         if !self.tools.knows(name) {
             Decision::Deny(Reason::ToolAdded)
-        } else if self.quarantined.contains(name) {
+        } else if self.quarantined.contains(name) || self.tools.admits_none(name) {
             Decision::Deny(Reason::Quarantined)
         } else {
             Decision::Allow
@@ -1769,6 +1780,26 @@ mod tests {
         assert_eq!(gate.call("search"), Decision::Deny(Reason::Quarantined));
         let report = check(&mut gate, None, &page(&[SEARCH], None));
         assert_eq!(report.generation, 2);
+        assert_eq!(gate.call("search"), Decision::Allow);
+    }
+
+    #[test]
+    fn a_tool_approved_without_a_digest_is_never_called() {
+        let mut server = LockedServer::default();
+        for tool in [SEARCH, r#"{"name":"ledger","x":9007199254740993}"#] {
+            let value = parse(tool.as_bytes()).unwrap();
+            let name = value.get("name").unwrap().as_str().unwrap().to_owned();
+            server.tools.insert(name, LockedItem::approve(value));
+        }
+        let mut gate = Gate::new(server);
+        // Before any list: the tool with a digest may be called, the other never.
+        assert_eq!(gate.call("search"), Decision::Allow);
+        assert_eq!(gate.call("ledger"), Decision::Deny(Reason::Quarantined));
+        // Served exactly as approved, it is still not admitted, nor callable.
+        let ledger = r#"{"name":"ledger","x":9007199254740993}"#;
+        let report = check(&mut gate, None, &page(&[SEARCH, ledger], None));
+        assert!(!report.tools[1].decision().is_allow());
+        assert_eq!(gate.call("ledger"), Decision::Deny(Reason::Quarantined));
         assert_eq!(gate.call("search"), Decision::Allow);
     }
 
