@@ -24,7 +24,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use mcppin_core::engine::{ApprovedServer, Config, Mode, Session, Stop};
 use mcppin_core::http::{
-    Belongs, BodyOut, BodyVerdict, End, EventStream, Exchange, HeadVerdict, Plain, Post,
+    Belongs, BodyOut, BodyVerdict, End, EventStream, Exchange, HeadVerdict, Plain, Post, Reject,
     RequestVerdict, Route, SessionIds, SessionTable, SseVerdict, answered, belongs,
     is_decoding_header, relayed, route, splice,
 };
@@ -486,12 +486,17 @@ impl Driver {
                     } => {
                         assert!(!unanswered, "requests left without an answer passed");
                         check_head_toward_client(&relayed(&head, passed.as_ref(), &self.ids, ()));
+                        let own;
                         let written = match &out {
                             BodyOut::Bytes(bytes) => bytes.as_slice(),
+                            BodyOut::Own(reject) => {
+                                own = reject.body(REFUSER);
+                                own.as_slice()
+                            }
                             _ => body,
                         };
                         // A client reads messages from a success or a JSON body; an HTTP error
-                        // explained in text is passed as the server's text (docs/guard.md).
+                        // explained in text passes with the guard's body (docs/guard.md).
                         let read = head.status.is_success()
                             || passed.as_ref().is_some_and(|m| m.is("application/json"));
                         if read {
@@ -508,10 +513,17 @@ impl Driver {
                         }
                         let json = media.as_ref().is_some_and(|m| m.is("application/json"));
                         match (&expected, out) {
-                            (None, BodyOut::Same) => assert!(
-                                body.is_empty() || (!json && !head.status.is_success()),
-                                "a JSON body passed unjudged"
-                            ),
+                            (None, BodyOut::Same) => {
+                                assert!(body.is_empty(), "a body passed unjudged");
+                            }
+                            (None, BodyOut::Own(reject)) => {
+                                assert!(
+                                    !json && !head.status.is_success(),
+                                    "the guard's body in place of a body it judges"
+                                );
+                                assert_eq!(reject, Reject::ErrorBody(head.status));
+                                assert!(is_own_error(&reject.body(REFUSER)));
+                            }
                             (Some(expected), BodyOut::Same) => {
                                 assert!(answers.is_empty());
                                 assert_eq!(expected.to_client.bytes(body), Some(body));

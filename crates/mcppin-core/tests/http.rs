@@ -865,6 +865,9 @@ impl Driver {
                 let body = match body {
                     BodyOut::Same => "the server's bytes".to_owned(),
                     BodyOut::Bytes(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    BodyOut::Own(reject) => {
+                        String::from_utf8_lossy(&reject.body("mcppin-guard")).into_owned()
+                    }
                     other => panic!("{other:?}"),
                 };
                 self.say(&format!(
@@ -1433,7 +1436,8 @@ fn a_json_answer_passes_as_served_or_refused_and_the_session_ends() {
         < 200 +content-type: application/json | {again}
         > POST /mcp +content-type: application/json | {INIT}
         < 200 +mcp-session-id: s-1 +content-type: application/json | {INITED}
-        # A success in another media type is no answer; an error explained in text passes.
+        # A success in another media type is no answer; an error explained in text passes
+        # with its status, the guard's body in place of the text (no lock covers it).
         {list2}
         < 500 +content-type: text/plain | upstream exploded
         {list3}

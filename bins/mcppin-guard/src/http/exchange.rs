@@ -14,8 +14,8 @@ use hyper::{HeaderMap, Method, Request, Response};
 use mcppin_core::engine::Forward;
 use mcppin_core::http::MediaType;
 use mcppin_core::http::{
-    self, BodyOut, BodyVerdict, Cause, End, Ending, EventStream, Exchange, HeadVerdict, HttpNote,
-    Owed, Post, Reject, RequestVerdict, Route, SseVerdict, Unread,
+    self, BodyVerdict, Cause, End, Ending, EventStream, Exchange, HeadVerdict, HttpNote, Owed,
+    Post, Reject, RequestVerdict, Route, SseVerdict, Unread,
 };
 use tokio::sync::mpsc;
 
@@ -267,11 +267,8 @@ async fn relay(
             end: then,
         } => {
             apply(&state, &guarded, &end, &then);
-            let body = match body {
-                BodyOut::Bytes(replaced) => Bytes::from(replaced),
-                // The server's bytes, not copied.
-                _ => bytes,
-            };
+            // The server's bytes (not copied), or what replaces them.
+            let body = body.into_body(bytes, state.refuser());
             http::relayed(&head, media.as_ref(), &*state, Full::new(body).boxed())
         }
         BodyVerdict::Answer(answer) => boxed(answer),

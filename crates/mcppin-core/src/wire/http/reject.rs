@@ -110,6 +110,11 @@ pub enum Reject {
     BesideNotMetadata,
     /// 502: an answer beside the endpoint was too long or too slow.
     BesideUnread,
+    /// The server's own HTTP error status, with the proxy's body in place of the server's:
+    /// a body that is not JSON (a text or HTML error page) is no MCP message, yet a client
+    /// may put it before the model (the TypeScript SDK quotes it in the error it throws), and
+    /// nothing judges it. Its headers pass as for any answer ([`super::BodyOut::Own`]).
+    ErrorBody(StatusCode),
 }
 
 impl Reject {
@@ -142,6 +147,7 @@ impl Reject {
             | Self::BesideDecoding
             | Self::BesideNotMetadata
             | Self::BesideUnread => StatusCode::BAD_GATEWAY,
+            Self::ErrorBody(status) => *status,
         }
     }
 
@@ -156,7 +162,8 @@ impl Reject {
             | Self::AnswerRefused
             | Self::Ended
             | Self::BesideDecoding
-            | Self::BesideNotMetadata => REFUSED,
+            | Self::BesideNotMetadata
+            | Self::ErrorBody(_) => REFUSED,
             _ => INVALID_REQUEST,
         }
     }
@@ -248,6 +255,14 @@ impl Reject {
                     .into(),
             ),
             Self::BesideUnread => (false, "the server's answer was too long or too slow".into()),
+            Self::ErrorBody(status) => (
+                true,
+                format!(
+                    "refused the body of the server's HTTP error {} (not JSON, so no MCP \
+                     message); its status is the server's",
+                    status.as_u16()
+                ),
+            ),
         };
         match (refuser.is_empty(), verb) {
             (true, _) => text,
@@ -256,11 +271,16 @@ impl Reject {
         }
     }
 
+    /// The body of [`Reject::response`]: a JSON-RPC error with id null, [`Reject::code`] and
+    /// [`Reject::message`].
+    pub fn body(&self, refuser: &str) -> Vec<u8> {
+        error_answer(b"null", self.code(), &self.message(refuser))
+    }
+
     /// The answer: [`Reject::status`], a JSON-RPC error with id null, [`Reject::code`] and
     /// [`Reject::message`], as `application/json`; a 405 names the methods in `Allow`.
     pub fn response(&self, refuser: &str) -> Response<Vec<u8>> {
-        let mut response =
-            Response::new(error_answer(b"null", self.code(), &self.message(refuser)));
+        let mut response = Response::new(self.body(refuser));
         *response.status_mut() = self.status();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));

@@ -259,10 +259,12 @@ impl Exchange {
                     note: Some(HttpNote::NeitherJsonNorSse),
                 };
             }
-            // An HTTP error the server explains in text: no message for the model, passed on.
+            // An HTTP error the server explains in text (or HTML): no MCP message, so nothing
+            // judges it, yet a client may quote it to the model. Its status and headers pass,
+            // with the proxy's own body.
             return BodyVerdict::Pass {
-                body: BodyOut::Same,
-                media: media.cloned(),
+                body: BodyOut::Own(Reject::ErrorBody(status)),
+                media: MediaType::parse(JSON.as_bytes()).ok(),
                 end: End::Goes,
             };
         }
@@ -406,6 +408,20 @@ pub enum BodyOut {
     Same,
     /// These bytes in their place.
     Bytes(Vec<u8>),
+    /// The proxy's own error in their place ([`Reject::body`]), as `application/json`.
+    Own(Reject),
+}
+
+impl BodyOut {
+    /// The body the client gets: `same` (the server's bytes, not copied) or the proxy's,
+    /// its errors naming it `refuser` (`engine::Config::refuser`).
+    pub fn into_body<B: From<Vec<u8>>>(self, same: B, refuser: &str) -> B {
+        match self {
+            Self::Same => same,
+            Self::Bytes(bytes) => B::from(bytes),
+            Self::Own(reject) => B::from(reject.body(refuser)),
+        }
+    }
 }
 
 /// The verdict on the head of the server's answer.
