@@ -483,7 +483,11 @@ impl Driver {
                         body: out,
                         end,
                         media: passed,
+                        note,
                     } => {
+                        if let Some(note) = note {
+                            check_note(&note.to_string());
+                        }
                         assert!(!unanswered, "requests left without an answer passed");
                         check_head_toward_client(&relayed(&head, passed.as_ref(), &self.ids, ()));
                         let own;

@@ -265,7 +265,11 @@ async fn relay(
             body,
             media,
             end: then,
+            note,
         } => {
+            if let Some(note) = note {
+                state.say(&guarded, &note);
+            }
             apply(&state, &guarded, &end, &then);
             // The server's bytes (not copied), or what replaces them.
             let body = body.into_body(bytes, state.refuser());

@@ -57,6 +57,14 @@ pub enum HttpNote {
     StreamUnanswered,
     /// The server answered with a status that is no final HTTP answer (1xx, past 599).
     NotFinal(u16),
+    /// The server answered with an HTTP error whose body is not JSON: the client got the
+    /// status with the proxy's own body ([`super::Reject::ErrorBody`]).
+    ErrorBody {
+        /// The status.
+        status: u16,
+        /// The start of the body, escaped and quoted (`crate::Excerpt`).
+        excerpt: String,
+    },
     /// The server broke the protocol or the strict reading (the engine's violation, escaped).
     Fatal(String),
     /// The server's answer could not be read whole.
@@ -123,6 +131,11 @@ impl fmt::Display for HttpNote {
                 f,
                 "the server answered with status {status}, which is no final HTTP answer; \
                  refused, nothing of it was forwarded"
+            ),
+            Self::ErrorBody { status, excerpt } => write!(
+                f,
+                "the server answered with HTTP error {status} and a body that is not JSON \
+                 ({excerpt}); the client got the status with the guard's own body"
             ),
             Self::Unanswered => f.write_str(
                 "the server's answer leaves a request of the POST without its answer; refused, \

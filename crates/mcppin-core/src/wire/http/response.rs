@@ -11,7 +11,7 @@ use super::{
     SESSION_ID, SessionIds, Unread, check_headers, header_text, response_head_size, toward_client,
 };
 use crate::engine::{Forward, ServerAction, Stop, join_parts};
-use crate::escape_non_ascii;
+use crate::{Excerpt, escape_non_ascii};
 
 /// The guard's own answers (to elements of a batch) and the server's answer as one batch: the
 /// guard's first, then the server's elements (one message, or the elements of its array; an
@@ -246,6 +246,7 @@ impl Exchange {
                     body: BodyOut::Same,
                     media: None,
                     end: End::Goes,
+                    note: None,
                 };
             }
             // The proxy's answers are all there is: they answer elements of a batch.
@@ -262,10 +263,15 @@ impl Exchange {
             // An HTTP error the server explains in text (or HTML): no MCP message, so nothing
             // judges it, yet a client may quote it to the model. Its status and headers pass,
             // with the proxy's own body.
+            // The operator reads the start of it, escaped.
             return BodyVerdict::Pass {
                 body: BodyOut::Own(Reject::ErrorBody(status)),
                 media: MediaType::parse(JSON.as_bytes()).ok(),
                 end: End::Goes,
+                note: Some(HttpNote::ErrorBody {
+                    status: status.as_u16(),
+                    excerpt: Excerpt::quoted(&String::from_utf8_lossy(bytes)).to_string(),
+                }),
             };
         }
         BodyVerdict::Judge
@@ -327,6 +333,7 @@ impl Exchange {
             body,
             media: media.cloned(),
             end,
+            note: None,
         }
     }
 }
@@ -393,6 +400,8 @@ pub enum BodyVerdict {
         media: Option<MediaType>,
         /// What becomes of the session (a refusal of drift passes, and ends it).
         end: End,
+        /// The note for the operator, if any.
+        note: Option<HttpNote>,
     },
     /// The client gets the proxy's answers alone, in the server's place.
     Answer(Response<Vec<u8>>),
