@@ -1448,6 +1448,9 @@ fn a_json_answer_passes_as_served_or_refused_and_the_session_ends() {
         # with its status, the guard's body in place of the text (no lock covers it).
         {list2}
         < 500 +content-type: text/plain | upstream exploded{said}
+        # So does one claiming to be an event stream (its event fields would pass otherwise).
+        {list2b}
+        < 503 +content-type: text/event-stream | id: MARK event: message
         {list3}
         < 200 +content-type: text/plain | MARK
         > POST /mcp +content-type: application/json | {INIT}
@@ -1458,6 +1461,7 @@ fn a_json_answer_passes_as_served_or_refused_and_the_session_ends() {
         "#,
         list1 = post(1, "tools/list"),
         list2 = post(2, "tools/list"),
+        list2b = post(4, "tools/list"),
         list3 = post(3, "tools/list"),
         ping = post(2, "ping"),
         again = listed(1, None),

@@ -195,7 +195,13 @@ impl Exchange {
             return HeadVerdict::Empty { end: End::Here };
         }
         match media {
-            Some(media) if media.is(EVENT_STREAM) => HeadVerdict::Stream { media, passing },
+            // An HTTP error is no stream of messages, whatever it claims: a client quotes its
+            // body whole (the TypeScript SDK, in the error it throws), the fields an event
+            // passes with (`id`, `event`) too. Read whole, it is an error page
+            // ([`Exchange::body`]).
+            Some(media) if media.is(EVENT_STREAM) && head.status.is_success() => {
+                HeadVerdict::Stream { media, passing }
+            }
             media => HeadVerdict::Body { media, passing },
         }
     }
