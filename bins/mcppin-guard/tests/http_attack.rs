@@ -1021,7 +1021,12 @@ fn an_http_error_explained_in_text_reaches_the_client_without_its_text() {
         }
     });
     let dir = Dir::new();
-    let guard = Guard::start(&lock(&dir), &peer.url("/mcp"));
+    let log = dir.path().join("admission.jsonl");
+    let guard = Guard::start_with(
+        &lock(&dir),
+        &peer.url("/mcp"),
+        &["--log", log.to_str().unwrap()],
+    );
     let session = open(&guard.addr);
     let call = |id: u64, name: &str| {
         post(
@@ -1041,6 +1046,19 @@ fn an_http_error_explained_in_text_reaches_the_client_without_its_text() {
         ),
         "{text:?}"
     );
+    // The call the error page answered is over: logged as never answered while the session
+    // goes on (kept outstanding, such calls would fill the session's bound).
+    let completions = |id: u64| -> Vec<Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["event"] == "tool_completion" && l["request_id"] == id)
+            .collect()
+    };
+    let told = completions(2);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["outcome"], "no_answer", "{told:?}");
     // An HTTP error claiming to be an event stream is an error page all the same: its event
     // fields would otherwise pass, and the SDK quotes them.
     let stream = call(5, "echo");
@@ -1065,6 +1083,10 @@ fn an_http_error_explained_in_text_reaches_the_client_without_its_text() {
         &util::request(4, "tools/list", json!({})),
     );
     assert_eq!(listed.status, 200, "{listed:?}");
+    // Holds: the call answered in JSON is logged with its answer, once.
+    let told = completions(3);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_ne!(told[0]["outcome"], "no_answer", "{told:?}");
 }
 
 #[test]

@@ -151,6 +151,56 @@ fn body(bytes: &[u8]) -> Value {
 }
 
 #[test]
+fn the_requests_an_exchange_owed_and_never_got_answered_are_forgotten_when_it_is_over() {
+    // A POST's requests are answered in that POST's answer: once it is over (an HTTP error,
+    // a refusal, an answer that left some out), the rest are forgotten, or a session whose
+    // server answers with errors now and then fills its bound on requests outstanding.
+    let now = Duration::from_millis(5);
+    let batch = serde_json::to_vec(&json!([
+        call(1, "summarize"),
+        call(2, "summarize"),
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+    ]))
+    .unwrap();
+    let answer_2 = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#;
+    let answer_p = br#"{"jsonrpc":"2.0","id":"p","result":{}}"#;
+    let fresh = |events: bool| {
+        let mut server = LockedServer::default();
+        let tool = parse(br#"{"name":"summarize","inputSchema":{"type":"object"}}"#).unwrap();
+        server
+            .tools
+            .insert("summarize".into(), LockedItem::approve(tool));
+        let mut config = Config::default();
+        config.refuser = "mcppin-guard";
+        config.events = events;
+        let mut session = Session::new(ApprovedServer::unsigned(server), config);
+        let action = session.client_line(&batch, now);
+        assert!(matches!(action.to_server, Forward::Original));
+        session
+    };
+    // Holds: while the exchange is not over, a late answer is an answer to its request.
+    let mut kept = fresh(false);
+    assert!(kept.server_line(answer_p, now).stop.is_none());
+    // Fires: the exchange got one answer (2) and is over; 1 and "p" are forgotten (the call
+    // with its `no_answer` event), 2 was not outstanding any more.
+    let mut session = fresh(true);
+    assert!(session.server_line(answer_2, now).stop.is_none());
+    let events = Owed::of(&batch).forget(&mut session, now);
+    let told: Vec<Value> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["event"], "tool_completion");
+    assert_eq!(told[0]["request_id"], 1);
+    assert_eq!(told[0]["outcome"], "no_answer");
+    assert_eq!(session.outstanding_bytes(), 0);
+    // Forgetting again tells nothing; an answer to a forgotten request is one to no request.
+    assert!(Owed::of(&batch).forget(&mut session, now).is_empty());
+    assert!(session.server_line(answer_p, now).stop.is_some());
+}
+
+#[test]
 fn a_batch_loses_its_refused_element_and_the_refusal_comes_back() {
     // 2025-03-26 allowed batches: a call to a tool the lock does not know is answered here,
     // the rest goes on.
@@ -259,6 +309,7 @@ fn every_reject() -> Vec<Reject> {
         Reject::BesideDecoding,
         Reject::BesideNotMetadata,
         Reject::BesideUnread,
+        Reject::ErrorBody(StatusCode::TOO_MANY_REQUESTS),
     ]
 }
 
@@ -1950,6 +2001,7 @@ fn documented(reject: &Reject) -> &'static str {
         Reject::BesideDecoding => "names a charset other than UTF-8 or a coding: **502**",
         Reject::BesideNotMetadata => "is no metadata: the client gets **502**",
         Reject::BesideUnread => "or slower than `--upstream-timeout`: **502**",
+        Reject::ErrorBody(_) => "passes with the server's status and headers",
         other => panic!("{other:?} has no place in docs/guard.md here"),
     }
 }
@@ -1962,6 +2014,11 @@ fn every_status_is_the_one_the_guide_gives() {
         let at = doc
             .find(phrase)
             .unwrap_or_else(|| panic!("{reject:?}: docs/guard.md lacks {phrase:?}"));
+        if let Reject::ErrorBody(status) = reject {
+            // No status of the guard's: the server's own.
+            assert_eq!(reject.status(), *status);
+            continue;
+        }
         let said = doc[..at + phrase.len()]
             .rmatch_indices("**")
             .collect::<Vec<_>>()

@@ -118,7 +118,7 @@ async fn post(state: Arc<State>, request: Request<Incoming>) -> Response<Out> {
     let response = match state.upstream.send(upstream).await {
         Ok(response) => response,
         Err(failure) => {
-            let exchange = Exchange::new(Method::POST, belongs.key());
+            let exchange = Exchange::new(Method::POST, belongs.key()).owing(forwarded.owed);
             return unreachable_upstream(&state, &exchange, &guarded, &failure);
         }
     };
@@ -219,10 +219,12 @@ async fn relay(
             if let Some(note) = note {
                 state.say(&guarded, &note);
             }
+            settle(&state, &guarded, exchange.owed());
             apply(&state, &guarded, &end, &then);
             return state.reject(reject);
         }
         HeadVerdict::Empty { end: then } => {
+            settle(&state, &guarded, exchange.owed());
             apply(&state, &guarded, &end, &then);
             return http::relayed(&head, None, &*state, Full::new(Bytes::new()).boxed());
         }
@@ -260,6 +262,8 @@ async fn relay(
         verdict = exchange.judged(head.status, &action, &bytes, media.as_ref(), &answers);
         _action = Some(action);
     }
+    // The answer was read whole: what it did not answer, nothing will.
+    settle(&state, &guarded, exchange.owed());
     match verdict {
         BodyVerdict::Pass {
             body,
@@ -289,6 +293,16 @@ async fn relay(
         }
         _ => state.reject(Reject::AnswerRefused),
     }
+}
+
+/// The exchange is over without a stream: the session forgets the requests it owed that are
+/// still outstanding ([`Owed::forget`]).
+fn settle(state: &State, guarded: &Guarded, owed: &Owed) {
+    if owed.is_empty() {
+        return;
+    }
+    let events = owed.forget(&mut guarded.session(), state.now());
+    state.write(guarded, events);
 }
 
 /// Passes an SSE stream on, each event judged before it is written ([`EventStream`]); the
@@ -484,8 +498,10 @@ fn unreachable_upstream(
         Failure::Broken(why) => exchange.unreachable(Some(why)),
     };
     let HeadVerdict::Refuse { reject, end, note } = verdict else {
+        settle(state, guarded, exchange.owed());
         return state.reject(Reject::Unreachable);
     };
+    settle(state, guarded, exchange.owed());
     // Ended first: a stateless request's call is logged without an answer.
     apply(state, guarded, &Ending::default(), &end);
     if let Some(note) = note {

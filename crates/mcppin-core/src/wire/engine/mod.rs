@@ -644,11 +644,13 @@ impl Session {
     /// that is an error) bounds what a session keeps with this. A call forgotten gets its
     /// `tool_completion` event (`no_answer`) when events are on; an id not outstanding, none.
     pub fn forget(&mut self, id: u64, now: Duration) -> Vec<Event> {
+        self.forget_key(&IdBytes::new(id.to_string().as_bytes()), now)
+    }
+
+    /// [`Session::forget`] of the request whose answers are matched by `key`.
+    pub(crate) fn forget_key(&mut self, key: &IdBytes, now: Duration) -> Vec<Event> {
         let mut events = Vec::new();
-        let Some(pending) = self
-            .pending
-            .remove(&IdBytes::new(id.to_string().as_bytes()))
-        else {
+        let Some(pending) = self.pending.remove(key) else {
             return events;
         };
         if let Some(alias) = pending.alias {

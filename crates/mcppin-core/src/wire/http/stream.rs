@@ -286,6 +286,20 @@ impl Owed {
         }
     }
 
+    /// The exchange is over, and no more of its answer will come (it was read whole, refused,
+    /// or never came): the session forgets every request it owed that is still outstanding,
+    /// as if its answer were lost ([`Session::forget`]). Its client got an HTTP error or the
+    /// proxy's answer for it, and a server answers a POST's requests in that POST's answer
+    /// only; kept, such requests would fill the session's bound on requests outstanding.
+    /// Each call forgotten gets its `tool_completion` event (`no_answer`) when events are on.
+    pub fn forget(&self, session: &mut Session, now: Duration) -> Vec<crate::engine::Event> {
+        let mut events = Vec::new();
+        for (_, key) in &self.ids {
+            events.extend(session.forget_key(key, now));
+        }
+        events
+    }
+
     /// The proxy's error answering each request still owed, one event each (without an event
     /// id: a client resuming after it must not skip past it), beginning with `refuser`; empty
     /// when nothing is owed.
