@@ -644,13 +644,21 @@ impl Session {
     /// that is an error) bounds what a session keeps with this. A call forgotten gets its
     /// `tool_completion` event (`no_answer`) when events are on; an id not outstanding, none.
     pub fn forget(&mut self, id: u64, now: Duration) -> Vec<Event> {
-        self.forget_key(&IdBytes::new(id.to_string().as_bytes()), now)
+        self.forget_key(&IdBytes::new(id.to_string().as_bytes()), u64::MAX, now)
     }
 
-    /// [`Session::forget`] of the request whose answers are matched by `key`.
-    pub(crate) fn forget_key(&mut self, key: &IdBytes, now: Duration) -> Vec<Event> {
+    /// How many requests the session was fed so far ([`Session::forget_key`]).
+    pub(crate) fn requests_fed(&self) -> u64 {
+        self.pending.fed()
+    }
+
+    /// [`Session::forget`] of the request whose answers are matched by `key`, when it was
+    /// among the first `fed` requests fed ([`Session::requests_fed`] once it was): a request
+    /// fed later under the same id (its answer came, and the client used the id again) is
+    /// another, and is kept.
+    pub(crate) fn forget_key(&mut self, key: &IdBytes, fed: u64, now: Duration) -> Vec<Event> {
         let mut events = Vec::new();
-        let Some(pending) = self.pending.remove(key) else {
+        let Some(pending) = self.pending.remove_fed_by(key, fed) else {
             return events;
         };
         if let Some(alias) = pending.alias {

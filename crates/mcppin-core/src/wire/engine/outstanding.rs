@@ -112,6 +112,20 @@ impl Outstanding {
     }
 
     pub(super) fn remove(&mut self, key: &IdBytes) -> Option<Pending> {
+        self.remove_fed_by(key, u64::MAX)
+    }
+
+    /// How many requests were fed so far: the order of the last one.
+    pub(super) fn fed(&self) -> u64 {
+        self.fed
+    }
+
+    /// [`Outstanding::remove`] of the request under `key` when it was among the first
+    /// `fed` requests fed, and not one fed later under the same id.
+    pub(super) fn remove_fed_by(&mut self, key: &IdBytes, fed: u64) -> Option<Pending> {
+        if self.by_key.get(key).is_none_or(|(order, _)| *order > fed) {
+            return None;
+        }
         let (_, pending) = self.by_key.remove(key)?;
         self.bytes -= pending.kept(key);
         self.judged -= usize::from(judged_strictly(&pending.method));

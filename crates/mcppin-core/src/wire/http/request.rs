@@ -180,7 +180,7 @@ impl<'b> Post<'b> {
             }
             None => RequestVerdict::Answer(answered(action.to_client, self.batch)),
             Some(forwarded) => RequestVerdict::Forward(Forwarded {
-                owed: Owed::of(forwarded),
+                owed: Owed::of(forwarded).fed_to(session),
                 body: action.to_server,
                 answers: action.to_client,
                 batch: self.batch,

@@ -220,6 +220,9 @@ impl EventStream {
 #[derive(Clone, Debug, Default)]
 pub struct Owed {
     ids: Vec<(Vec<u8>, IdBytes)>,
+    /// How many requests the session had been fed once these were ([`Owed::forget`]);
+    /// `None`: any request under their ids.
+    fed: Option<u64>,
 }
 
 impl Owed {
@@ -241,6 +244,14 @@ impl Owed {
             }
         }
         owed
+    }
+
+    /// The same requests, fed to `session` just now: [`Owed::forget`] then forgets them
+    /// only, not a request the client sends later under one of their ids.
+    #[must_use]
+    pub fn fed_to(mut self, session: &Session) -> Self {
+        self.fed = Some(session.requests_fed());
+        self
     }
 
     /// Whether nothing is owed.
@@ -290,12 +301,15 @@ impl Owed {
     /// or never came): the session forgets every request it owed that is still outstanding,
     /// as if its answer were lost ([`Session::forget`]). Its client got an HTTP error or the
     /// proxy's answer for it, and a server answers a POST's requests in that POST's answer
-    /// only; kept, such requests would fill the session's bound on requests outstanding.
+    /// only; kept, such requests would fill the session's bound on requests outstanding. A
+    /// request the client sent later under one of their ids (once its answer came another
+    /// way) is kept, when they were [`Owed::fed_to`] the session.
     /// Each call forgotten gets its `tool_completion` event (`no_answer`) when events are on.
     pub fn forget(&self, session: &mut Session, now: Duration) -> Vec<crate::engine::Event> {
         let mut events = Vec::new();
+        let fed = self.fed.unwrap_or(u64::MAX);
         for (_, key) in &self.ids {
-            events.extend(session.forget_key(key, now));
+            events.extend(session.forget_key(key, fed, now));
         }
         events
     }
