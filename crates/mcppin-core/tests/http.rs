@@ -131,6 +131,11 @@ fn the_delete_that_ends_a_session_carries_the_clients_credentials() {
 /// A session of the guard over a server whose lock approves one tool, `summarize`, and
 /// holds the name the server reports in [`INITED`].
 fn session() -> Session {
+    session_logging(false)
+}
+
+/// [`session`], its events built when `events`.
+fn session_logging(events: bool) -> Session {
     let mut server = LockedServer::default();
     server.reported_name = Some("s".into());
     let tool = parse(br#"{"name":"summarize","inputSchema":{"type":"object"}}"#).unwrap();
@@ -139,6 +144,7 @@ fn session() -> Session {
         .insert("summarize".into(), LockedItem::approve(tool));
     let mut config = Config::default();
     config.refuser = "mcppin-guard";
+    config.events = events;
     Session::new(ApprovedServer::unsigned(server), config)
 }
 
@@ -165,15 +171,7 @@ fn the_requests_an_exchange_owed_and_never_got_answered_are_forgotten_when_it_is
     let answer_2 = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#;
     let answer_p = br#"{"jsonrpc":"2.0","id":"p","result":{}}"#;
     let fresh = |events: bool| {
-        let mut server = LockedServer::default();
-        let tool = parse(br#"{"name":"summarize","inputSchema":{"type":"object"}}"#).unwrap();
-        server
-            .tools
-            .insert("summarize".into(), LockedItem::approve(tool));
-        let mut config = Config::default();
-        config.refuser = "mcppin-guard";
-        config.events = events;
-        let mut session = Session::new(ApprovedServer::unsigned(server), config);
+        let mut session = session_logging(events);
         let action = session.client_line(&batch, now);
         assert!(matches!(action.to_server, Forward::Original));
         session
