@@ -497,11 +497,11 @@ fn unreachable_upstream(
         Failure::Timeout => exchange.unreachable(None),
         Failure::Broken(why) => exchange.unreachable(Some(why)),
     };
+    // No answer came: none will.
+    settle(state, guarded, exchange.owed());
     let HeadVerdict::Refuse { reject, end, note } = verdict else {
-        settle(state, guarded, exchange.owed());
         return state.reject(Reject::Unreachable);
     };
-    settle(state, guarded, exchange.owed());
     // Ended first: a stateless request's call is logged without an answer.
     apply(state, guarded, &Ending::default(), &end);
     if let Some(note) = note {

@@ -551,15 +551,6 @@ impl ToolIndex {
     fn knows(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
-
-    /// Whether tool `name` is approved without a digest (it holds a number no float64 reader
-    /// can pin down): no served form of it is ever admitted.
-    fn admits_none(&self, name: &str) -> bool {
-        self.by_name
-            .get(name)
-            .and_then(|&rank| self.tools.get(rank as usize))
-            .is_some_and(|tool| matches!(tool.pin, Pin::Undecidable(_)))
-    }
 }
 
 impl ApprovedTools for ToolIndex {
@@ -1003,12 +994,14 @@ impl Gate {
     /// from the start of the session).
     #[must_use]
     pub(crate) fn call(&self, name: &str) -> Decision {
-        if !self.tools.knows(name) {
-            Decision::Deny(Reason::ToolAdded)
-        } else if self.quarantined.contains(name) || self.tools.admits_none(name) {
-            Decision::Deny(Reason::Quarantined)
-        } else {
-            Decision::Allow
+        match self.tools.get(name) {
+            None => Decision::Deny(Reason::ToolAdded),
+            Some(tool)
+                if matches!(tool.pin, Pin::Undecidable(_)) || self.quarantined.contains(name) =>
+            {
+                Decision::Deny(Reason::Quarantined)
+            }
+            Some(_) => Decision::Allow,
         }
     }
 

@@ -106,13 +106,13 @@ impl Outstanding {
         self.judged += usize::from(judged_strictly(&pending.method));
         self.fed += 1;
         if let Some((_, old)) = self.by_key.insert(key.clone(), (self.fed, pending)) {
-            self.bytes -= old.kept(&key);
-            self.judged -= usize::from(judged_strictly(&old.method));
+            self.released(&key, old);
         }
     }
 
     pub(super) fn remove(&mut self, key: &IdBytes) -> Option<Pending> {
-        self.remove_fed_by(key, u64::MAX)
+        let (_, pending) = self.by_key.remove(key)?;
+        Some(self.released(key, pending))
     }
 
     /// How many requests were fed so far: the order of the last one.
@@ -127,9 +127,14 @@ impl Outstanding {
             return None;
         }
         let (_, pending) = self.by_key.remove(key)?;
+        Some(self.released(key, pending))
+    }
+
+    /// `pending`, taken out from under `key`: what it kept is no longer counted.
+    fn released(&mut self, key: &IdBytes, pending: Pending) -> Pending {
         self.bytes -= pending.kept(key);
         self.judged -= usize::from(judged_strictly(&pending.method));
-        Some(pending)
+        pending
     }
 
     /// Every request outstanding, in the order they were fed (so that what a session's end
