@@ -661,7 +661,7 @@ mod tests {
             std::fs::create_dir_all(d).unwrap();
         }
         std::fs::write(env.join("pyvenv.cfg"), "uv = 0.13.9\n").unwrap();
-        std::os::unix::fs::symlink("/bin/sleep", env.join("bin/python")).unwrap();
+        std::os::unix::fs::symlink("/bin/sh", env.join("bin/python")).unwrap();
         // uv links the installed files to its unpacked copy; RECORD it writes anew.
         std::fs::write(copy.join("METADATA"), bytes("idna-3.20.dist-info/METADATA")).unwrap();
         std::fs::hard_link(copy.join("METADATA"), idna.join("METADATA")).unwrap();
@@ -678,11 +678,21 @@ mod tests {
         std::fs::write(other.join("INSTALLER"), "pip\n").unwrap();
         std::fs::write(other.join("RECORD"), "other/__init__.py,sha256=AAAA,1\n").unwrap();
 
+        // The server writes a line once it runs, and waits for its input to close. It is read
+        // once up, as the guard and `mcppin export` read it: right after the start returns, the
+        // new process may still be inside `exec`, its command line not yet the server's.
         let mut server = ServerCommand::new(env.join("bin/python"))
-            .arg("60")
+            .args(["-c", "echo up; read line"])
             .stderr(crate::StderrMode::Discard)
             .spawn()
             .unwrap();
+        let mut up = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(server.take_stdout().unwrap()),
+            &mut up,
+        )
+        .unwrap();
+        assert_eq!(up, "up\n");
         let uvx = ServerCommand::new("uvx").args(["--from", "idna==3.20", "idna"]);
         let found = installed(&uvx, server.id());
         let missing = installed(&ServerCommand::new("uvx").arg("absent"), server.id());
