@@ -169,14 +169,14 @@ fn approval(cli: &Cli) -> Result<(mcppin_core::lockfile::Lockfile, mcppin_core::
                 .map_err(|e| format!("public key {}: {e}", path.display()))?,
         );
     }
-    let approved = mcppin_sign::Approval {
+    let (approved, lock_digest) = mcppin_sign::Approval {
         lockfile: &bytes,
         signature: signature.as_deref(),
         keys: &keys,
         min_serial: cli.min_serial,
         freshness: None,
     }
-    .check()
+    .check_recorded()
     .map_err(|refused| {
         let file = match refused.subject() {
             mcppin_sign::Subject::Signature => &sig_path,
@@ -184,7 +184,7 @@ fn approval(cli: &Cli) -> Result<(mcppin_core::lockfile::Lockfile, mcppin_core::
         };
         format!("{}: {refused}", file.display())
     })?;
-    Ok((approved.lockfile, approved.lock_digest))
+    Ok((approved.lockfile, lock_digest))
 }
 
 /// Reads at most `limit` bytes of `path`; a longer file is an error.

@@ -420,7 +420,7 @@ fn load(files: &approval::Files<'_>, settings: &Settings, ids: &[&str]) -> anyho
         };
         relative_hint(setting, path)
     };
-    let read = approval::read(files, hint)?;
+    let (read, lock_digest) = approval::read_recorded(files, hint)?;
     let mut stderr = std::io::stderr().lock();
     if let Some(unread) = &read.unread_signature {
         let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(unread));
@@ -469,7 +469,7 @@ fn load(files: &approval::Files<'_>, settings: &Settings, ids: &[&str]) -> anyho
     }
     Ok(Loaded {
         servers: entries,
-        lock_digest: read.approved.lock_digest,
+        lock_digest,
         approval_serial: lockfile.approval_serial,
         lock_key: match read.approved.signature {
             mcppin_sign::Signature::Verified { key, .. } => Some(key),

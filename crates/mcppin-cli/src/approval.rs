@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcppin_sign::{Approval, Approved, Freshness, PublicKey, Signature, Subject, Timestamp};
+use mcppin_core::Digest;
+use mcppin_sign::{
+    Approval, Approved, Freshness, PublicKey, Refused, Signature, Subject, Timestamp,
+};
 
 use crate::fs::{MAX_SMALL_FILE, read_at_most, sig_path};
 
@@ -71,6 +74,32 @@ impl Read {
 /// foreign, invalid, stale or other lockfile's signature; a serial below the floor). None
 /// carries an exit code: each binary's is 4 for all of them.
 pub fn read(files: &Files<'_>, hint: impl Fn(&str, &Path) -> String) -> anyhow::Result<Read> {
+    let (read, ()) = read_with(files, hint, |approval| {
+        approval.check().map(|approved| (approved, ()))
+    })?;
+    Ok(read)
+}
+
+/// [`read`], with the lockfile's digest ([`mcppin_sign::Approval::check_recorded`]) for a
+/// caller that names it in a record of what runs under the approval (the guard's log and
+/// state); `read` takes it only to check a signature.
+///
+/// # Errors
+///
+/// Those of [`read`].
+pub fn read_recorded(
+    files: &Files<'_>,
+    hint: impl Fn(&str, &Path) -> String,
+) -> anyhow::Result<(Read, Digest)> {
+    read_with(files, hint, |approval| approval.check_recorded())
+}
+
+/// [`read`], the approval checked by `check`, which may return something beside it.
+fn read_with<T>(
+    files: &Files<'_>,
+    hint: impl Fn(&str, &Path) -> String,
+    check: impl FnOnce(&Approval<'_>) -> Result<(Approved, T), Refused>,
+) -> anyhow::Result<(Read, T)> {
     let lock = files.lock;
     let lockfile = std::fs::read(lock).map_err(|e| {
         anyhow::anyhow!(
@@ -113,19 +142,22 @@ pub fn read(files: &Files<'_>, hint: impl Fn(&str, &Path) -> String) -> anyhow::
             .max_age
             .map(|(max_age, now)| Freshness { max_age, now }),
     };
-    let approved = approval.check().map_err(|refused| {
+    let (approved, more) = check(&approval).map_err(|refused| {
         let file = match refused.subject() {
             Subject::Signature => sig_path.as_path(),
             _ => lock,
         };
         anyhow::anyhow!("{}: {refused}", file.display())
     })?;
-    Ok(Read {
-        approved,
-        lockfile,
-        sig_path,
-        unread_signature,
-    })
+    Ok((
+        Read {
+            approved,
+            lockfile,
+            sig_path,
+            unread_signature,
+        },
+        more,
+    ))
 }
 
 /// Reads a PEM public key (`--pubkey`); `hint` adds a sentence to the error of a file that

@@ -38,9 +38,6 @@ pub struct Approval<'a> {
 pub struct Approved {
     /// The approved surface.
     pub lockfile: Lockfile,
-    /// The lockfile's digest, the one a signature names ([`crate::lock_digest`]), so a record
-    /// of what ran under this approval can name it.
-    pub lock_digest: Digest,
     /// What the signature check found.
     pub signature: Signature,
 }
@@ -170,10 +167,41 @@ impl Approval<'_> {
     /// # Ok::<(), mcppin_sign::Error>(())
     /// ```
     pub fn check(&self) -> Result<Approved, Refused> {
-        let value = mcppin_core::parse(self.lockfile).map_err(|e| Refused::lockfile(e.into()))?;
-        let lock_digest = crate::verify::digest_of(&value);
+        self.approve(self.read()?, None)
+    }
+
+    /// [`Approval::check`], returning the lockfile's digest beside the approval (the one a
+    /// signature names, [`crate::lock_digest`]), for a caller that records what runs under
+    /// it: a log, the state a pre-call hook compares. `check` takes the digest only to check
+    /// a signature: for a lockfile of 10,000 tools it is a canonical writing and a SHA-256 of
+    /// 15 MB, which a check alone does not need.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Approval::check`].
+    pub fn check_recorded(&self) -> Result<(Approved, Digest), Refused> {
+        let value = self.read()?;
+        let digest = crate::verify::digest_of(&value);
+        Ok((self.approve(value, Some(digest))?, digest))
+    }
+
+    /// The lockfile's bytes read strictly.
+    fn read(&self) -> Result<mcppin_core::Value, Refused> {
+        mcppin_core::parse(self.lockfile).map_err(|e| Refused::lockfile(e.into()))
+    }
+
+    /// The rest of the check, on the lockfile as read; `digest`, when the caller took it
+    /// already, is its digest.
+    fn approve(
+        &self,
+        value: mcppin_core::Value,
+        digest: Option<Digest>,
+    ) -> Result<Approved, Refused> {
+        // With keys, the signature must name the lockfile's digest.
+        let signed = (!self.keys.is_empty())
+            .then(|| digest.unwrap_or_else(|| crate::verify::digest_of(&value)));
         let lockfile = Lockfile::try_from(value).map_err(Refused::lockfile)?;
-        let signature = match (!self.keys.is_empty()).then_some(lock_digest) {
+        let signature = match signed {
             None => match self.signature {
                 None => Signature::Unsigned,
                 Some(bytes) => Signature::Unchecked(match Envelope::parse(bytes) {
@@ -199,7 +227,6 @@ impl Approval<'_> {
         }
         Ok(Approved {
             lockfile,
-            lock_digest,
             signature,
         })
     }
@@ -336,6 +363,31 @@ mod tests {
         let docs = approved.server("docs").expect("docs is approved");
         assert!(docs.surface().tools.contains_key("search"));
         assert!(approved.server("other").is_none());
+    }
+
+    #[test]
+    fn a_recorded_check_gives_the_digest_a_signature_names() {
+        let (key, sig) = signed();
+        let keys = [key.public_key()];
+        let digest = crate::lock_digest(LOCK).unwrap();
+        for (signature, keys) in [(None, &[][..]), (Some(&sig[..]), &keys[..])] {
+            let (approved, recorded) = approval(signature, keys).check_recorded().unwrap();
+            assert_eq!(recorded, digest);
+            let checked = approval(signature, keys).check().unwrap();
+            assert_eq!(approved.lockfile, checked.lockfile);
+            assert_eq!(
+                approved.signature.to_string(),
+                checked.signature.to_string()
+            );
+        }
+        // Refused as the plain check refuses.
+        let other = String::from_utf8_lossy(LOCK).replace('3', "4");
+        let other = crate::lock_digest(other.as_bytes()).unwrap();
+        let foreign = key.sign(other, at(SIGNED_AT)).to_bytes();
+        let refused = approval(Some(&foreign), &keys)
+            .check_recorded()
+            .unwrap_err();
+        assert_eq!(refused.refusal(), Refusal::LockDigestMismatch);
     }
 
     #[test]
