@@ -5,10 +5,11 @@
 //! through a fresh `Session`, beside serde_json reading the same bytes into its `Value` (a
 //! reference floor for a reading that builds a tree). Run with
 //! `cargo bench -p mcppin-core --bench engine`; prints the best time of each row over
-//! interleaved rounds and its ratio to serde_json's.
+//! interleaved rounds, its ratio to serde_json's, and its median.
 //! `-- --only TEXT` times the rows whose name holds TEXT (and the reference), to profile one
 //! stage; `-- --first` times the first three answers a fresh process judges, with the page
-//! faults each took.
+//! faults each took; `-- --idle MS` sleeps MS milliseconds before each timed run, as a guard's
+//! reading thread waits for the server's answer (docs/performance.md, "An idle processor").
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -104,6 +105,13 @@ fn main() {
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1));
+    // `-- --idle MS`: each timed run starts on a processor left idle, as the guard's is.
+    let idle = args
+        .iter()
+        .position(|a| a == "--idle")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
     let mut times = vec![Vec::new(); rows.len()];
     for _ in 0..rounds {
         for (row, ((name, run), times)) in rows.iter().zip(&mut times).enumerate() {
@@ -112,24 +120,29 @@ fn main() {
                 times.push(Duration::ZERO);
                 continue;
             }
+            if let Some(idle) = idle {
+                std::thread::sleep(idle);
+            }
             let start = Instant::now();
             black_box(run());
             times.push(start.elapsed());
         }
     }
+    let medians: Vec<Duration> = times.iter().map(|t| median(t.clone())).collect();
     let bests: Vec<Duration> = times.into_iter().map(best).collect();
     println!(
-        "wire engine, one {TOOLS}-tool tools/list answer ({} bytes): best of {rounds} \
-         interleaved rounds",
+        "wire engine, one {TOOLS}-tool tools/list answer ({} bytes): best and median of \
+         {rounds} interleaved rounds",
         answer.len()
     );
-    println!("| stage | ms | ratio to serde_json |");
-    println!("|---|---:|---:|");
-    for ((name, _), time) in rows.iter().zip(&bests) {
+    println!("| stage | ms | ratio to serde_json | median ms |");
+    println!("|---|---:|---:|---:|");
+    for (((name, _), time), median) in rows.iter().zip(&bests).zip(&medians) {
         println!(
-            "| {name} | {:.3} | {:.2} |",
+            "| {name} | {:.3} | {:.2} | {:.3} |",
             ms(*time),
-            time.as_secs_f64() / bests[0].as_secs_f64()
+            time.as_secs_f64() / bests[0].as_secs_f64(),
+            ms(*median)
         );
     }
 }
@@ -169,6 +182,12 @@ fn config() -> Config {
 /// shows its cost best on a shared machine.
 fn best(times: Vec<Duration>) -> Duration {
     times.into_iter().min().unwrap_or_default()
+}
+
+/// The median time of a row.
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times.get(times.len() / 2).copied().unwrap_or_default()
 }
 
 fn approved(tools: &[Value]) -> LockedServer {
