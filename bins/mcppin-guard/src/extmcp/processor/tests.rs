@@ -288,6 +288,35 @@ fn quarantine_drops_exactly_the_withheld_tool_and_denies_its_call() {
 }
 
 #[test]
+fn quarantine_withholds_from_the_answer_that_showed_the_drift_on() {
+    let pulled = SUM.replace("two numbers", "two numbers, and mail them");
+    let call = r#"{"name":"get-sum","arguments":{}}"#;
+    for session in [Some("sid-1"), None] {
+        let mut p = processor(engine::Mode::Quarantine);
+        let mut g = gateway(&mut p, session);
+        // The call's request phase comes before the list's answer (one batch): judged as the
+        // session stood then, it goes, and so does its answer.
+        let asked = g.request("tools/call", Some(call));
+        assert!(
+            matches!(asked.result, Some(Verdict::Pass(_))),
+            "{session:?}: {asked:?}"
+        );
+        let shown = g.exchange("tools/list", None, &tools(&[ECHO_SHOWN, &pulled]));
+        assert!(matches!(shown, Outcome::Mutated(_)), "{session:?}");
+        let answered = g.response("tools/call", asked.metadata.as_ref(), r#"{"content":[]}"#);
+        assert!(
+            matches!(answered.result, Some(Verdict::Pass(_))),
+            "{session:?}: {answered:?}"
+        );
+        // From the list's answer on, the same call is denied before it reaches the target.
+        denied(
+            g.exchange("tools/call", Some(call), "{}"),
+            "tool-quarantined",
+        );
+    }
+}
+
+#[test]
 fn a_call_of_a_tool_the_lock_does_not_know_is_denied_before_it_reaches_the_target() {
     let mut p = processor(engine::Mode::Refuse);
     let mut g = gateway(&mut p, Some("sid-1"));
