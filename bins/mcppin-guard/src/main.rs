@@ -423,10 +423,18 @@ fn load(files: &approval::Files<'_>, settings: &Settings, ids: &[&str]) -> anyho
     let (read, lock_digest) = approval::read_recorded(files, hint)?;
     let mut stderr = std::io::stderr().lock();
     if let Some(unread) = &read.unread_signature {
-        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(unread));
+        let _ = writeln!(
+            stderr,
+            "mcppin-guard: {}",
+            mcppin_core::escape_non_ascii(unread)
+        );
     }
     if let Some(note) = read.note() {
-        let _ = writeln!(stderr, "mcppin-guard: {}", mcppin_core::escape(&note));
+        let _ = writeln!(
+            stderr,
+            "mcppin-guard: {}",
+            mcppin_core::escape_non_ascii(&note)
+        );
     }
     let lock = files.lock;
     let context = settings.auth_context.as_ref();

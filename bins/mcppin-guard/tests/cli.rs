@@ -1760,6 +1760,15 @@ fn says_a_signature_beside_the_lockfile_was_not_checked_without_pubkey() {
             "mcppin-guard: mcp.lock.json.sig: signature not checked (no --pubkey given); it \
              claims nothing readable: the signature envelope is not strict JSON",
         );
+    // What the envelope's reading escaped already is shown once in the notation, not escaped
+    // again.
+    dir.write("mcp.lock.json.sig", "{\"\\u001b]0;pwn\\u0007\": 1}");
+    let run = dir.guard(&base("refuse"), &["--mode", "counter"], &[initialize(1)]);
+    run.code(0).stderr_has(
+        "mcppin-guard: mcp.lock.json.sig: signature not checked (no --pubkey given); it \
+         claims nothing readable: the signature envelope holds the member \"<U+001B>]0;pwn<U+0007>\"",
+    );
+    assert!(!run.stderr.contains("<U+003C>"), "{}", run.stderr);
 }
 
 #[test]

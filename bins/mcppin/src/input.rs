@@ -17,12 +17,13 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// The name of an input in messages.
+/// The name of a file in messages: printable ASCII, anything else in the `<U+XXXX>` notation
+/// (a file name can hold a terminal's control sequence).
 pub(crate) fn name(path: &Path) -> String {
     if path == Path::new("-") {
         "<stdin>".to_owned()
     } else {
-        path.display().to_string()
+        mcppin_core::escape_non_ascii(&path.display().to_string()).into_owned()
     }
 }
 

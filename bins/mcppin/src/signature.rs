@@ -51,7 +51,7 @@ pub(crate) fn approve(args: &Flags, path: &Path) -> anyhow::Result<approval::Rea
     };
     let read = approval::read(&files, |_, _| String::new())?;
     if let Some(unread) = &read.unread_signature {
-        eprintln!("mcppin: {unread}");
+        eprintln!("mcppin: {}", mcppin_core::escape_non_ascii(unread));
     }
     Ok(read)
 }

@@ -348,6 +348,60 @@ fn the_committed_test_keys_have_the_documented_fingerprints() {
     }
 }
 
+#[test]
+fn a_file_name_reaches_the_terminal_escaped() {
+    // A repository can name its lockfile with a terminal's control sequence: every line that
+    // names it shows the sequence in the escape notation, never raw.
+    let dir = Dir::new();
+    approved(&dir, "Search the docs", 1, "alice.pem", NOW);
+    let name = "ev\u{1b}]0;pwn\u{7}il.json";
+    let shown = "ev<U+001B>]0;pwn<U+0007>il.json";
+    let raw = |run: &util::Run| {
+        assert!(
+            !run.stdout.contains(['\u{1b}', '\u{7}']) && !run.stderr.contains(['\u{1b}', '\u{7}']),
+            "raw control characters: {run:?}"
+        );
+    };
+    let run = dir.mcppin(&["lock", "-o", name, "manifest.json"]);
+    run.code(0)
+        .stdout_has(&format!("wrote {shown}: 1 server(s)"));
+    raw(&run);
+    assert_eq!(
+        dir.read(name),
+        dir.read("mcp.lock.json"),
+        "written under its own name"
+    );
+    let run = dir.mcppin(&["sign", "--lock", name, "--key", "alice.pem", "--now", NOW]);
+    run.code(0)
+        .stdout_has(&format!("signed {shown} ("))
+        .stdout_has(&format!("wrote {shown}.sig"));
+    raw(&run);
+    let run = dir.mcppin(&["verify", "--lock", name, "manifest.json"]);
+    run.code(0).stderr_has(&format!(
+        "mcppin: {shown}.sig: signature not checked (no --pubkey given)"
+    ));
+    raw(&run);
+    // A signature that cannot be read is noted without a key, and refuses with one.
+    std::fs::remove_file(dir.path().join(format!("{name}.sig"))).unwrap();
+    std::fs::create_dir(dir.path().join(format!("{name}.sig"))).unwrap();
+    let run = dir.mcppin(&["verify", "--lock", name, "manifest.json"]);
+    run.code(0)
+        .stderr_has(&format!("mcppin: cannot read {shown}.sig: "))
+        .stderr_has(": not checked (no --pubkey)\n");
+    raw(&run);
+    let run = dir.mcppin(&[
+        "verify",
+        "--lock",
+        name,
+        "--pubkey",
+        "alice.pem.pub",
+        "manifest.json",
+    ]);
+    run.code(4)
+        .stderr_has(&format!("cannot read {shown}.sig: "));
+    raw(&run);
+}
+
 /// A signed approval in `dir`: manifest.json serving `description`, mcp.lock.json approving
 /// it with `serial`, signed by `key` at `at`; alice.pem.pub and bob.pem.pub beside them.
 fn approved(dir: &Dir, description: &str, serial: u64, key: &str, at: &str) {
