@@ -235,7 +235,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
+        Ok(cli) => cli,
+        Err(err) => return mcppin_cli::usage::end::<Cli>(&err, &argv),
+    };
     let outcome = run(&cli);
     if interrupt::interrupted() {
         // The handler stops the servers and exits with 128 + the signal.

@@ -119,6 +119,20 @@ fn records_the_authorization_context_per_server_and_never_the_credential() {
         .stderr_has("--auth-context");
         assert!(!dir.exists("bad.json"));
     }
+    // A word clap refuses is quoted in the notation, never raw.
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "--format",
+        "x\u{1b}]0;pwn\u{7}\u{202e}",
+    ]);
+    run.code(2)
+        .stderr_has("invalid value 'x<U+001B>]0;pwn<U+0007><U+202E>' for '--format");
+    assert!(
+        !run.stderr.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{:?}",
+        run.stderr
+    );
 }
 
 #[test]

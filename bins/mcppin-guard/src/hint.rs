@@ -56,11 +56,12 @@ pub(crate) fn no_entry(
     )
 }
 
-/// Ends the run on a command line clap refused. A server command given without `--` before
-/// it gets a message saying where it goes; anything else, clap's own.
-pub(crate) fn usage_error(err: &clap::Error) -> ExitCode {
+/// Ends the run on a command line clap refused (`argv`, as parsed). A server command given
+/// without `--` before it gets a message saying where it goes; anything else, clap's own
+/// (`mcppin_cli::usage`: nothing of the command line raw).
+pub(crate) fn usage_error(err: &clap::Error, argv: &[OsString]) -> ExitCode {
     let Some(message) = missing_separator(err, std::env::args_os()) else {
-        err.exit()
+        return mcppin_cli::usage::end::<crate::Cli>(err, argv);
     };
     let _ = writeln!(
         std::io::stderr().lock(),

@@ -88,6 +88,16 @@ pub(crate) struct Opening {
     pub(crate) lock_key: Option<mcppin_core::Digest>,
 }
 
+/// The line (after the guard's name) saying that what `doing` names could not be written,
+/// for `err` of [`Log::events_in`] or [`Log::stop`]: its text names files (a `--state`
+/// directory a server id is part of), shown in the `<U+XXXX>` notation.
+pub(crate) fn failed(doing: &str, err: &anyhow::Error) -> String {
+    format!(
+        "cannot write {doing}: {}",
+        mcppin_core::escape_non_ascii(&format!("{err:#}"))
+    )
+}
+
 impl Log {
     /// No log: nothing is written.
     pub(crate) fn none(clock: Clock, session_id: String, server: String) -> Self {

@@ -12,7 +12,6 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Context;
-use clap::Parser;
 use mcppin_cli::approval;
 use mcppin_core::engine::ApprovedServer;
 
@@ -50,9 +49,10 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|first| first == "hook") {
         return hook::main(&args[2..]);
     }
-    let cli = match Cli::try_parse_from(with_separator(args.into_iter())) {
+    let argv = with_separator(args.into_iter());
+    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
         Ok(cli) => cli,
-        Err(err) => return hint::usage_error(&err),
+        Err(err) => return hint::usage_error(&err, &argv),
     };
     let outcome = settings(cli).and_then(|(cli, settings)| run(cli, settings));
     if proxy::signalled() {
@@ -234,7 +234,8 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
         if let Err(err) = log.stop(code) {
             let _ = writeln!(
                 std::io::stderr().lock(),
-                "mcppin-guard: cannot write the log's end: {err:#}"
+                "mcppin-guard: {}",
+                log::failed("the log's end", &err)
             );
         }
     }

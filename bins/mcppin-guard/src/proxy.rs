@@ -86,7 +86,11 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
                     log.enabled(),
                 );
                 if let Err(err) = log.events(&check.events) {
-                    let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
+                    let _ = writeln!(
+                        io::stderr(),
+                        "mcppin-guard: {}",
+                        crate::log::failed("the log", &err)
+                    );
                 }
                 if check.refused.is_some() {
                     print_notes(&check.notes, Some(&artifact_advice(&config.server)));
@@ -113,7 +117,8 @@ pub(crate) fn run(config: &Config, approved: ApprovedServer, log: Log) -> anyhow
             if let Err(err) = ending.stop(code) {
                 let _ = writeln!(
                     io::stderr().lock(),
-                    "mcppin-guard: cannot write the log's end: {err:#}"
+                    "mcppin-guard: {}",
+                    crate::log::failed("the log's end", &err)
                 );
             }
         },

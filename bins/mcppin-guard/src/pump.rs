@@ -85,7 +85,11 @@ impl Shared {
             && !self.log_failed
         {
             self.log_failed = true;
-            let _ = writeln!(io::stderr(), "mcppin-guard: cannot write the log: {err:#}");
+            let _ = writeln!(
+                io::stderr(),
+                "mcppin-guard: {}",
+                crate::log::failed("the log", &err)
+            );
         }
         events.clear();
     }

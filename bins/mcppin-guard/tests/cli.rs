@@ -231,6 +231,18 @@ fn a_server_command_without_the_separator_says_to_put_it_after_it() {
     dir.run_guard(&args(&["--bogus", "--", "cat"]), &[])
         .code(2)
         .stderr_has("unexpected argument '--bogus'");
+    // Clap's own message shows a refused word in the notation too.
+    let run = dir.run_guard(
+        &args(&["--mode", "x\u{1b}]0;pwn\u{7}\u{202e}", "--", "cat"]),
+        &[],
+    );
+    run.code(2)
+        .stderr_has("invalid value 'x<U+001B>]0;pwn<U+0007><U+202E>' for '--mode <MODE>'");
+    assert!(
+        !run.stderr.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{:?}",
+        run.stderr
+    );
     dir.run_guard(&["--server".into(), "fixture".into()], &[])
         .code(2)
         .stderr_has("--lock <FILE>");

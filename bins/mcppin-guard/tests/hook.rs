@@ -219,7 +219,12 @@ struct Session {
 
 impl Session {
     fn start(dir: &Dir) -> Self {
-        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        Self::start_in(dir, "state")
+    }
+
+    /// [`Session::start`] with its state in the directory `state`.
+    fn start_in(dir: &Dir, state: &str) -> Self {
+        std::fs::create_dir_all(dir.path().join(state)).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
             .args([
                 "--lock",
@@ -229,14 +234,14 @@ impl Session {
                 "--mode",
                 "quarantine",
             ])
-            .args(["--state", "state", "--"])
+            .args(["--state", state, "--"])
             .arg(mcppin_fixture::locate("guard-fixture"))
             .args(["--mode", "counter"])
             .current_dir(dir.path())
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn mcppin-guard");
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -256,10 +261,19 @@ impl Session {
     }
 
     /// Closes the client's end and waits for the guard (bounded by its own shutdown).
-    fn end(mut self) -> i32 {
+    fn end(self) -> i32 {
+        self.end_with_stderr().0
+    }
+
+    /// [`Session::end`], with what the guard wrote to stderr (a few lines: read once it
+    /// ended).
+    fn end_with_stderr(mut self) -> (i32, String) {
         drop(self.child.stdin.take());
         for _ in self.lines.by_ref() {}
-        self.child.wait().unwrap().code().unwrap_or(-1)
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
+        (code, stderr)
     }
 }
 
@@ -267,6 +281,42 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_state_that_can_no_longer_be_written_is_named_in_the_notation() {
+    // The directory's name is the operator's, yet it can come from a checkout; a session whose
+    // state cannot be written goes on, and says so once, the name escaped.
+    let state = "st\u{1b}]0;pwn\u{7}\u{202e}";
+    for gone in [false, true] {
+        let dir = Dir::new();
+        dir.lock(&counter_surface());
+        let mut session = Session::start_in(&dir, state);
+        session.ask(&initialize(1));
+        if gone {
+            std::fs::remove_dir_all(dir.path().join(state)).unwrap();
+        }
+        let listed = session.ask(&request(2, "tools/list", json!({})));
+        assert!(listed["result"]["tools"].is_array(), "{listed}");
+        // Written as the session goes (removed when it ends).
+        assert_eq!(dir.path().join(state).join("fixture.json").exists(), !gone);
+        let (code, stderr) = session.end_with_stderr();
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            !stderr.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "raw: {stderr:?}"
+        );
+        let said = "mcppin-guard: cannot write the log: cannot write the state: ";
+        if gone {
+            assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
+            assert!(
+                stderr.contains("st<U+001B>]0;pwn<U+0007><U+202E>"),
+                "{stderr}"
+            );
+        } else {
+            assert!(!stderr.contains(said), "{stderr}");
+        }
     }
 }
 

@@ -49,7 +49,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let argv = args::normalise(std::env::args_os(), &Cli::command());
-    let cli = Cli::parse_from(argv);
+    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
+        Ok(cli) => cli,
+        Err(err) => return mcppin_cli::usage::end::<Cli>(&err, &argv),
+    };
     match run(cli) {
         Ok(exit) => exit.into(),
         Err(err) => {

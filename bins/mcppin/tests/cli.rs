@@ -285,6 +285,41 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn a_refused_word_of_the_command_line_is_shown_in_the_notation() {
+    // A shell glob can put a checked-out file's name on the command line, and clap quotes the
+    // word it refuses.
+    let dir = Dir::new();
+    dir.write("a.json", b"{}");
+    let hostile = "x\u{1b}]0;pwn\u{7}\r\u{202e}\nerror: forged";
+    let shown = "x<U+001B>]0;pwn<U+0007><U+000D><U+202E><U+000A>error: forged";
+    for (args, said) in [
+        (
+            vec!["verify", "--format", hostile, "--lock", "a.json", "a.json"],
+            format!("error: invalid value '{shown}' for '--format <FORMAT>'"),
+        ),
+        (
+            vec!["canon", "a.json", hostile],
+            format!("error: unexpected argument '{shown}' found"),
+        ),
+    ] {
+        let run = dir.mcppin(&args);
+        run.code(2).stderr_has(&said);
+        assert!(
+            run.stderr
+                .bytes()
+                .all(|b| b == b'\n' || (0x20..0x7F).contains(&b)),
+            "{:?}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("\nerror: forged"), "{}", run.stderr);
+    }
+    // Printable, clap's text as it was.
+    dir.mcppin(&["canon", "a.json", "extra"])
+        .code(2)
+        .stderr_has("error: unexpected argument 'extra' found\n\nUsage: mcppin canon <FILE>\n");
+}
+
+#[test]
 fn a_missing_file_exits_4() {
     let dir = Dir::new();
     for command in ["canon", "digest"] {

@@ -2,7 +2,8 @@
 //! exit-code contract ([`exit`]), writing a file through a temporary file and a rename
 //! ([`write_atomic`]), the signature beside a lockfile ([`sig_path`]), the approval files of
 //! `mcppin verify` and the guard read and checked in one place ([`approval`]), and stopping
-//! the servers a binary started when it is told to stop ([`signal`]).
+//! the servers a binary started when it is told to stop ([`signal`]), and a command line clap
+//! refused shown without raw control characters ([`usage`]).
 //!
 //! An internal crate (never published) on top of `mcppin-core` and `mcppin-sign` only:
 //! `mcppin` must never depend on `mcppin-client`, even through this crate. Unlike the libraries, it speaks
@@ -15,5 +16,6 @@ pub mod approval;
 pub mod exit;
 mod fs;
 pub mod signal;
+pub mod usage;
 
 pub use fs::{MAX_SMALL_FILE, read_at_most, sig_path, temp_beside, write_atomic, write_temp};

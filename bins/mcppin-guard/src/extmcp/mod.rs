@@ -306,7 +306,7 @@ impl Shared {
                     .log_failed
                     .swap(true, std::sync::atomic::Ordering::Relaxed)
             {
-                say(&format!("cannot write the log: {err:#}"));
+                say(&crate::log::failed("the log", &err));
             }
         }
     }

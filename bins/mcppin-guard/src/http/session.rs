@@ -241,7 +241,7 @@ impl State {
         if let Err(err) = log.events_in(&session_id, &events)
             && !self.log_failed.swap(true, Ordering::Relaxed)
         {
-            eprintln_guard(&format!("cannot write the log: {err:#}"));
+            eprintln_guard(&crate::log::failed("the log", &err));
         }
     }
 
