@@ -28,10 +28,11 @@ const MAX_STATE: u64 = 16 * 1024 * 1024;
 /// (`mcp__<server>__<tool>`) is an approved tool of the lockfile and, with --state, the
 /// mcppin-guard in front of that server (run with the same --state) has admitted it as approved
 /// in its current reading of the list. Otherwise exits 2 with the reason on standard error,
-/// which blocks the call and tells the model why: an unreadable input, lockfile, signature or
-/// state, a name no approved tool has or several have, a state that is missing, stale (its
-/// guard is gone, or it was written under another lockfile), or that does not admit the tool
-/// in its approved form, and no decision within --timeout. It never exits otherwise: Claude
+/// which blocks the call and tells the model why: an unreadable input, lockfile or state, a
+/// signature that --pubkey requires and that cannot be read or does not hold, a name no
+/// approved tool has or several have, a state that is missing, stale (its guard is gone, or it
+/// was written under another lockfile), or that does not admit the tool in its approved form,
+/// and no decision within --timeout. It never exits otherwise: Claude
 /// Code lets a call through on any other code.
 #[derive(Debug, Parser)]
 #[command(name = "mcppin-guard hook", version)]
@@ -56,8 +57,10 @@ struct Cli {
 
 /// Runs the hook with `args` (after `hook`).
 pub(crate) fn main(args: &[OsString]) -> ExitCode {
-    let argv = std::iter::once(OsString::from("mcppin-guard hook")).chain(args.iter().cloned());
-    let cli = match Cli::try_parse_from(argv) {
+    let argv: Vec<OsString> = std::iter::once(OsString::from("mcppin-guard hook"))
+        .chain(args.iter().cloned())
+        .collect();
+    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
             // --help, --version: asked by a person.
@@ -66,7 +69,7 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
         }
         Err(err) => {
             // One line: the hook's reason is shown to the model as one message.
-            let text = err.to_string();
+            let text = mcppin_cli::usage::refusal::<Cli>(&err, &argv);
             let lines: Vec<&str> = text
                 .lines()
                 .map(str::trim)
@@ -148,43 +151,19 @@ fn decide(cli: &Cli) -> Result<(), String> {
 }
 
 /// The lockfile as an approval (its signature with --pubkey, its serial with --min-serial),
-/// and its digest.
+/// and its digest: read and checked where the guard and `mcppin verify` read them
+/// (`mcppin_cli::approval`), so the hook decides on the approval as the guard does. Without a
+/// key, a signature plays no part (one that cannot be read is not checked, as in the guard).
 fn approval(cli: &Cli) -> Result<(mcppin_core::lockfile::Lockfile, mcppin_core::Digest), String> {
-    let lock = &cli.lock;
-    let bytes = std::fs::read(lock).map_err(|e| format!("cannot read {}: {e}", lock.display()))?;
-    let sig_path = mcppin_cli::sig_path(lock);
-    let signature = match read_bounded(&sig_path, mcppin_cli::MAX_SMALL_FILE as u64) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", sig_path.display())),
-    };
-    let mut keys = Vec::new();
-    for path in &cli.pubkey {
-        let pem = read_bounded(path, mcppin_cli::MAX_SMALL_FILE as u64)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(|| format!("cannot read public key {}", path.display()))?;
-        keys.push(
-            mcppin_sign::PublicKey::from_pem(&pem)
-                .map_err(|e| format!("public key {}: {e}", path.display()))?,
-        );
-    }
-    let (approved, lock_digest) = mcppin_sign::Approval {
-        lockfile: &bytes,
-        signature: signature.as_deref(),
-        keys: &keys,
+    let files = mcppin_cli::approval::Files {
+        lock: &cli.lock,
+        pubkeys: &cli.pubkey,
         min_serial: cli.min_serial,
-        freshness: None,
-    }
-    .check_recorded()
-    .map_err(|refused| {
-        let file = match refused.subject() {
-            mcppin_sign::Subject::Signature => &sig_path,
-            _ => lock,
-        };
-        format!("{}: {refused}", file.display())
-    })?;
-    Ok((approved.lockfile, lock_digest))
+        max_age: None,
+    };
+    let (read, lock_digest) = mcppin_cli::approval::read_recorded(&files, |_, _| String::new())
+        .map_err(|e| format!("{e:#}"))?;
+    Ok((read.approved.lockfile, lock_digest))
 }
 
 /// Reads at most `limit` bytes of `path`; a longer file is an error.

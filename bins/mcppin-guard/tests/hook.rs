@@ -197,6 +197,15 @@ fn an_unreadable_approval_or_command_line_is_blocked() {
         ),
         "approval serial below the floor",
     );
+    // A signature that cannot be read blocks where a key requires one, and plays no part
+    // without, as in the guard.
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("mcp.lock.json.sig")).unwrap();
+    blocked(
+        &hook(&dir, &["--lock", "mcp.lock.json", "--pubkey", &bob], stdin),
+        "cannot read mcp.lock.json.sig: larger than 65536 bytes",
+    );
+    allowed(&hook(&dir, &["--lock", "mcp.lock.json"], stdin));
+    std::fs::remove_file(dir.path().join("mcp.lock.json.sig")).unwrap();
     // A usage error blocks too: any other exit code would let the call through.
     blocked(&hook(&dir, &["--lock"], stdin), "a value is required");
     blocked(
@@ -204,6 +213,20 @@ fn an_unreadable_approval_or_command_line_is_blocked() {
         "unexpected argument",
     );
     blocked(&hook(&dir, &[], stdin), "--lock");
+    let run = hook(
+        &dir,
+        &["--lock", "mcp.lock.json", "--timeout", "x\u{1b}]0;pwn\u{7}"],
+        stdin,
+    );
+    blocked(
+        &run,
+        "invalid value 'x<U+001B>]0;pwn<U+0007>' for '--timeout <DURATION>'",
+    );
+    assert!(
+        !run.stderr.contains(['\u{1b}', '\u{7}']),
+        "{:?}",
+        run.stderr
+    );
     // Asked by a person.
     hook(&dir, &["--help"], b"")
         .code(0)
