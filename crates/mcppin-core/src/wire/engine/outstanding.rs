@@ -126,8 +126,7 @@ impl Outstanding {
         if self.by_key.get(key).is_none_or(|(order, _)| *order > fed) {
             return None;
         }
-        let (_, pending) = self.by_key.remove(key)?;
-        Some(self.released(key, pending))
+        self.remove(key)
     }
 
     /// `pending`, taken out from under `key`: what it kept is no longer counted.
