@@ -236,7 +236,7 @@ fn main() -> ExitCode {
         return ExitCode::from(127);
     }
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(err) => return mcppin_cli::usage::end::<Cli>(&err, &argv),
     };

@@ -60,7 +60,7 @@ pub(crate) fn no_entry(
 /// without `--` before it gets a message saying where it goes; anything else, clap's own
 /// (`mcppin_cli::usage`: nothing of the command line raw).
 pub(crate) fn usage_error(err: &clap::Error, argv: &[OsString]) -> ExitCode {
-    let Some(message) = missing_separator(err, std::env::args_os()) else {
+    let Some(message) = missing_separator(err, argv.iter().cloned()) else {
         return mcppin_cli::usage::end::<crate::Cli>(err, argv);
     };
     let _ = writeln!(

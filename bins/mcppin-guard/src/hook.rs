@@ -8,7 +8,7 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use mcppin_core::hook::{Block, Call, State, check, resolve, state_file_name};
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
 
 /// The most bytes of a state file read.
-const MAX_STATE: u64 = 16 * 1024 * 1024;
+const MAX_STATE: usize = 16 * 1024 * 1024;
 
 /// Check an MCP tool call before Claude Code makes it (a PreToolUse hook).
 ///
@@ -60,7 +60,7 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
     let argv: Vec<OsString> = std::iter::once(OsString::from("mcppin-guard hook"))
         .chain(args.iter().cloned())
         .collect();
-    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
             // --help, --version: asked by a person.
@@ -128,7 +128,7 @@ fn decide(cli: &Cli) -> Result<(), String> {
     };
     let path = dir.join(state_file_name(target.server));
     let server = target.server.to_owned();
-    let bytes = match read_bounded(&path, MAX_STATE) {
+    let bytes = match mcppin_cli::read_at_most(&path, MAX_STATE) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Block::NoState { server }.to_string());
@@ -164,19 +164,4 @@ fn approval(cli: &Cli) -> Result<(mcppin_core::lockfile::Lockfile, mcppin_core::
     let (read, lock_digest) = mcppin_cli::approval::read_recorded(&files, |_, _| String::new())
         .map_err(|e| format!("{e:#}"))?;
     Ok((read.approved.lockfile, lock_digest))
-}
-
-/// Reads at most `limit` bytes of `path`; a longer file is an error.
-fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("over {limit} bytes"),
-        ));
-    }
-    Ok(bytes)
 }

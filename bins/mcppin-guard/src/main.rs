@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Context;
+use clap::Parser;
 use mcppin_cli::approval;
 use mcppin_core::engine::ApprovedServer;
 
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
         return hook::main(&args[2..]);
     }
     let argv = with_separator(args.into_iter());
-    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(err) => return hint::usage_error(&err, &argv),
     };

@@ -49,7 +49,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let argv = args::normalise(std::env::args_os(), &Cli::command());
-    let cli = match mcppin_cli::usage::parse::<Cli>(&argv) {
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(err) => return mcppin_cli::usage::end::<Cli>(&err, &argv),
     };

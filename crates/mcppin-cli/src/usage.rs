@@ -14,25 +14,14 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
+use clap::CommandFactory;
 use clap::builder::styling::Styles;
 use clap::error::{ContextKind, ContextValue, Error};
-use clap::{CommandFactory, Parser};
 use mcppin_core::escape_non_ascii;
 
-/// Reads `argv` (the binary's name first) into `T`. A refusal comes back as clap made it,
-/// help and version too (they are errors to clap that `use_stderr` says go to stdout); show
-/// a refusal with [`refusal`].
-///
-/// # Errors
-///
-/// clap's, for a command line it refuses and for `--help` and `--version`.
-pub fn parse<T: Parser>(argv: &[OsString]) -> Result<T, Error> {
-    T::try_parse_from(argv)
-}
-
-/// The text of `err`, clap's refusal of `argv` for `T`, for stderr: clap's message and usage,
-/// without styling, every character outside printable ASCII in the `<U+XXXX>` notation, lines
-/// as clap broke them.
+/// The text of `err`, clap's refusal of `argv` for `T` (from [`clap::Parser::try_parse_from`]),
+/// for stderr: clap's message and usage, without styling, every character outside printable
+/// ASCII in the `<U+XXXX>` notation, lines as clap broke them.
 #[must_use]
 pub fn refusal<T: CommandFactory>(err: &Error, argv: &[OsString]) -> String {
     // The same command line read again by the command without styling gives the same refusal
@@ -127,6 +116,8 @@ fn lines(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
 
     #[derive(Debug, Parser)]
@@ -148,7 +139,7 @@ mod tests {
 
     fn shown(words: &[&str]) -> String {
         let argv = argv(words);
-        let err = parse::<Cli>(&argv).unwrap_err();
+        let err = Cli::try_parse_from(&argv).unwrap_err();
         assert!(err.use_stderr(), "{err}");
         refusal::<Cli>(&err, &argv)
     }
@@ -184,7 +175,7 @@ mod tests {
     #[test]
     fn a_refusal_of_printable_words_is_clap_s_text() {
         let argv = argv(&["--format", "xml"]);
-        let err = parse::<Cli>(&argv).unwrap_err();
+        let err = Cli::try_parse_from(&argv).unwrap_err();
         let text = refusal::<Cli>(&err, &argv);
         assert_eq!(text, err.to_string());
         assert!(
@@ -192,12 +183,5 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("[possible values: text, json]"), "{text}");
-    }
-
-    #[test]
-    fn help_and_version_are_left_to_clap() {
-        let err = parse::<Cli>(&argv(&["--help"])).unwrap_err();
-        assert!(!err.use_stderr());
-        assert!(parse::<Cli>(&argv(&["--count", "3"])).is_ok());
     }
 }
