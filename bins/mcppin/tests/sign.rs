@@ -356,16 +356,10 @@ fn a_file_name_reaches_the_terminal_escaped() {
     approved(&dir, "Search the docs", 1, "alice.pem", NOW);
     let name = "ev\u{1b}]0;pwn\u{7}il.json";
     let shown = "ev<U+001B>]0;pwn<U+0007>il.json";
-    let raw = |run: &util::Run| {
-        assert!(
-            !run.stdout.contains(['\u{1b}', '\u{7}']) && !run.stderr.contains(['\u{1b}', '\u{7}']),
-            "raw control characters: {run:?}"
-        );
-    };
     let run = dir.mcppin(&["lock", "-o", name, "manifest.json"]);
     run.code(0)
-        .stdout_has(&format!("wrote {shown}: 1 server(s)"));
-    raw(&run);
+        .stdout_has(&format!("wrote {shown}: 1 server(s)"))
+        .shows_nothing_raw();
     assert_eq!(
         dir.read(name),
         dir.read("mcp.lock.json"),
@@ -374,21 +368,22 @@ fn a_file_name_reaches_the_terminal_escaped() {
     let run = dir.mcppin(&["sign", "--lock", name, "--key", "alice.pem", "--now", NOW]);
     run.code(0)
         .stdout_has(&format!("signed {shown} ("))
-        .stdout_has(&format!("wrote {shown}.sig"));
-    raw(&run);
+        .stdout_has(&format!("wrote {shown}.sig"))
+        .shows_nothing_raw();
     let run = dir.mcppin(&["verify", "--lock", name, "manifest.json"]);
-    run.code(0).stderr_has(&format!(
-        "mcppin: {shown}.sig: signature not checked (no --pubkey given)"
-    ));
-    raw(&run);
+    run.code(0)
+        .stderr_has(&format!(
+            "mcppin: {shown}.sig: signature not checked (no --pubkey given)"
+        ))
+        .shows_nothing_raw();
     // A signature that cannot be read is noted without a key, and refuses with one.
     std::fs::remove_file(dir.path().join(format!("{name}.sig"))).unwrap();
     std::fs::create_dir(dir.path().join(format!("{name}.sig"))).unwrap();
     let run = dir.mcppin(&["verify", "--lock", name, "manifest.json"]);
     run.code(0)
         .stderr_has(&format!("mcppin: cannot read {shown}.sig: "))
-        .stderr_has(": not checked (no --pubkey)\n");
-    raw(&run);
+        .stderr_has(": not checked (no --pubkey)\n")
+        .shows_nothing_raw();
     let run = dir.mcppin(&[
         "verify",
         "--lock",
@@ -398,8 +393,8 @@ fn a_file_name_reaches_the_terminal_escaped() {
         "manifest.json",
     ]);
     run.code(4)
-        .stderr_has(&format!("cannot read {shown}.sig: "));
-    raw(&run);
+        .stderr_has(&format!("cannot read {shown}.sig: "))
+        .shows_nothing_raw();
 }
 
 /// A signed approval in `dir`: manifest.json serving `description`, mcp.lock.json approving

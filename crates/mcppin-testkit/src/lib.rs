@@ -129,6 +129,20 @@ impl Run {
         );
         self
     }
+
+    /// Asserts that stdout and stderr hold printable ASCII and line breaks only: nothing a
+    /// terminal would act on or that would hide text (an escape sequence, a carriage return,
+    /// a bidi override, a byte that is not UTF-8).
+    #[track_caller]
+    pub fn shows_nothing_raw(&self) -> &Self {
+        for (name, text) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            let raw = text
+                .chars()
+                .find(|c| *c != '\n' && !(' '..='~').contains(c));
+            assert!(raw.is_none(), "{name} holds {raw:?} raw: {text:?}");
+        }
+        self
+    }
 }
 
 impl Run {
