@@ -80,9 +80,14 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
     };
     let timeout = cli.timeout;
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
+    let started = std::thread::Builder::new().spawn(move || {
         let _ = tx.send(decide(&cli));
     });
+    // A user at its limit of processes or of memory: a block, never the exit code of the
+    // panic `thread::spawn` would end in, which lets the call through.
+    if let Err(e) = started {
+        return block(&format!("the check could not start: {e}"));
+    }
     match rx.recv_timeout(timeout) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(reason)) => block(&reason),

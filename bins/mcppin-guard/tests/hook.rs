@@ -159,6 +159,40 @@ fn an_input_that_cannot_be_read_is_blocked() {
 }
 
 #[test]
+fn a_check_that_cannot_start_is_a_block() {
+    // A user at its limit of processes (a pids cgroup at its max, a runaway server): the
+    // thread the hook decides on cannot start. The exit code of a panic would let the call
+    // through. The limit binds no root: the hook runs as nobody, one process allowed.
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stdin = input("mcp__fixture__summarize").to_string();
+    let as_nobody = |processes: &str| {
+        mcppin_testkit::run(
+            Command::new("prlimit")
+                .arg(format!("--nproc={processes}:{processes}"))
+                .args([
+                    "setpriv",
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                ])
+                .arg(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .args(["hook", "--lock", "mcp.lock.json"])
+                .current_dir(dir.path())
+                .env_clear(),
+            stdin.clone().into_bytes(),
+            ClientEnd::Closes,
+        )
+    };
+    // The approved tool: allowed with room for the thread, blocked without.
+    allowed(&as_nobody("1000"));
+    blocked(&as_nobody("1"), "the check could not start: ");
+}
+
+#[test]
 fn an_input_that_never_ends_is_blocked_in_time() {
     let dir = Dir::new();
     dir.lock(&counter_surface());
