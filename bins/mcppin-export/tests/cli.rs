@@ -169,6 +169,33 @@ fn writes_the_manifest_to_stdout_with_a_dash() {
 }
 
 #[test]
+fn writes_through_a_link_to_its_standard_output_in_place() {
+    // `-o /dev/stdout` is a link to a link to a pipe here: a rename would replace the link
+    // (as root, /dev/stdout itself) with a plain file and print nothing.
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    let link = dir.path().join("out.json");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let run = dir.export(&[
+        "--config",
+        "mcp.json",
+        "-o",
+        "out.json",
+        "--now",
+        "2026-08-01T09:12:00Z",
+    ]);
+    run.code(0);
+    let m = Manifest::parse(run.stdout.as_bytes()).unwrap();
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+#[test]
 fn speaks_every_protocol_revision() {
     for revision in [
         "2024-11-05",

@@ -6,7 +6,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::Context;
-use mcppin_cli::{temp_beside, write_temp as finish};
 
 use crate::exit::{Exit, Fail};
 
@@ -22,8 +21,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// replaces it atomically.
 pub(crate) fn write_secret(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
     if force {
-        let temp = temp_beside(path, 0o600)?;
-        return finish(temp, bytes, path);
+        return mcppin_cli::replace_secret(path, bytes);
     }
     let mut options = OpenOptions::new();
     options.write(true).create_new(true).mode(0o600);

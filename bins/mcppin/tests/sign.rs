@@ -150,6 +150,28 @@ fn key_with_force_replaces_both_files_and_keeps_mode_0600() {
 }
 
 #[test]
+fn key_with_force_writes_a_secret_only_to_a_regular_file() {
+    // A pipe someone reads (a FIFO, /dev/stdout): the key would leave the machine's files.
+    let dir = Dir::new();
+    let made =
+        mcppin_testkit::status(Command::new("mkfifo").arg(dir.path().join("k.pem"))).unwrap();
+    assert!(made.success());
+    let run = dir.mcppin(&["key", "-o", "k.pem", "--force"]);
+    run.code(4).stderr_has(
+        "mcppin: cannot write k.pem: not a regular file, and a secret is written only to one",
+    );
+    assert!(!dir.path().join("k.pem.pub").exists(), "nothing half made");
+    // Through a link to a regular file: the file is replaced with mode 0600, the link stays.
+    let file = dir.write("real.pem", "old");
+    std::os::unix::fs::symlink("real.pem", dir.path().join("link.pem")).unwrap();
+    dir.mcppin(&["key", "-o", "link.pem", "--force"]).code(0);
+    assert_eq!(mode(&file), 0o600);
+    assert!(openssl(&dir, &["pkey", "-in", "real.pem", "-noout"]));
+    let link = std::fs::symlink_metadata(dir.path().join("link.pem")).unwrap();
+    assert!(link.file_type().is_symlink());
+}
+
+#[test]
 fn sign_writes_the_envelope_beside_the_lockfile() {
     let dir = Dir::new();
     dir.write("mcp.lock.json", lockfile("Search the docs", 1));
