@@ -48,7 +48,7 @@ pub(crate) struct Audit<'a> {
 pub(crate) fn run(audit: &Audit<'_>) -> anyhow::Result<Exit> {
     let unreadable = |message: String| Fail::new(Exit::Unreadable, message);
     let name = escape(&audit.lock.display().to_string()).into_owned();
-    let bytes = std::fs::read(audit.lock)
+    let bytes = mcppin_cli::read_at_most(audit.lock, mcppin_cli::MAX_DOCUMENT)
         .map_err(|e| unreadable(format!("cannot read the lockfile {name}: {e}")))?;
     let lock = Lockfile::parse(&bytes).map_err(|e| unreadable(format!("{name}: {e}")))?;
     let canonical = std::fs::canonicalize(audit.lock)

@@ -254,6 +254,12 @@ fn a_wrong_command_line_or_an_unreadable_input_is_no_verdict() {
     .stderr_has("cannot read the lockfile missing.json");
     dir.write("bad.json", "{\"schema_version\": 4,");
     export(&dir, &["--audit", "bad.json", "--config", "mcp.json"], &[]).code(4);
+    // A lockfile over the bound is refused before it is read whole (a sparse file: no disk).
+    let huge = std::fs::File::create(dir.path().join("huge.json")).unwrap();
+    huge.set_len((256 << 20) + 1).unwrap();
+    export(&dir, &["--audit", "huge.json", "--config", "mcp.json"], &[])
+        .code(4)
+        .stderr_has("cannot read the lockfile huge.json: larger than 268435456 bytes");
     export(
         &dir,
         &["--audit", "mcp.lock.json", "--config", "nope.json"],

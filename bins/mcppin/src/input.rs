@@ -4,17 +4,24 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;
+use mcppin_cli::{MAX_DOCUMENT, read_at_most};
 
-/// Reads `path`, or standard input when it is `-`.
+/// Reads `path`, or standard input when it is `-`, to at most [`MAX_DOCUMENT`] bytes (a
+/// lockfile, a manifest or a document to canonicalise: a link to `/dev/zero` is refused, not
+/// read until memory runs out).
 pub(crate) fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
     if path == Path::new("-") {
         let mut buf = Vec::new();
         std::io::stdin()
+            .take(MAX_DOCUMENT as u64 + 1)
             .read_to_end(&mut buf)
             .context("cannot read standard input")?;
+        if buf.len() > MAX_DOCUMENT {
+            anyhow::bail!("cannot read standard input: larger than {MAX_DOCUMENT} bytes");
+        }
         return Ok(buf);
     }
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    read_at_most(path, MAX_DOCUMENT).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The name of a file in messages: printable ASCII, anything else in the `<U+XXXX>` notation

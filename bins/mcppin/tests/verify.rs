@@ -1509,3 +1509,30 @@ fn surfaces_of_different_authorization_contexts_are_not_compared() {
         .code(1)
         .stdout_has("tool-added [gated]: docs/delete_all");
 }
+
+#[test]
+fn a_lockfile_or_manifest_over_256_mib_is_refused_before_it_is_read_whole() {
+    // A sparse file: no disk, and the bound is what stops the reading (a link to /dev/zero
+    // would grow memory until the system ends the process).
+    let dir = locked(BASE);
+    dir.write("served.json", BASE);
+    let huge = std::fs::File::create(dir.path().join("huge.json")).unwrap();
+    huge.set_len((256 << 20) + 1).unwrap();
+    let cases = [
+        (
+            ["verify", "--lock", "huge.json", "served.json"],
+            "huge.json",
+        ),
+        (["verify", "--lock", "lock.json", "huge.json"], "huge.json"),
+    ];
+    for (args, name) in cases {
+        dir.mcppin(&args)
+            .code(4)
+            .stderr_has(&format!("cannot read {name}: larger than 268435456 bytes"));
+    }
+    // Exactly at the bound, the file is read (and refused as what it holds).
+    huge.set_len(256 << 20).unwrap();
+    let run = dir.mcppin(&["verify", "--lock", "lock.json", "huge.json"]);
+    run.code(4);
+    assert!(!run.stderr.contains("larger than"), "{}", run.stderr);
+}

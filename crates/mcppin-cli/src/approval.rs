@@ -11,7 +11,7 @@ use mcppin_sign::{
     Approval, Approved, Freshness, PublicKey, Refused, Signature, Subject, Timestamp,
 };
 
-use crate::fs::{MAX_SMALL_FILE, read_at_most, sig_path};
+use crate::fs::{MAX_DOCUMENT, MAX_SMALL_FILE, read_at_most, sig_path};
 
 /// Where the approval of a lockfile comes from, as a command line gives it.
 #[derive(Clone, Copy, Debug)]
@@ -62,7 +62,8 @@ impl Read {
 /// the flag that named it (`--lock`, `--pubkey`) and the file: the guard explains a relative
 /// path there, `mcppin verify` adds nothing.
 ///
-/// The signature and the keys are read to at most [`MAX_SMALL_FILE`] bytes. Without a key, a
+/// The lockfile is read to at most [`MAX_DOCUMENT`] bytes, the signature and the keys to at
+/// most [`MAX_SMALL_FILE`]. Without a key, a
 /// signature that cannot be read is not needed: it is reported in
 /// [`Read::unread_signature`], not refused.
 ///
@@ -101,7 +102,7 @@ fn read_with<T>(
     check: impl FnOnce(&Approval<'_>) -> Result<(Approved, T), Refused>,
 ) -> anyhow::Result<(Read, T)> {
     let lock = files.lock;
-    let lockfile = std::fs::read(lock).map_err(|e| {
+    let lockfile = read_at_most(lock, MAX_DOCUMENT).map_err(|e| {
         anyhow::anyhow!(
             "cannot read {}: {e}{}",
             lock.display(),

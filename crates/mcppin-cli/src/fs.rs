@@ -27,6 +27,11 @@ pub fn sig_path(lock: &Path) -> PathBuf {
 /// under 1 KiB (docs/signing.md). A repository can hold a link to `/dev/zero` in their place.
 pub const MAX_SMALL_FILE: usize = 64 << 10;
 
+/// The most bytes a lockfile or a manifest may hold: 256 MiB, some fifty times a lockfile of
+/// 10,000 tools (docs/formats.md). Reading one is bounded like reading a key, so a lockfile
+/// replaced by a link to `/dev/zero` is refused instead of growing memory without end.
+pub const MAX_DOCUMENT: usize = 256 << 20;
+
 /// Reads `path` to at most `limit` bytes: a file that is a link to `/dev/zero`, or merely
 /// huge, is refused without growing memory beyond the bound.
 ///
