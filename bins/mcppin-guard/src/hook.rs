@@ -5,13 +5,17 @@
 //! front of that server. Everything else exits 2 with the reason on stderr, which blocks the
 //! call: Claude Code lets a call through on any other exit code, so this mode never ends with
 //! one (a panic and a timeout included).
+//!
+//! The decision is made in a child process (this binary again, with `--decide-for PID`), and the
+//! hook's own process only waits for it: a check that the system ends (out of memory: an
+//! abort, or the kernel's kill) or that outlasts `--timeout` is then a block, never the exit
+//! code of a process that died, which would let the call through.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::ExitCode;
-use std::sync::mpsc;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use mcppin_core::hook::{Block, Call, State, check, resolve, state_file_name};
@@ -32,8 +36,8 @@ const MAX_STATE: usize = 16 * 1024 * 1024;
 /// signature that --pubkey requires and that cannot be read or does not hold, a name no
 /// approved tool has or several have, a state that is missing, stale (its guard is gone, or it
 /// was written under another lockfile), or that does not admit the tool in its approved form,
-/// and no decision within --timeout. It never exits otherwise: Claude
-/// Code lets a call through on any other code.
+/// no decision within --timeout, and a check the system ended (out of memory). It never exits
+/// otherwise: Claude Code lets a call through on any other code.
 #[derive(Debug, Parser)]
 #[command(name = "mcppin-guard hook", version)]
 struct Cli {
@@ -53,6 +57,10 @@ struct Cli {
     /// timeout in the settings).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     timeout: Duration,
+    /// Decide in this process, for the hook process PID waiting for it: how the hook runs its
+    /// check, in a child that ends with its parent.
+    #[arg(long, hide = true, value_name = "PID")]
+    decide_for: Option<u32>,
 }
 
 /// Runs the hook with `args` (after `hook`).
@@ -78,27 +86,142 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
             return block(&lines.join(" "));
         }
     };
-    let timeout = cli.timeout;
-    let (tx, rx) = mpsc::channel();
-    let started = std::thread::Builder::new().spawn(move || {
-        let _ = tx.send(decide(&cli));
-    });
-    // A user at its limit of processes or of memory: a block, never the exit code of the
-    // panic `thread::spawn` would end in, which lets the call through.
-    if let Err(e) = started {
-        return block(&format!("the check could not start: {e}"));
+    if let Some(parent) = cli.decide_for {
+        // Ended with the hook process (Claude Code may kill it at its own timeout), so no check
+        // is left running, blocked on a file that never ends.
+        #[cfg(target_os = "linux")]
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        if std::os::unix::process::parent_id() != parent {
+            return block("the hook process that started the check is gone");
+        }
+        return match decide(&cli) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(reason) => block(&reason),
+        };
     }
-    match rx.recv_timeout(timeout) {
-        Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(reason)) => block(&reason),
-        Err(mpsc::RecvTimeoutError::Timeout) => block(&format!(
+    supervise(args, cli.timeout)
+}
+
+/// The most bytes of the check's standard error relayed (its one line of reason, or a panic's
+/// message); the rest is read and dropped.
+const MAX_SAID: usize = 64 * 1024;
+
+/// Runs the check in a child process reading the hook's standard input, and turns its end into
+/// the hook's: exit 0 allows, anything else blocks. What the child said is relayed escaped.
+fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
+    let deadline = Instant::now() + timeout;
+    // The running binary itself, even when the file was replaced since it started.
+    let exe = if Path::new("/proc/self/exe").exists() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(e) => return block(&format!("the check could not start: {e}")),
+        }
+    };
+    let spawned = Command::new(exe)
+        .arg("hook")
+        .arg("--decide-for")
+        .arg(std::process::id().to_string())
+        .args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    // A user at its limit of processes or of memory: a block.
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return block(&format!("the check could not start: {e}")),
+    };
+    let (said, ended) = read_said(&mut child, deadline);
+    if !ended {
+        let _ = child.kill();
+        let _ = child.wait();
+        relay(&said);
+        return block(&format!(
             "no decision within {} (--timeout): the input, the lockfile or the state could not \
              be read in time",
             humantime::format_duration(timeout)
-        )),
-        // The check panicked: a block, never the exit code of a panic, which lets the call
-        // through.
-        Err(mpsc::RecvTimeoutError::Disconnected) => block("the check failed (internal error)"),
+        ));
+    }
+    match child.wait() {
+        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(status) if status.code() == Some(2) && !said.is_empty() => {
+            relay(&said);
+            ExitCode::from(2)
+        }
+        Ok(status) => {
+            relay(&said);
+            block(&format!(
+                "the check ended without a decision ({})",
+                ending(status)
+            ))
+        }
+        Err(e) => block(&format!("the check ended without a decision: {e}")),
+    }
+}
+
+/// Reads what the child writes on standard error until it closes it (it exits) or `deadline`
+/// passes; returns what was said (at most [`MAX_SAID`] bytes) and whether it closed in time.
+fn read_said(child: &mut Child, deadline: Instant) -> (Vec<u8>, bool) {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut said = Vec::new();
+    let Some(mut stderr) = child.stderr.take() else {
+        return (said, false);
+    };
+    let mut chunk = [0u8; 8192];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return (said, false);
+        }
+        let wait = Timespec::try_from(left).unwrap_or(Timespec {
+            tv_sec: i64::MAX,
+            tv_nsec: 0,
+        });
+        let mut fds = [PollFd::new(&stderr, PollFlags::IN)];
+        match poll(&mut fds, Some(&wait)) {
+            Ok(0) => continue,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return (said, false),
+        }
+        match stderr.read(&mut chunk) {
+            Ok(0) => return (said, true),
+            Ok(n) => {
+                let room = MAX_SAID.saturating_sub(said.len());
+                said.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return (said, false),
+        }
+    }
+}
+
+/// Writes what the check said on stderr, each line escaped (a panic's message can quote
+/// anything).
+fn relay(said: &[u8]) {
+    let text = String::from_utf8_lossy(said);
+    let mut stderr = std::io::stderr().lock();
+    for line in text.lines() {
+        let _ = writeln!(stderr, "{}", mcppin_core::escape_non_ascii(line));
+    }
+}
+
+/// How a process ended, in words: its exit code, or the signal that ended it.
+fn ending(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(9)) => {
+            "ended by signal 9, as the system ends a process out of memory".to_owned()
+        }
+        (None, Some(6)) => {
+            "ended by signal 6, as a process that cannot get memory aborts".to_owned()
+        }
+        (None, Some(signal)) => format!("ended by signal {signal}"),
+        (None, None) => "ended".to_owned(),
     }
 }
 

@@ -193,6 +193,81 @@ fn a_check_that_cannot_start_is_a_block() {
 }
 
 #[test]
+fn a_check_the_system_ends_for_want_of_memory_is_a_block() {
+    // A process that cannot get memory is ended by the system (an abort, or the kernel's kill),
+    // with an exit code Claude Code takes as leave to make the call. RLIMIT_DATA bounds the
+    // heap and private mappings, not the binary's own pages.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let stdin = input("mcp__fixture__summarize").to_string();
+    let limited = |lock: &str| {
+        mcppin_testkit::run(
+            Command::new("prlimit")
+                .arg(format!("--data={}", 64 << 20))
+                .arg(env!("CARGO_BIN_EXE_mcppin-guard"))
+                .args(["hook", "--lock", lock])
+                .current_dir(dir.path())
+                .env_clear(),
+            stdin.clone().into_bytes(),
+            ClientEnd::Closes,
+        )
+    };
+    // Room for the check of the approved tool: allowed.
+    allowed(&limited("mcp.lock.json"));
+    // A lockfile of 20 MiB is read, but its ten million numbers cannot be held in 64 MiB.
+    let mut huge = b"[".to_vec();
+    huge.extend(b"0,".repeat(10 << 20));
+    huge.extend(b"0]");
+    std::fs::write(dir.path().join("huge.json"), huge).unwrap();
+    blocked(
+        &limited("huge.json"),
+        "the check ended without a decision (ended by signal 6, as a process that cannot get \
+         memory aborts)",
+    );
+}
+
+#[test]
+fn a_check_ends_with_the_hook_process() {
+    // Claude Code kills a hook that outlasts its own timeout: the check must not live on,
+    // reading an input that never ends.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let mut hook = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .args(["hook", "--lock", "mcp.lock.json", "--timeout", "1h"])
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = std::time::Instant::now();
+    let check = loop {
+        let listed = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = listed.split_whitespace().next() {
+            break pid.parse::<u32>().unwrap();
+        }
+        assert!(
+            started.elapsed() < mcppin_testkit::HANG,
+            "no check process started"
+        );
+        std::thread::yield_now();
+    };
+    assert!(mcppin_testkit::running(check));
+    hook.kill().unwrap();
+    hook.wait().unwrap();
+    let started = std::time::Instant::now();
+    while mcppin_testkit::running(check) {
+        assert!(
+            started.elapsed() < mcppin_testkit::HANG,
+            "the check outlived the hook"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
 fn an_input_that_never_ends_is_blocked_in_time() {
     let dir = Dir::new();
     dir.lock(&counter_surface());
