@@ -57,7 +57,8 @@ impl StateWriter {
         Ok(())
     }
 
-    /// Writes the state as it stands, through a temporary file and a rename.
+    /// Writes the state as it stands, through a temporary file and a rename; a link in its
+    /// place is replaced, not followed.
     pub(crate) fn write(&self, at: &str) -> anyhow::Result<()> {
         let guard = Guard {
             server: &self.server,
@@ -67,7 +68,7 @@ impl StateWriter {
             lock_digest: self.lock_digest,
         };
         let bytes = self.tracker.state(&guard, at).to_bytes(self.transport);
-        mcppin_cli::write_atomic(&self.path, &bytes)
+        mcppin_cli::replace_entry(&self.path, &bytes)
     }
 
     /// Removes the state when it is still this run's (another guard may have written the file

@@ -449,6 +449,25 @@ fn a_state_that_can_no_longer_be_written_is_named_in_the_notation() {
 }
 
 #[test]
+fn a_link_put_where_the_state_goes_is_replaced_never_followed() {
+    // Whoever can write the state directory must not turn the guard's write into one of a file
+    // elsewhere (as root: any file).
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    std::fs::create_dir(dir.path().join("state")).unwrap();
+    dir.write("elsewhere", "keep");
+    std::os::unix::fs::symlink("../elsewhere", dir.path().join("state/fixture.json")).unwrap();
+    let mut session = Session::start(&dir);
+    session.ask(&initialize(1));
+    session.ask(&request(2, "tools/list", json!({})));
+    let entry = std::fs::symlink_metadata(dir.path().join("state/fixture.json")).unwrap();
+    assert!(entry.is_file(), "{entry:?}");
+    let (code, stderr) = session.end_with_stderr();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(dir.read("elsewhere"), "keep");
+}
+
+#[test]
 fn the_guard_s_current_reading_decides_each_call() {
     let dir = Dir::new();
     dir.lock(&counter_surface());

@@ -80,6 +80,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     }
 }
 
+/// Replaces the directory entry `path` with a new file holding `bytes`, through a temporary
+/// file and a rename, whatever the entry is: a link is replaced, never followed. For a file
+/// only the program keeps (the guard's state): a link someone put in its place must not
+/// redirect the write to the file it names.
+///
+/// # Errors
+///
+/// As [`write_atomic`].
+pub fn replace_entry(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    replace(path, bytes, 0o666)
+}
+
 /// Replaces `path` with a new file of mode 0600 holding `bytes`, through a temporary file and
 /// a rename, so that the secret is never readable by others, not even for a moment. A link is
 /// followed as in [`write_atomic`]; anything but a regular file (a device, a pipe) is refused,
@@ -289,6 +301,19 @@ mod tests {
         write_atomic(&file, b"newer").unwrap();
         assert_ne!(std::fs::metadata(&file).unwrap().ino(), before);
         assert_eq!(std::fs::read(&file).unwrap(), b"newer");
+    }
+
+    #[test]
+    fn an_entry_of_its_own_is_replaced_and_a_link_there_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, b"keep").unwrap();
+        let state = dir.path().join("state.json");
+        std::os::unix::fs::symlink(&elsewhere, &state).unwrap();
+        replace_entry(&state, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&state).unwrap().is_file());
+        assert_eq!(std::fs::read(&state).unwrap(), b"new");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
     }
 
     #[test]

@@ -18,4 +18,7 @@ mod fs;
 pub mod signal;
 pub mod usage;
 
-pub use fs::{MAX_DOCUMENT, MAX_SMALL_FILE, read_at_most, replace_secret, sig_path, write_atomic};
+pub use fs::{
+    MAX_DOCUMENT, MAX_SMALL_FILE, read_at_most, replace_entry, replace_secret, sig_path,
+    write_atomic,
+};
