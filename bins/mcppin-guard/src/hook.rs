@@ -100,7 +100,9 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
             Err(reason) => block(&reason),
         };
     }
-    supervise(args, cli.timeout)
+    // A panic here would end the hook with exit code 101, which lets the call through.
+    std::panic::catch_unwind(|| supervise(args, cli.timeout))
+        .unwrap_or_else(|_| block("the check failed (internal error)"))
 }
 
 /// The most bytes of the check's standard error relayed (its one line of reason, or a panic's
@@ -110,7 +112,8 @@ const MAX_SAID: usize = 64 * 1024;
 /// Runs the check in a child process reading the hook's standard input, and turns its end into
 /// the hook's: exit 0 allows, anything else blocks. What the child said is relayed escaped.
 fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
-    let deadline = Instant::now() + timeout;
+    // None: a timeout too long to be a time (`--timeout 1000000years`) waits without one.
+    let deadline = Instant::now().checked_add(timeout);
     // The running binary itself, even when the file was replaced since it started.
     let exe = if Path::new("/proc/self/exe").exists() {
         PathBuf::from("/proc/self/exe")
@@ -164,7 +167,7 @@ fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
 
 /// Reads what the child writes on standard error until it closes it (it exits) or `deadline`
 /// passes; returns what was said (at most [`MAX_SAID`] bytes) and whether it closed in time.
-fn read_said(child: &mut Child, deadline: Instant) -> (Vec<u8>, bool) {
+fn read_said(child: &mut Child, deadline: Option<Instant>) -> (Vec<u8>, bool) {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let mut said = Vec::new();
     let Some(mut stderr) = child.stderr.take() else {
@@ -172,16 +175,18 @@ fn read_said(child: &mut Child, deadline: Instant) -> (Vec<u8>, bool) {
     };
     let mut chunk = [0u8; 8192];
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return (said, false);
-        }
-        let wait = Timespec::try_from(left).unwrap_or(Timespec {
-            tv_sec: i64::MAX,
-            tv_nsec: 0,
-        });
+        let wait = match deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return (said, false);
+                }
+                Timespec::try_from(left).ok()
+            }
+            None => None,
+        };
         let mut fds = [PollFd::new(&stderr, PollFlags::IN)];
-        match poll(&mut fds, Some(&wait)) {
+        match poll(&mut fds, wait.as_ref()) {
             Ok(0) => continue,
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => continue,

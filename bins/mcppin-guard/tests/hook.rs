@@ -268,6 +268,18 @@ fn a_check_ends_with_the_hook_process() {
 }
 
 #[test]
+fn a_timeout_too_long_to_be_a_time_still_decides() {
+    // Past what the clock can add: a wait without a deadline, never a panic's exit code.
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let args = ["--lock", "mcp.lock.json", "--timeout", "500000000000years"];
+    let approved = input("mcp__fixture__summarize").to_string();
+    allowed(&hook(&dir, &args, approved.as_bytes()));
+    let other = input("mcp__fixture__delete_everything").to_string();
+    blocked(&hook(&dir, &args, other.as_bytes()), "nobody approved it");
+}
+
+#[test]
 fn an_input_that_never_ends_is_blocked_in_time() {
     let dir = Dir::new();
     dir.lock(&counter_surface());
