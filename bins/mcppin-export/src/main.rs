@@ -115,17 +115,17 @@ struct Cli {
 
     /// How long to wait for each answer (`30s`, `500ms`, `2m`); a local server's first answer
     /// waits --start-timeout instead.
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = mcppin_cli::duration::parse)]
     timeout: Duration,
 
     /// How long a local server may take to answer the request that opens its session: a first
     /// `npx`/`uvx` start installs its package before it answers.
-    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = mcppin_cli::duration::parse)]
     start_timeout: Duration,
 
     /// How long a server (and each process it started) has after SIGTERM to exit before it is
     /// killed with SIGKILL: a package manager stopped mid-install rolls back meanwhile.
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = mcppin_cli::duration::parse)]
     kill_after: Duration,
 
     /// Open each session as this client does: its `clientInfo` and capabilities
@@ -185,7 +185,7 @@ struct Cli {
     now: Option<SystemTime>,
 
     /// The wait for a server to exit once its stdin is closed, for tests.
-    #[arg(long, hide = true, default_value = "2s", value_parser = humantime::parse_duration)]
+    #[arg(long, hide = true, default_value = "2s", value_parser = mcppin_cli::duration::parse)]
     grace: Duration,
 
     /// The root --discover finds system-wide files under (Claude Code's managed-mcp.json),

@@ -499,6 +499,26 @@ fn shell_server(dir: &Dir, script: &str) {
 }
 
 #[test]
+fn a_duration_too_long_for_the_clock_is_a_usage_error() {
+    // --start-timeout 500000000000years once ended the exporter in a panic (exit 101).
+    let dir = Dir::new();
+    dir.config(&[("demo", &[])]);
+    for flag in ["--timeout", "--start-timeout", "--kill-after"] {
+        dir.export(&[
+            "--config",
+            "mcp.json",
+            "-o",
+            "m.json",
+            flag,
+            "500000000000years",
+        ])
+        .code(2)
+        .stderr_has("longer than 100 years");
+    }
+    assert!(!dir.path().join("m.json").exists());
+}
+
+#[test]
 fn a_first_answer_waits_the_start_timeout_not_the_timeout() {
     // A first `npx` start installs before it answers; --timeout is per request.
     let dir = Dir::new();

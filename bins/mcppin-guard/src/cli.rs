@@ -55,7 +55,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "N")]
     pub(crate) min_serial: Option<u64>,
     /// Refuse (exit 4) a signature older than this (720h, 30d, 2weeks); needs --pubkey.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = mcppin_cli::duration::parse)]
     pub(crate) max_signature_age: Option<Duration>,
     /// What to do with drift: stop the session (refuse, the default), or filter drifted items
     /// and go on (or MCPPIN_MODE).
@@ -100,7 +100,7 @@ pub(crate) struct Cli {
     /// also how long a client may take to send its headers and body (with --extmcp-listen:
     /// how long the gateway may take to send one check's message, and how long a connection
     /// without a check in flight is kept).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = mcppin_cli::duration::parse)]
     pub(crate) upstream_timeout: Duration,
     /// The most sessions open at once; a new one beyond is refused with 503 (with
     /// --extmcp-listen: denied).
@@ -112,7 +112,7 @@ pub(crate) struct Cli {
     )]
     pub(crate) max_sessions: usize,
     /// End a session after this long without a request or an open stream (1h, 30m).
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = mcppin_cli::duration::parse)]
     pub(crate) session_idle: Duration,
     /// The most client connections served at once; more wait to be accepted.
     #[arg(long, value_name = "N", default_value_t = 1024, requires = "listener")]

@@ -55,7 +55,7 @@ struct Cli {
     min_serial: Option<u64>,
     /// Block when no decision was reached within this long (keep it well below the hook's
     /// timeout in the settings).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = mcppin_cli::duration::parse)]
     timeout: Duration,
     /// Decide in this process, for the hook process PID waiting for it: how the hook runs its
     /// check, in a child that ends with its parent.

@@ -268,15 +268,20 @@ fn a_check_ends_with_the_hook_process() {
 }
 
 #[test]
-fn a_timeout_too_long_to_be_a_time_still_decides() {
-    // Past what the clock can add: a wait without a deadline, never a panic's exit code.
+fn a_timeout_too_long_for_the_clock_is_a_block_not_a_panic() {
+    // Past what the clock can add, it once ended the hook in a panic (exit 101): leave to call.
     let dir = Dir::new();
     dir.lock(&counter_surface());
-    let args = ["--lock", "mcp.lock.json", "--timeout", "500000000000years"];
     let approved = input("mcp__fixture__summarize").to_string();
-    allowed(&hook(&dir, &args, approved.as_bytes()));
-    let other = input("mcp__fixture__delete_everything").to_string();
-    blocked(&hook(&dir, &args, other.as_bytes()), "nobody approved it");
+    let run = |timeout: &str| {
+        hook(
+            &dir,
+            &["--lock", "mcp.lock.json", "--timeout", timeout],
+            approved.as_bytes(),
+        )
+    };
+    blocked(&run("500000000000years"), "longer than 100 years");
+    allowed(&run("100years"));
 }
 
 #[test]

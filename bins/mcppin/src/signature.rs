@@ -21,7 +21,7 @@ pub(crate) struct Flags {
     #[arg(long, value_name = "N")]
     min_serial: Option<u64>,
     /// Refuse (exit 4) a signature older than this (720h, 30d, 2weeks); needs --pubkey.
-    #[arg(long, value_name = "DURATION", requires = "pubkey", value_parser = parse_age)]
+    #[arg(long, value_name = "DURATION", requires = "pubkey", value_parser = mcppin_cli::duration::parse)]
     max_signature_age: Option<Duration>,
     /// Fix the clock (RFC 3339 UTC, for tests).
     #[arg(long, hide = true, value_name = "RFC3339")]
@@ -94,13 +94,11 @@ fn now(fixed: Option<Timestamp>) -> anyhow::Result<Timestamp> {
     }
 }
 
-fn parse_age(text: &str) -> Result<Duration, humantime::DurationError> {
-    humantime::parse_duration(text)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Duration;
+
+    use mcppin_cli::duration::parse as parse_age;
 
     #[test]
     fn reads_the_durations_the_docs_name() {

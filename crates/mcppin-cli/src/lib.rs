@@ -2,8 +2,9 @@
 //! exit-code contract ([`exit`]), writing a file through a temporary file and a rename
 //! ([`write_atomic`]), the signature beside a lockfile ([`sig_path`]), the approval files of
 //! `mcppin verify` and the guard read and checked in one place ([`approval`]), and stopping
-//! the servers a binary started when it is told to stop ([`signal`]), and a command line clap
-//! refused shown without raw control characters ([`usage`]).
+//! the servers a binary started when it is told to stop ([`signal`]), a command line clap
+//! refused shown without raw control characters ([`usage`]), and every duration flag read with
+//! one bound ([`duration`]).
 //!
 //! An internal crate (never published) on top of `mcppin-core` and `mcppin-sign` only:
 //! `mcppin` must never depend on `mcppin-client`, even through this crate. Unlike the libraries, it speaks
@@ -13,6 +14,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod approval;
+pub mod duration;
 pub mod exit;
 mod fs;
 pub mod signal;
