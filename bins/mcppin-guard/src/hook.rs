@@ -15,6 +15,8 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -65,6 +67,7 @@ struct Cli {
 
 /// Runs the hook with `args` (after `hook`).
 pub(crate) fn main(args: &[OsString]) -> ExitCode {
+    catch_signals();
     let argv: Vec<OsString> = std::iter::once(OsString::from("mcppin-guard hook"))
         .chain(args.iter().cloned())
         .collect();
@@ -105,6 +108,18 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
         .unwrap_or_else(|_| block("the check failed (internal error)"))
 }
 
+/// Catches the signals whose default would end the hook with a code Claude Code takes as leave
+/// to make the call, or take the check's end from it: SIGXFSZ (writing its reason to a file
+/// over the size limit then fails instead), and SIGCHLD (ignored where the hook was started,
+/// the system would reap the check unseen).
+fn catch_signals() {
+    use signal_hook::consts::{SIGCHLD, SIGXFSZ};
+    let seen = Arc::new(AtomicBool::new(false));
+    for signal in [SIGXFSZ, SIGCHLD] {
+        let _ = signal_hook::flag::register(signal, Arc::clone(&seen));
+    }
+}
+
 /// The most bytes of the check's standard error relayed (its one line of reason, or a panic's
 /// message); the rest is read and dropped.
 const MAX_SAID: usize = 64 * 1024;
@@ -129,7 +144,9 @@ fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
         .arg(std::process::id().to_string())
         .args(args)
         .stdin(Stdio::inherit())
-        .stdout(Stdio::null())
+        // A pipe nobody reads, not /dev/null: the check writes nothing there, and opening a
+        // /dev/null that is not the device could wait without end.
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
     // A user at its limit of processes or of memory: a block.
@@ -137,6 +154,7 @@ fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
         Ok(child) => child,
         Err(e) => return block(&format!("the check could not start: {e}")),
     };
+    drop(child.stdout.take());
     let (said, ended) = read_said(&mut child, deadline);
     if !ended {
         let _ = child.kill();

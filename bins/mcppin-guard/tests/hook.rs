@@ -227,6 +227,47 @@ fn a_check_the_system_ends_for_want_of_memory_is_a_block() {
 }
 
 #[test]
+fn signals_where_the_hook_starts_never_let_a_call_through() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let hook_under = |wrapper: &[&str], tool: &str| {
+        let mut command = Command::new(wrapper[0]);
+        command
+            .args(&wrapper[1..])
+            .arg(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .args(["hook", "--lock", "mcp.lock.json"])
+            .current_dir(dir.path())
+            .env_clear();
+        let stdin = input(&format!("mcp__fixture__{tool}")).to_string();
+        mcppin_testkit::run(&mut command, stdin.into_bytes(), ClientEnd::Closes)
+    };
+    // SIGCHLD ignored by whoever started the hook: the system would reap the check unseen.
+    allowed(&hook_under(&["env", "--ignore-signal=CHLD"], "summarize"));
+    blocked(
+        &hook_under(&["env", "--ignore-signal=CHLD"], "delete_everything"),
+        "nobody approved it",
+    );
+    // Standard error a file over the file-size limit: SIGXFSZ at the reason would end the
+    // hook with exit 153. The reason cannot be written, the call is blocked all the same.
+    dir.write(
+        "input.json",
+        input("mcp__fixture__delete_everything").to_string(),
+    );
+    let status = mcppin_testkit::status(
+        Command::new("prlimit")
+            .args(["--fsize=0", env!("CARGO_BIN_EXE_mcppin-guard")])
+            .args(["hook", "--lock", "mcp.lock.json"])
+            .current_dir(dir.path())
+            .env_clear()
+            .stdin(std::fs::File::open(dir.path().join("input.json")).unwrap())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("hook.log")).unwrap()),
+    )
+    .unwrap();
+    assert_eq!(status.code(), Some(2), "{status:?}");
+}
+
+#[test]
 fn a_check_ends_with_the_hook_process() {
     // Claude Code kills a hook that outlasts its own timeout: the check must not live on,
     // reading an input that never ends.

@@ -37,7 +37,10 @@ mod tests {
     fn takes_up_to_100_years_and_refuses_more() {
         assert_eq!(parse("100years"), Ok(MAX));
         assert_eq!(parse("36525days"), Ok(MAX));
-        assert_eq!(parse("36525days 1s"), Err("longer than 100 years".to_owned()));
+        assert_eq!(
+            parse("36525days 1s"),
+            Err("longer than 100 years".to_owned())
+        );
         assert_eq!(
             parse("500000000000years"),
             Err("longer than 100 years".to_owned())
