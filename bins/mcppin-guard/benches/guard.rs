@@ -4,7 +4,7 @@
 //! resident memory.
 //!
 //! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only
-//! session|real|list|cold|memory` runs one part; `-- --baseline /ABSOLUTE/PATH` adds another build of
+//! session|real|list|cold|hook|memory` runs one part; `-- --baseline /ABSOLUTE/PATH` adds another build of
 //! `mcppin-guard` (an earlier commit's) as one more configuration of the session, list and cold
 //! parts, so that a change is measured against what it replaces in the same run. The server of most parts is this program itself (`--serve`): it answers each
 //! request at once, so the numbers show the proxy and nothing else, the worst case for a proxy.
@@ -42,6 +42,8 @@ struct Sizes {
     repeats: usize,
     /// `echo` calls in a session with the reference server.
     real_calls: usize,
+    /// Pre-call hook runs timed per configuration.
+    hook_calls: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -52,6 +54,7 @@ const FULL: Sizes = Sizes {
     cold_sessions: 30,
     repeats: 3,
     real_calls: 50_000,
+    hook_calls: 300,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -62,6 +65,7 @@ const SMOKE: Sizes = Sizes {
     cold_sessions: 1,
     repeats: 1,
     real_calls: 20,
+    hook_calls: 2,
 };
 
 fn main() {
@@ -98,6 +102,7 @@ fn main() {
         cold_sessions,
         repeats,
         real_calls,
+        hook_calls,
     } = sizes;
     let dir = tempfile::tempdir().expect("temp dir");
     let lock = dir.path().join("bench.lock.json");
@@ -175,6 +180,10 @@ fn main() {
         }
     }
 
+    if part("hook") {
+        hook_runs(guard, &lock, hook_calls);
+    }
+
     if !part("memory") {
         return;
     }
@@ -190,6 +199,64 @@ fn main() {
          strictly, the tool approved and changed: {changed} KiB"
     );
     println!("  the same, the tool not in the lock: {added} KiB");
+}
+
+/// The pre-call hook allowing an approved tool of the 1,000-tool lockfile, a whole process per
+/// call as Claude Code runs it, side by side, taking turns: `true` (the floor of any process),
+/// the check made in the hook's own process (`--decide-for` this program: the hook before its
+/// check moved into a child process) and the hook as it runs (the check in a child).
+fn hook_runs(guard: &Path, lock: &Path, calls: usize) {
+    let input = br#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"mcp__bench__tool_7","tool_input":{"path":"a"},"tool_use_id":"t"}"#;
+    let hook = |more: &[&str]| -> Vec<OsString> {
+        let mut command: Vec<OsString> = vec![guard.into(), "hook".into()];
+        command.extend(more.iter().map(OsString::from));
+        command.extend(["--lock".into(), lock.into()]);
+        command
+    };
+    let own = std::process::id().to_string();
+    let configurations = [
+        ("true", vec![OsString::from("true")]),
+        ("one process", hook(&["--decide-for", &own])),
+        ("hook", hook(&[])),
+    ];
+    let mut times = vec![Vec::new(); configurations.len()];
+    for _ in 0..calls {
+        for ((name, command), times) in configurations.iter().zip(&mut times) {
+            let started = Instant::now();
+            let mut child = Command::new(&command[0])
+                .args(&command[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let mut stdin = child.stdin.take().expect("stdin");
+            // `true` may exit before reading: a broken pipe is no failure of the run.
+            let _ = stdin.write_all(input);
+            drop(stdin);
+            let out = child.wait_with_output().expect("wait");
+            times.push(started.elapsed());
+            assert!(
+                out.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    println!("pre-call hook: an approved tool of {TOOLS}, median of {calls} runs of each");
+    for ((name, _), time) in configurations.iter().zip(&medians) {
+        println!(
+            "  {name:<12} {:>7.3} ms  over true {:+.3} ms",
+            ms(*time),
+            ms(*time) - ms(medians[0])
+        );
+    }
+    println!(
+        "  the check in a child process adds {:+.3} ms (hook / one process {:.2})",
+        ms(medians[2]) - ms(medians[1]),
+        medians[2].as_secs_f64() / medians[1].as_secs_f64()
+    );
 }
 
 fn ms(d: Duration) -> f64 {
