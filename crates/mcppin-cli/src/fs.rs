@@ -40,10 +40,19 @@ pub const MAX_DOCUMENT: usize = 256 << 20;
 /// As [`std::fs::read`], and [`std::io::ErrorKind::FileTooLarge`] (message `larger than
 /// LIMIT bytes`) for a file holding more than `limit` bytes.
 pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    let file = File::open(path)?;
+    // The size a regular file says it has, up to the bound, as the first capacity: the usual
+    // file is read without growing the buffer (a device says nothing and grows it as read).
+    let size = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |meta| meta.len());
     let mut bytes = Vec::new();
-    File::open(path)?
-        .take(limit as u64 + 1)
-        .read_to_end(&mut bytes)?;
+    // Without room for the whole, the reading grows it, and a failure is reported there.
+    let _ =
+        bytes.try_reserve_exact(usize::try_from(size).map_or(limit, |size| size.min(limit)) + 1);
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
     if bytes.len() > limit {
         return Err(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
