@@ -4,6 +4,9 @@
 
 mod util;
 
+use std::os::unix::fs::FileTypeExt as _;
+use std::process::Command;
+
 use mcppin_core::manifest::Manifest;
 use mcppin_core::surface::ItemKind;
 use util::{Dir, Run, fixture, json_string, mcppin};
@@ -169,24 +172,53 @@ fn writes_the_manifest_to_stdout_with_a_dash() {
 }
 
 #[test]
-fn writes_through_a_link_to_its_standard_output_in_place() {
-    // `-o /dev/stdout` is a link to a link to a pipe here: a rename would replace the link
-    // (as root, /dev/stdout itself) with a plain file and print nothing.
+fn writes_a_pipe_in_place_and_refuses_a_link() {
     let dir = Dir::new();
     dir.config(&[("demo", &[])]);
+    let args = |out: &str| -> Vec<String> {
+        [
+            "--config",
+            "mcp.json",
+            "-o",
+            out,
+            "--now",
+            "2026-08-01T09:12:00Z",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    // A FIFO someone reads (as /dev/null is a device): written in place, never replaced.
+    let pipe = dir.path().join("pipe");
+    let made = mcppin_testkit::status(Command::new("mkfifo").arg(&pipe)).unwrap();
+    assert!(made.success());
+    let reader = std::thread::spawn({
+        let pipe = pipe.clone();
+        move || std::fs::read(pipe).unwrap()
+    });
+    let run = dir.export(&args("pipe").iter().map(String::as_str).collect::<Vec<_>>());
+    run.code(0);
+    let m = Manifest::parse(&reader.join().unwrap()).unwrap();
+    assert_eq!(tool_names(&m, "demo"), HONEST);
+    assert!(
+        std::fs::symlink_metadata(&pipe)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    // A link (here to the exporter's standard output): refused, nothing written through it.
     let link = dir.path().join("out.json");
     std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
-    let run = dir.export(&[
-        "--config",
-        "mcp.json",
-        "-o",
-        "out.json",
-        "--now",
-        "2026-08-01T09:12:00Z",
-    ]);
-    run.code(0);
-    let m = Manifest::parse(run.stdout.as_bytes()).unwrap();
-    assert_eq!(tool_names(&m, "demo"), HONEST);
+    let run = dir.export(
+        &args("out.json")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    run.code(4).stderr_has(
+        "cannot write out.json: a link, and no file is written through one (name the file it \
+         links to)",
+    );
+    assert_eq!(run.stdout, "");
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -625,7 +657,7 @@ fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
     let record = dir.path().join("demo.requests");
     let record = record.to_string_lossy();
     dir.config(&[("demo", &["--mode", "silent", "--record", &record])]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
         .args([
             "--config",
             "mcp.json",
@@ -682,7 +714,7 @@ fn a_server_dies_with_an_export_killed_by_sigkill() {
     let dir = Dir::new();
     // A silent server also ignores the end of its input: only a signal stops it.
     dir.config(&[("demo", &["--mode", "silent"])]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
         .args(["--config", "mcp.json", "--timeout", "60s"])
         .args(["-o", "manifest.json"])
         .current_dir(dir.path())
@@ -711,9 +743,7 @@ fn a_server_dies_with_an_export_killed_by_sigkill() {
     }
     let left = util::group_members(pid);
     for member in &left {
-        let _ = mcppin_testkit::status(
-            std::process::Command::new("kill").args(["-KILL", &member.to_string()]),
-        );
+        let _ = mcppin_testkit::status(Command::new("kill").args(["-KILL", &member.to_string()]));
     }
     assert!(
         left.is_empty(),
@@ -861,7 +891,7 @@ fn a_slow_server_shows_progress_while_it_starts() {
             fixture.to_string_lossy()
         ),
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
         .args(["--config", "mcp.json", "-o", "m.json", "--timeout", "120s"])
         .current_dir(dir.path())
         .env_clear()
@@ -1305,7 +1335,7 @@ fn an_env_file_that_is_no_regular_file_exits_4_without_waiting_or_growing() {
         "m.json",
     ];
     let env = dir.path().join("app/.env");
-    let status = mcppin_testkit::status(std::process::Command::new("mkfifo").arg(&env))
+    let status = mcppin_testkit::status(Command::new("mkfifo").arg(&env))
         .expect("mkfifo (coreutils) must be installed");
     assert!(status.success());
     dir.export_bounded(&args)

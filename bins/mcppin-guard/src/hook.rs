@@ -25,9 +25,6 @@ use mcppin_core::hook::{Block, Call, State, check, resolve, state_file_name};
 /// The most bytes of hook input read (a call's arguments may be large): more blocks the call.
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
 
-/// The most bytes of a state file read.
-const MAX_STATE: usize = 16 * 1024 * 1024;
-
 /// Check an MCP tool call before Claude Code makes it (a PreToolUse hook).
 ///
 /// Reads the hook's JSON on standard input. Exits 0, writing nothing, when the tool
@@ -279,7 +276,7 @@ fn decide(cli: &Cli) -> Result<(), String> {
     };
     let path = dir.join(state_file_name(target.server));
     let server = target.server.to_owned();
-    let bytes = match mcppin_cli::read_at_most(&path, MAX_STATE) {
+    let bytes = match mcppin_cli::read_at_most(&path, crate::state::MAX_STATE) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Block::NoState { server }.to_string());

@@ -9,6 +9,10 @@ use mcppin_core::Digest;
 use mcppin_core::engine::Event;
 use mcppin_core::hook::{Guard, Tracker, state_file_name};
 
+/// The most bytes of a state file read (by the pre-call hook, and by the guard that removes its
+/// own).
+pub(crate) const MAX_STATE: usize = 16 * 1024 * 1024;
+
 /// The state of one guard run, and where it goes.
 #[derive(Debug)]
 pub(crate) struct StateWriter {
@@ -74,8 +78,15 @@ impl StateWriter {
     /// Removes the state when it is still this run's (another guard may have written the file
     /// since).
     pub(crate) fn remove(&self) {
-        let ours = std::fs::read(&self.path)
-            .ok()
+        // Only a regular file in its place is read: a link someone put there (to a pipe that
+        // never ends, to /dev/zero) is neither followed nor removed.
+        let file = self
+            .path
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.is_file());
+        let ours = file
+            .then(|| mcppin_cli::read_at_most(&self.path, MAX_STATE).ok())
+            .flatten()
             .and_then(|bytes| mcppin_core::hook::State::parse(&bytes).ok())
             .is_some_and(|state| state.run == self.run);
         if ours {

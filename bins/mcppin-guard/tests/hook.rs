@@ -520,9 +520,17 @@ fn a_link_put_where_the_state_goes_is_replaced_never_followed() {
     session.ask(&request(2, "tools/list", json!({})));
     let entry = std::fs::symlink_metadata(dir.path().join("state/fixture.json")).unwrap();
     assert!(entry.is_file(), "{entry:?}");
+    // Put there again while the guard runs, to a pipe nobody writes: the guard that removes its
+    // own state at the end neither reads through it (it would wait without end) nor removes it.
+    let made = mcppin_testkit::status(Command::new("mkfifo").arg(dir.path().join("pipe"))).unwrap();
+    assert!(made.success());
+    std::fs::remove_file(dir.path().join("state/fixture.json")).unwrap();
+    std::os::unix::fs::symlink("../pipe", dir.path().join("state/fixture.json")).unwrap();
     let (code, stderr) = session.end_with_stderr();
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(dir.read("elsewhere"), "keep");
+    let entry = std::fs::symlink_metadata(dir.path().join("state/fixture.json")).unwrap();
+    assert!(entry.is_symlink(), "{entry:?}");
 }
 
 #[test]

@@ -1,25 +1,17 @@
 //! Reading input files (or standard input for `-`).
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;
-use mcppin_cli::{MAX_DOCUMENT, read_at_most};
+use mcppin_cli::{MAX_DOCUMENT, read_at_most, read_at_most_from};
 
 /// Reads `path`, or standard input when it is `-`, to at most [`MAX_DOCUMENT`] bytes (a
 /// lockfile, a manifest or a document to canonicalise: a link to `/dev/zero` is refused, not
 /// read until memory runs out).
 pub(crate) fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
     if path == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .take(MAX_DOCUMENT as u64 + 1)
-            .read_to_end(&mut buf)
-            .context("cannot read standard input")?;
-        if buf.len() > MAX_DOCUMENT {
-            anyhow::bail!("cannot read standard input: larger than {MAX_DOCUMENT} bytes");
-        }
-        return Ok(buf);
+        return read_at_most_from(std::io::stdin().lock(), MAX_DOCUMENT, 0)
+            .context("cannot read standard input");
     }
     read_at_most(path, MAX_DOCUMENT).with_context(|| format!("cannot read {}", path.display()))
 }

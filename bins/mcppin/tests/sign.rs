@@ -161,14 +161,17 @@ fn key_with_force_writes_a_secret_only_to_a_regular_file() {
         "mcppin: cannot write k.pem: not a regular file, and a secret is written only to one",
     );
     assert!(!dir.path().join("k.pem.pub").exists(), "nothing half made");
-    // Through a link to a regular file: the file is replaced with mode 0600, the link stays.
-    let file = dir.write("real.pem", "old");
+    // Nor through a link: the file it names is left as it was, and so is the link.
+    dir.write("real.pem", "keep me");
     std::os::unix::fs::symlink("real.pem", dir.path().join("link.pem")).unwrap();
-    dir.mcppin(&["key", "-o", "link.pem", "--force"]).code(0);
-    assert_eq!(mode(&file), 0o600);
-    assert!(openssl(&dir, &["pkey", "-in", "real.pem", "-noout"]));
-    let link = std::fs::symlink_metadata(dir.path().join("link.pem")).unwrap();
-    assert!(link.file_type().is_symlink());
+    dir.mcppin(&["key", "-o", "link.pem", "--force"])
+        .code(4)
+        .stderr_has("mcppin: cannot write link.pem: a link, and no file is written through one");
+    assert_eq!(dir.read("real.pem"), b"keep me");
+    assert!(
+        !dir.path().join("link.pem.pub").exists(),
+        "nothing half made"
+    );
 }
 
 #[test]

@@ -3,10 +3,11 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
+use rustix::fs::{Mode, OFlags};
 
 /// `LOCK.sig` beside `LOCK` (docs/signing.md).
 ///
@@ -32,8 +33,9 @@ pub const MAX_SMALL_FILE: usize = 64 << 10;
 /// replaced by a link to `/dev/zero` is refused instead of growing memory without end.
 pub const MAX_DOCUMENT: usize = 256 << 20;
 
-/// Reads `path` to at most `limit` bytes: a file that is a link to `/dev/zero`, or merely
-/// huge, is refused without growing memory beyond the bound.
+/// Reads `path` to at most `limit` bytes: a regular file that says it is larger is refused
+/// before anything is read, and a file that is a link to `/dev/zero`, or grows as it is read,
+/// is refused without growing memory beyond the bound.
 ///
 /// # Errors
 ///
@@ -41,25 +43,49 @@ pub const MAX_DOCUMENT: usize = 256 << 20;
 /// LIMIT bytes`) for a file holding more than `limit` bytes.
 pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
     let file = File::open(path)?;
-    // The size a regular file says it has, up to the bound, as the first capacity: the usual
-    // file is read without growing the buffer (a device says nothing and grows it as read).
+    // The size a regular file says it has: over the bound it is refused unread, under it the
+    // buffer is sized once (a device says nothing, and the buffer grows as it is read).
     let size = file
         .metadata()
         .ok()
         .filter(std::fs::Metadata::is_file)
         .map_or(0, |meta| meta.len());
+    if size > limit as u64 {
+        return Err(too_large(limit));
+    }
+    #[expect(clippy::cast_possible_truncation, reason = "at most limit, a usize")]
+    read_at_most_from(file, limit, size as usize)
+}
+
+/// Reads `reader` to its end, at most `limit` bytes, into a buffer of `capacity` to begin
+/// with (standard input, or a file [`read_at_most`] opened).
+///
+/// # Errors
+///
+/// As [`Read::read_to_end`], and [`std::io::ErrorKind::FileTooLarge`] for more than `limit`
+/// bytes.
+pub fn read_at_most_from(
+    reader: impl Read,
+    limit: usize,
+    capacity: usize,
+) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     // Without room for the whole, the reading grows it, and a failure is reported there.
-    let _ =
-        bytes.try_reserve_exact(usize::try_from(size).map_or(limit, |size| size.min(limit)) + 1);
-    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    let _ = bytes.try_reserve_exact(capacity.min(limit).saturating_add(1));
+    reader
+        .take((limit as u64).saturating_add(1))
+        .read_to_end(&mut bytes)?;
     if bytes.len() > limit {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            format!("larger than {limit} bytes"),
-        ));
+        return Err(too_large(limit));
     }
     Ok(bytes)
+}
+
+fn too_large(limit: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        format!("larger than {limit} bytes"),
+    )
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
@@ -67,99 +93,115 @@ pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
 /// create gives (0666 less the umask), not a temporary file's 0600: what the tools write
 /// (manifests, lockfiles, signatures) holds no secret.
 ///
-/// A link is followed: the file it names is replaced and the link stays. A device or a pipe
-/// (`/dev/null`, `/dev/stdout` on a terminal or a pipe, a FIFO) is written in place, never
-/// renamed over: replacing it would put a plain file where the device was (docs/cli.md).
+/// A character device or a pipe named as such (`/dev/null`, a FIFO) is written in place,
+/// never renamed over: that would put a plain file where the device was. A link is refused,
+/// never followed: a link committed to a repository must not turn the write into one of a
+/// file elsewhere (docs/cli.md).
 ///
 /// # Errors
 ///
-/// The temporary file cannot be created, written or renamed; `path` is a directory or a link
-/// to nothing; the message names `path` (or its directory).
+/// The temporary file cannot be created, written or renamed; `path` is a link, a directory
+/// or another kind of file (a block device, a socket); the message names `path` (or its
+/// directory).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    match destination(path)? {
-        Destination::Replace(file) => replace(&file, bytes, 0o666),
-        Destination::InPlace => {
-            let write = |mut file: File| file.write_all(bytes);
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(write)
-                .with_context(|| format!("cannot write {}", path.display()))
+    let fail = || format!("cannot write {}", path.display());
+    match entry(path)? {
+        Entry::Absent | Entry::File => replace(path, bytes, 0o666),
+        Entry::Device => {
+            // Opened without following a link and checked on the open file: what is written to
+            // is what was checked, whatever took the path's place since.
+            let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+            let mut file = File::from(
+                rustix::fs::open(path, flags, Mode::empty())
+                    .map_err(std::io::Error::from)
+                    .with_context(fail)?,
+            );
+            let kind = file.metadata().with_context(fail)?.file_type();
+            if kind.is_file() {
+                return replace(path, bytes, 0o666);
+            }
+            if !(kind.is_char_device() || kind.is_fifo()) {
+                bail!("{}: {}", fail(), Entry::Other.refusal());
+            }
+            file.write_all(bytes).with_context(fail)
         }
+        refused => bail!("{}: {}", fail(), refused.refusal()),
     }
 }
 
 /// Replaces the directory entry `path` with a new file holding `bytes`, through a temporary
 /// file and a rename, whatever the entry is: a link is replaced, never followed. For a file
-/// only the program keeps (the guard's state): a link someone put in its place must not
-/// redirect the write to the file it names.
+/// only the program keeps (the guard's state), in a directory whose entries someone else may
+/// have put there.
 ///
 /// # Errors
 ///
-/// As [`write_atomic`].
+/// The temporary file cannot be created, written or renamed; the message names `path` (or
+/// its directory).
 pub fn replace_entry(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     replace(path, bytes, 0o666)
 }
 
 /// Replaces `path` with a new file of mode 0600 holding `bytes`, through a temporary file and
-/// a rename, so that the secret is never readable by others, not even for a moment. A link is
-/// followed as in [`write_atomic`]; anything but a regular file (a device, a pipe) is refused,
-/// since a secret written there would leave the machine's files.
+/// a rename, so that the secret is never readable by others, not even for a moment. Only a
+/// regular file or nothing is replaced: a link, a device or a pipe is refused, since a secret
+/// written there would leave the file the user named.
 ///
 /// # Errors
 ///
 /// As [`write_atomic`], and `path` is neither a regular file nor absent.
 pub fn replace_secret(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    match destination(path)? {
-        Destination::Replace(file) => replace(&file, bytes, 0o600),
-        Destination::InPlace => bail!(
+    match entry(path)? {
+        Entry::Absent | Entry::File => replace(path, bytes, 0o600),
+        Entry::Device => bail!(
             "cannot write {}: not a regular file, and a secret is written only to one",
             path.display()
         ),
+        refused => bail!("cannot write {}: {}", path.display(), refused.refusal()),
     }
 }
 
-/// Where a write to a path goes, decided before anything is written.
-enum Destination {
-    /// A regular file (the one a link names), or nothing yet: replaced through a rename.
-    Replace(PathBuf),
-    /// A device or a pipe: opened and written, never replaced.
-    InPlace,
+/// What a path names, not following a link.
+#[derive(Debug, PartialEq, Eq)]
+enum Entry {
+    Absent,
+    File,
+    Link,
+    Directory,
+    /// A character device or a pipe.
+    Device,
+    /// A block device or a socket.
+    Other,
 }
 
-fn destination(path: &Path) -> anyhow::Result<Destination> {
-    let fail = || format!("cannot write {}", path.display());
-    let found = match path.symlink_metadata() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Destination::Replace(path.to_owned()));
+impl Entry {
+    fn refusal(&self) -> &'static str {
+        match self {
+            Self::Link => "a link, and no file is written through one (name the file it links to)",
+            Self::Directory => "a directory",
+            _ => "neither a regular file, a character device nor a pipe",
         }
-        other => other.with_context(fail)?,
+    }
+}
+
+fn entry(path: &Path) -> anyhow::Result<Entry> {
+    let kind = match path.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Entry::Absent),
+        other => other
+            .with_context(|| format!("cannot write {}", path.display()))?
+            .file_type(),
     };
-    // What the path names once every link is followed (`/dev/stdout` is a link to a link).
-    let target = if found.file_type().is_symlink() {
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                bail!("cannot write {}: a link to nothing", path.display())
-            }
-            other => other.with_context(fail)?,
-        }
+    Ok(if kind.is_file() {
+        Entry::File
+    } else if kind.is_symlink() {
+        Entry::Link
+    } else if kind.is_dir() {
+        Entry::Directory
+    } else if kind.is_char_device() || kind.is_fifo() {
+        Entry::Device
     } else {
-        found.clone()
-    };
-    if target.is_dir() {
-        bail!("cannot write {}: a directory", path.display());
-    }
-    if !target.is_file() {
-        return Ok(Destination::InPlace);
-    }
-    if !found.file_type().is_symlink() {
-        return Ok(Destination::Replace(path.to_owned()));
-    }
-    // The file the link names; a link through /proc to a deleted file has no name to replace.
-    match std::fs::canonicalize(path) {
-        Ok(file) => Ok(Destination::Replace(file)),
-        Err(_) => Ok(Destination::InPlace),
-    }
+        Entry::Other
+    })
 }
 
 /// Writes `bytes` to a temporary file of `mode` (less the umask) beside `path`, syncs it and
@@ -169,19 +211,21 @@ fn replace(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".mcppin-").suffix(".tmp");
-    // The mode is given to open(2), so the umask applies as to any new file.
-    builder.permissions(std::fs::Permissions::from_mode(mode));
-    // tempfile's error adds the path in Rust's debug notation; the message names it once, in
-    // the caller's notation, and keeps only what went wrong.
-    let mut temp = builder.tempfile_in(dir).map_err(|e| {
-        anyhow!(
-            "cannot create a temporary file in {}: {}",
-            dir.display(),
-            std::io::Error::from(e.kind())
-        )
-    })?;
+    // Created here rather than by tempfile, whose error would add the path in Rust's debug
+    // notation and hide the system's error code. The mode is given to open(2), so the umask
+    // applies as to any new file.
+    let create = |temp: &Path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(temp)
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".mcppin-")
+        .suffix(".tmp")
+        .make_in(dir, create)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     let write = |file: &mut File| file.write_all(bytes).and_then(|()| file.sync_all());
     write(temp.as_file_mut()).with_context(|| format!("cannot write {}", path.display()))?;
     temp.persist(path)
@@ -210,6 +254,22 @@ mod tests {
         assert_eq!(zero.kind(), std::io::ErrorKind::FileTooLarge);
         let missing = read_at_most(&dir.path().join("none"), 1).unwrap_err();
         assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        // A stream says no size: it is read up to the bound, and one byte more refused.
+        assert_eq!(read_at_most_from(&b"1234"[..], 4, 0).unwrap(), b"1234");
+        let err = read_at_most_from(&b"12345"[..], 4, 0).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
+    }
+
+    #[test]
+    fn a_file_that_says_it_is_too_large_is_refused_unread() {
+        // A sparse file of 1 TiB: refused from its size alone, where reading it would take
+        // minutes before the bound.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge");
+        let file = File::create(&path).unwrap();
+        file.set_len(1 << 40).unwrap();
+        let err = read_at_most(&path, MAX_DOCUMENT).unwrap_err();
+        assert_eq!(err.to_string(), "larger than 268435456 bytes");
     }
 
     #[test]
@@ -234,11 +294,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing").join("out.json");
         let err = write_atomic(&path, b"x").unwrap_err();
-        // Named once, in the message's own notation (no `at path "..."` added by tempfile).
+        // Named once, in the message's own notation (no `at path "..."` added by tempfile),
+        // and the system's own words for what went wrong.
         assert_eq!(
             format!("{err:#}"),
             format!(
-                "cannot create a temporary file in {}: entity not found",
+                "cannot create a temporary file in {}: No such file or directory (os error 2)",
                 dir.path().join("missing").display()
             )
         );
@@ -260,7 +321,6 @@ mod tests {
 
     #[test]
     fn writes_a_pipe_in_place_and_never_puts_a_file_where_it_was() {
-        use std::os::unix::fs::FileTypeExt as _;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pipe");
         fifo(&path);
@@ -277,39 +337,65 @@ mod tests {
         reader.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"new");
         assert_eq!(names(dir.path()), ["pipe"]);
-        // The null device, the other common case, is written the same way (a character device).
-        write_atomic(Path::new("/dev/null"), b"new").unwrap();
-        assert!(
-            std::fs::metadata("/dev/null")
-                .unwrap()
-                .file_type()
-                .is_char_device()
+    }
+
+    #[test]
+    fn refuses_a_link_wherever_it_leads_and_leaves_both_as_they_were() {
+        // A link committed to a repository (`mcp.lock.json.sig -> ~/.ssh/authorized_keys`)
+        // must not turn the write into one of the file it names.
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("authorized_keys");
+        std::fs::write(&elsewhere, b"keep").unwrap();
+        fifo(&dir.path().join("pipe"));
+        for (name, target) in [
+            ("to-file", elsewhere.clone()),
+            ("to-pipe", dir.path().join("pipe")),
+            ("to-nothing", dir.path().join("gone")),
+            ("to-dir", dir.path().to_owned()),
+        ] {
+            let link = dir.path().join(name);
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            for write in [write_atomic, replace_secret] {
+                let err = write(&link, b"new").unwrap_err();
+                assert_eq!(
+                    format!("{err:#}"),
+                    format!(
+                        "cannot write {}: a link, and no file is written through one (name the \
+                         file it links to)",
+                        link.display()
+                    )
+                );
+                assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+            }
+        }
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"keep");
+        assert_eq!(
+            names(dir.path()),
+            [
+                "authorized_keys",
+                "pipe",
+                "to-dir",
+                "to-file",
+                "to-nothing",
+                "to-pipe"
+            ]
         );
     }
 
     #[test]
-    fn follows_a_link_and_replaces_the_file_it_names() {
+    fn replaces_a_plain_file_with_a_new_one_and_refuses_a_directory() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("real")).unwrap();
-        let file = dir.path().join("real").join("mcp.lock.json");
+        let file = dir.path().join("mcp.lock.json");
         std::fs::write(&file, b"old").unwrap();
-        let link = dir.path().join("mcp.lock.json");
-        std::os::unix::fs::symlink("real/mcp.lock.json", &link).unwrap();
-        write_atomic(&link, b"new").unwrap();
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
-        assert_eq!(std::fs::read(&file).unwrap(), b"new");
-        assert_eq!(names(&dir.path().join("real")), ["mcp.lock.json"]);
-        assert_eq!(names(dir.path()), ["mcp.lock.json", "real"]);
-        // A plain file is replaced as before: a new file, not the old one written over.
         let before = std::fs::metadata(&file).unwrap().ino();
-        write_atomic(&file, b"newer").unwrap();
+        write_atomic(&file, b"new").unwrap();
         assert_ne!(std::fs::metadata(&file).unwrap().ino(), before);
-        assert_eq!(std::fs::read(&file).unwrap(), b"newer");
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        let err = write_atomic(dir.path(), b"x").unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!("cannot write {}: a directory", dir.path().display())
+        );
     }
 
     #[test]
@@ -326,28 +412,11 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_link_to_nothing_and_a_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let link = dir.path().join("dangling");
-        std::os::unix::fs::symlink("gone", &link).unwrap();
-        let err = write_atomic(&link, b"x").unwrap_err();
-        assert_eq!(
-            format!("{err:#}"),
-            format!("cannot write {}: a link to nothing", link.display())
-        );
-        assert_eq!(names(dir.path()), ["dangling"]);
-        let err = write_atomic(dir.path(), b"x").unwrap_err();
-        assert_eq!(
-            format!("{err:#}"),
-            format!("cannot write {}: a directory", dir.path().display())
-        );
-    }
-
-    #[test]
     fn a_secret_replaces_only_a_regular_file_and_gets_mode_0600() {
         let dir = tempfile::tempdir().unwrap();
         let pipe = dir.path().join("pipe");
         fifo(&pipe);
+        // Refused without opening it: nobody reads this pipe, an open for writing would wait.
         let err = replace_secret(&pipe, b"key").unwrap_err();
         assert_eq!(
             format!("{err:#}"),
@@ -358,16 +427,8 @@ mod tests {
         );
         let file = dir.path().join("key.pem");
         std::fs::write(&file, b"old").unwrap();
-        let link = dir.path().join("link.pem");
-        std::os::unix::fs::symlink(&file, &link).unwrap();
-        replace_secret(&link, b"key").unwrap();
+        replace_secret(&file, b"key").unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"key");
         assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
     }
 }
