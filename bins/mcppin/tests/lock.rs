@@ -800,3 +800,38 @@ fn the_diff_shown_in_markdown_is_the_one_the_text_shows() {
     dir.mcppin(&["lock", "--diff-format", "html", "-o", "lock.json", "m.json"])
         .code(2);
 }
+
+#[test]
+fn a_pipe_as_the_output_gets_the_lockfile_and_a_pipe_as_its_signature_holds_nothing_up() {
+    let dir = Dir::new();
+    dir.write("m.json", BASE);
+    for name in ["pipe", "lock.json.sig"] {
+        let made =
+            mcppin_testkit::status(std::process::Command::new("mkfifo").arg(dir.path().join(name)));
+        assert!(made.unwrap().success());
+    }
+    // Someone reads the pipe: it gets the lockfile, and the pipe stays a pipe.
+    let reader = std::thread::spawn({
+        let pipe = dir.path().join("pipe");
+        move || std::fs::read(pipe).unwrap()
+    });
+    dir.mcppin(&["lock", "-o", "pipe", "m.json"]).code(0);
+    let got = reader.join().unwrap();
+    assert!(mcppin_core::lockfile::Lockfile::parse(&got).is_ok());
+    // A pipe nobody writes where the signature goes: read as nothing at once, never waited on.
+    dir.mcppin(&["lock", "-o", "lock.json", "m.json"]).code(0);
+    dir.write(
+        "k.pub",
+        include_str!("../../../testdata/keys/test-alice.pem.pub"),
+    );
+    dir.mcppin(&[
+        "verify",
+        "--lock",
+        "lock.json",
+        "--pubkey",
+        "k.pub",
+        "m.json",
+    ])
+    .code(4)
+    .stderr_has("lock.json.sig");
+}

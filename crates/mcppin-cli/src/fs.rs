@@ -42,7 +42,10 @@ pub const MAX_DOCUMENT: usize = 256 << 20;
 /// As [`std::fs::read`], and [`std::io::ErrorKind::FileTooLarge`] (message `larger than
 /// LIMIT bytes`) for a file holding more than `limit` bytes.
 pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
-    let file = File::open(path)?;
+    // Without waiting: a pipe put where a lockfile or a signature belongs reads as empty (or
+    // fails) at once, where a plain open would wait for a writer without end.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::open(path, flags, Mode::empty())?);
     // The size a regular file says it has: over the bound it is refused unread, under it the
     // buffer is sized once (a device says nothing, and the buffer grows as it is read).
     let size = file
@@ -258,6 +261,19 @@ mod tests {
         assert_eq!(read_at_most_from(&b"1234"[..], 4, 0).unwrap(), b"1234");
         let err = read_at_most_from(&b"12345"[..], 4, 0).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge);
+    }
+
+    #[test]
+    fn a_pipe_nobody_writes_is_read_as_empty_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.lock.json.sig");
+        fifo(&path);
+        let (sent, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || sent.send(read_at_most(&path, MAX_SMALL_FILE).unwrap()));
+        let read = received
+            .recv_timeout(mcppin_testkit::HANG)
+            .expect("waited on the pipe");
+        assert_eq!(read, b"");
     }
 
     #[test]

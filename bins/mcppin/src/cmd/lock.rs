@@ -250,9 +250,10 @@ fn kept_artifacts<'a>(
         .collect()
 }
 
-/// The lockfile at `path` with its bytes, when there is one.
+/// The lockfile at `path` with its bytes, when there is one: a regular file. A device or a
+/// pipe named as the output (`/dev/null`, a FIFO) holds no approval to move on from.
 fn read_existing(path: &Path) -> anyhow::Result<Option<(Vec<u8>, Lockfile)>> {
-    if path.symlink_metadata().is_err() {
+    if !path.symlink_metadata().is_ok_and(|meta| meta.is_file()) {
         return Ok(None);
     }
     let (bytes, value) = input::json(path)?;
