@@ -23,19 +23,33 @@ pub(crate) fn write_secret(path: &Path, bytes: &[u8], force: bool) -> anyhow::Re
     if force {
         return mcppin_cli::replace_secret(path, bytes);
     }
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true).mode(0o600);
-    let mut file = options.open(path).map_err(|e| refuse_existing(path, e))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))
+    create_new(path, bytes, 0o600)
 }
 
-/// Refuses up front when `path` exists and `force` is not given (exit 2), so that a command
-/// writing several files writes none of them.
+/// Creates `path` (never over an existing file: exit 2) with `mode` and writes `bytes` to it;
+/// a write that fails (a full disk) removes what it created, so a retry is not refused as an
+/// existing file.
+pub(crate) fn create_new(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).mode(mode);
+    let mut file = options.open(path).map_err(|e| refuse_existing(path, e))?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    if written.is_err() {
+        drop(file);
+        let _ = std::fs::remove_file(path);
+    }
+    written.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Refuses up front what a command writing several files would refuse of one of them, so that
+/// it writes none: an existing `path` without `force` (exit 2); with `force`, one that is not
+/// a regular file to replace (a link, a directory, a device: exit 4).
 pub(crate) fn check_absent(path: &Path, force: bool) -> anyhow::Result<()> {
     if !force && path.symlink_metadata().is_ok() {
         return Err(exists(path));
+    }
+    if force {
+        mcppin_cli::check_replaceable(path)?;
     }
     Ok(())
 }

@@ -175,6 +175,49 @@ fn key_with_force_writes_a_secret_only_to_a_regular_file() {
 }
 
 #[test]
+fn key_with_force_checks_both_files_before_it_replaces_either() {
+    // A public half that cannot be written (a link to nothing, a directory): the old pair
+    // stays whole, instead of a new private key without its public half.
+    for (what, make) in [
+        (
+            "a link",
+            (|pub_path: &Path| std::os::unix::fs::symlink("gone", pub_path).unwrap()) as fn(&Path),
+        ),
+        ("a directory", |pub_path: &Path| {
+            std::fs::create_dir(pub_path).unwrap()
+        }),
+    ] {
+        let dir = Dir::new();
+        dir.write("k.pem", "old private");
+        make(&dir.path().join("k.pem.pub"));
+        dir.mcppin(&["key", "-o", "k.pem", "--force"])
+            .code(4)
+            .stderr_has(&format!("cannot write k.pem.pub: {what}"));
+        assert_eq!(dir.read("k.pem"), b"old private");
+    }
+}
+
+#[test]
+fn key_leaves_no_empty_file_when_the_write_fails() {
+    // A file-size limit of 0 (its signal ignored): the write fails as on a full disk, and what
+    // was created is removed, so that a retry is not refused as an existing file.
+    let dir = Dir::new();
+    let run = mcppin_testkit::run(
+        Command::new("env")
+            .args(["--ignore-signal=XFSZ", "prlimit", "--fsize=0"])
+            .arg(env!("CARGO_BIN_EXE_mcppin"))
+            .args(["key", "-o", "k.pem"])
+            .current_dir(dir.path()),
+        Vec::new(),
+        mcppin_testkit::StdinEnd::Closes,
+    );
+    run.code(4).stderr_has("cannot write k.pem");
+    assert!(!dir.path().join("k.pem").exists());
+    assert!(!dir.path().join("k.pem.pub").exists());
+    dir.mcppin(&["key", "-o", "k.pem"]).code(0);
+}
+
+#[test]
 fn sign_writes_the_envelope_beside_the_lockfile() {
     let dir = Dir::new();
     dir.write("mcp.lock.json", lockfile("Search the docs", 1));

@@ -154,8 +154,19 @@ pub fn replace_entry(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 ///
 /// As [`write_atomic`], and `path` is neither a regular file nor absent.
 pub fn replace_secret(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    check_replaceable(path)?;
+    replace(path, bytes, 0o600)
+}
+
+/// Refuses `path` when [`replace_secret`] would: a command writing several files checks each
+/// first, so that it writes none of them rather than some.
+///
+/// # Errors
+///
+/// `path` is neither a regular file nor absent; the message names it.
+pub fn check_replaceable(path: &Path) -> anyhow::Result<()> {
     match entry(path)? {
-        Entry::Absent | Entry::File => replace(path, bytes, 0o600),
+        Entry::Absent | Entry::File => Ok(()),
         Entry::Device => bail!(
             "cannot write {}: not a regular file, and a secret is written only to one",
             path.display()

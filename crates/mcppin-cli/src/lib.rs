@@ -21,6 +21,6 @@ pub mod signal;
 pub mod usage;
 
 pub use fs::{
-    MAX_DOCUMENT, MAX_SMALL_FILE, read_at_most, read_at_most_from, replace_entry, replace_secret,
-    sig_path, write_atomic,
+    MAX_DOCUMENT, MAX_SMALL_FILE, check_replaceable, read_at_most, read_at_most_from,
+    replace_entry, replace_secret, sig_path, write_atomic,
 };

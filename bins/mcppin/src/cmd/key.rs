@@ -103,14 +103,7 @@ fn write_public(path: &Path, pem: &str, force: bool) -> anyhow::Result<()> {
     if force {
         return output::write_atomic(path, pem.as_bytes());
     }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| output::refuse_existing(path, e))?;
-    file.write_all(pem.as_bytes())
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))
+    output::create_new(path, pem.as_bytes(), 0o666)
 }
 
 /// `FILE.pub` beside `FILE`.
