@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mcppin_cli::signal::SignalStop;
 
-pub(crate) use mcppin_cli::signal::{signalled as interrupted, wait_for_exit};
+pub(crate) use mcppin_cli::signal::{commit, signalled as interrupted, wait_for_exit};
 
 /// The process groups of the servers running now.
 #[derive(Clone, Debug, Default)]

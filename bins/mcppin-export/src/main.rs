@@ -460,11 +460,13 @@ fn run(cli: &Cli) -> anyhow::Result<Exit> {
         }
         manifest.servers.insert((*id).to_owned(), surface);
     }
-    if interrupt::interrupted() {
-        // Whatever was read while the servers were being stopped is not a capture.
-        interrupt::wait_for_exit();
+    // Whatever was read while the servers were being stopped is not a capture; once the write
+    // has begun, a signal lets it finish.
+    let bytes = manifest.to_bytes();
+    match interrupt::commit(|| write_manifest(output, &bytes)) {
+        Some(written) => written?,
+        None => interrupt::wait_for_exit(),
     }
-    write_manifest(output, &manifest.to_bytes())?;
     Ok(Exit::Written)
 }
 

@@ -710,6 +710,74 @@ fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
 }
 
 #[test]
+fn a_signal_while_the_manifest_is_written_never_leaves_half_a_write() {
+    use rustix::process::{Pid, Signal, kill_process};
+    // SIGTERM the moment the temporary file appears, many times over: each run either wrote
+    // the manifest whole and says so (exit 0), or wrote nothing and says that (exit 143);
+    // no temporary file is ever left, and "nothing was written" is never said of a written one.
+    let mut hit = 0;
+    for _ in 0..20 {
+        let dir = Dir::new();
+        dir.config(&[("demo", &[])]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+            .args(["--config", "mcp.json", "-o", "out.json"])
+            .current_dir(dir.path())
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let temporary = |dir: &Dir| {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        };
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if temporary(&dir) {
+                let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+                let _ = kill_process(pid, Signal::TERM);
+                hit += 1;
+                break;
+            }
+            assert!(started.elapsed() < mcppin_testkit::HANG, "the export hung");
+            std::thread::yield_now();
+        }
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > mcppin_testkit::HANG {
+                let _ = child.kill();
+                panic!("the signalled export did not exit");
+            }
+            std::thread::yield_now();
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(!temporary(&dir), "a temporary file was left: {stderr}");
+        match status.code() {
+            Some(0) => {
+                Manifest::parse(&dir.read("out.json")).unwrap();
+                assert!(!stderr.contains("nothing was written"), "{stderr}");
+            }
+            Some(143) => {
+                assert!(!dir.exists("out.json"), "{stderr}");
+                assert!(stderr.contains("nothing was written"), "{stderr}");
+            }
+            other => panic!("exit {other:?}: {stderr}"),
+        }
+    }
+    assert!(
+        hit > 0,
+        "the signal never came while the manifest was written"
+    );
+}
+
+#[test]
 fn a_server_dies_with_an_export_killed_by_sigkill() {
     let dir = Dir::new();
     // A silent server also ignores the end of its input: only a signal stops it.
