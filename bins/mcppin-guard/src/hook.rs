@@ -36,7 +36,8 @@ const MAX_INPUT: u64 = 16 * 1024 * 1024;
 /// approved tool has or several have, a state that is missing, stale (its guard is gone, or it
 /// was written under another lockfile), or that does not admit the tool in its approved form,
 /// no decision within --timeout, and a check the system ended (out of memory). It never exits
-/// otherwise: Claude Code lets a call through on any other code.
+/// otherwise: Claude Code lets a call through on any other code (--help and --version exit 2
+/// too).
 #[derive(Debug, Parser)]
 #[command(name = "mcppin-guard hook", version)]
 struct Cli {
@@ -71,9 +72,10 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
-            // --help, --version: asked by a person.
+            // --help, --version: asked by a person, and exit 2 all the same: settings that
+            // named the hook with either must not allow every call.
             let _ = err.print();
-            return ExitCode::SUCCESS;
+            return ExitCode::from(2);
         }
         Err(err) => {
             // One line: the hook's reason is shown to the model as one message.
@@ -90,11 +92,17 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
         // Ended with the hook process (Claude Code may kill it at its own timeout), so no check
         // is left running, blocked on a file that never ends.
         #[cfg(target_os = "linux")]
-        let _ =
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        if let Err(e) =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        {
+            return block(&format!("the check cannot end with the hook: {e}"));
+        }
         if std::os::unix::process::parent_id() != parent {
             return block("the hook process that started the check is gone");
         }
+        // The first the kernel ends when memory runs out (under a cgroup's limit, it could
+        // pick the waiting hook instead, whose end lets the call through).
+        let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
         return match decide(&cli) {
             Ok(()) => ExitCode::SUCCESS,
             Err(reason) => block(&reason),
@@ -124,8 +132,10 @@ const MAX_SAID: usize = 64 * 1024;
 /// Runs the check in a child process reading the hook's standard input, and turns its end into
 /// the hook's: exit 0 allows, anything else blocks. What the child said is relayed escaped.
 fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
-    // None: a timeout too long to be a time (`--timeout 1000000years`) waits without one.
-    let deadline = Instant::now().checked_add(timeout);
+    // The flag is at most 100 years (`mcppin_cli::duration`), well within the clock.
+    let Some(deadline) = Instant::now().checked_add(timeout) else {
+        return block("--timeout is past what the clock can wait for");
+    };
     // The running binary itself, even when the file was replaced since it started.
     let exe = if Path::new("/proc/self/exe").exists() {
         PathBuf::from("/proc/self/exe")
@@ -152,16 +162,20 @@ fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
         Err(e) => return block(&format!("the check could not start: {e}")),
     };
     drop(child.stdout.take());
-    let (said, ended) = read_said(&mut child, deadline);
-    if !ended {
+    let mut said = Vec::new();
+    let heard = hear(&mut child, deadline, &mut said);
+    if heard != Heard::End {
         let _ = child.kill();
         let _ = child.wait();
         relay(&said);
-        return block(&format!(
-            "no decision within {} (--timeout): the input, the lockfile or the state could not \
-             be read in time",
-            humantime::format_duration(timeout)
-        ));
+        return block(&match heard {
+            Heard::Failed(e) => format!("the check's end could not be awaited: {e}"),
+            _ => format!(
+                "no decision within {} (--timeout): the input, the lockfile or the state could \
+                 not be read in time",
+                humantime::format_duration(timeout)
+            ),
+        });
     }
     match child.wait() {
         Ok(status) if status.success() => ExitCode::SUCCESS,
@@ -180,41 +194,49 @@ fn supervise(args: &[OsString], timeout: Duration) -> ExitCode {
     }
 }
 
-/// Reads what the child writes on standard error until it closes it (it exits) or `deadline`
-/// passes; returns what was said (at most [`MAX_SAID`] bytes) and whether it closed in time.
-fn read_said(child: &mut Child, deadline: Option<Instant>) -> (Vec<u8>, bool) {
+/// How the wait for the check's standard error ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Heard {
+    /// It closed: the check has exited.
+    End,
+    /// The deadline passed first.
+    Late,
+    /// Polling or reading it failed.
+    Failed(std::io::ErrorKind),
+}
+
+/// Reads what the child writes on standard error into `said` (at most [`MAX_SAID`] bytes)
+/// until it closes it (it exits) or `deadline` passes.
+fn hear(child: &mut Child, deadline: Instant, said: &mut Vec<u8>) -> Heard {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let mut said = Vec::new();
     let Some(mut stderr) = child.stderr.take() else {
-        return (said, false);
+        return Heard::Failed(std::io::ErrorKind::BrokenPipe);
     };
     let mut chunk = [0u8; 8192];
     loop {
-        let wait = match deadline {
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return (said, false);
-                }
-                Timespec::try_from(left).ok()
-            }
-            None => None,
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Heard::Late;
+        }
+        let Ok(wait) = Timespec::try_from(left) else {
+            return Heard::Failed(std::io::ErrorKind::InvalidInput);
         };
         let mut fds = [PollFd::new(&stderr, PollFlags::IN)];
-        match poll(&mut fds, wait.as_ref()) {
-            Ok(0) => continue,
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => return (said, false),
+        match poll(&mut fds, Some(&wait)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Heard::Failed(std::io::Error::from(e).kind()),
+        }
+        if fds[0].revents().is_empty() {
+            continue;
         }
         match stderr.read(&mut chunk) {
-            Ok(0) => return (said, true),
+            Ok(0) => return Heard::End,
             Ok(n) => {
                 let room = MAX_SAID.saturating_sub(said.len());
                 said.extend_from_slice(&chunk[..n.min(room)]);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return (said, false),
+            Err(e) => return Heard::Failed(e.kind()),
         }
     }
 }
@@ -231,14 +253,15 @@ fn relay(said: &[u8]) {
 
 /// How a process ended, in words: its exit code, or the signal that ended it.
 fn ending(status: ExitStatus) -> String {
+    use rustix::process::Signal;
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),
-        (None, Some(9)) => {
-            "ended by signal 9, as the system ends a process out of memory".to_owned()
+        (None, Some(signal)) if signal == Signal::KILL.as_raw() => {
+            format!("ended by signal {signal}, as the system ends a process out of memory")
         }
-        (None, Some(6)) => {
-            "ended by signal 6, as a process that cannot get memory aborts".to_owned()
+        (None, Some(signal)) if signal == Signal::ABORT.as_raw() => {
+            format!("ended by signal {signal}, as a process that cannot get memory aborts")
         }
         (None, Some(signal)) => format!("ended by signal {signal}"),
         (None, None) => "ended".to_owned(),

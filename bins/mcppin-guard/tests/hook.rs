@@ -268,6 +268,36 @@ fn signals_where_the_hook_starts_never_let_a_call_through() {
 }
 
 #[test]
+fn only_an_allowed_call_exits_0_not_help_nor_a_check_started_by_another() {
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    let approved = input("mcp__fixture__summarize").to_string();
+    // Settings that name the hook with --help or --version must not allow every call.
+    for flag in ["--help", "--version"] {
+        let run = hook(
+            &dir,
+            &["--lock", "mcp.lock.json", flag],
+            approved.as_bytes(),
+        );
+        run.code(2).stdout_has("mcppin-guard");
+    }
+    // The check's own flag, given with a process id that is not its parent: no decision.
+    blocked(
+        &hook(
+            &dir,
+            &["--lock", "mcp.lock.json", "--decide-for", "1"],
+            approved.as_bytes(),
+        ),
+        "the hook process that started the check is gone",
+    );
+    allowed(&hook(
+        &dir,
+        &["--lock", "mcp.lock.json"],
+        approved.as_bytes(),
+    ));
+}
+
+#[test]
 fn a_check_ends_with_the_hook_process() {
     // Claude Code kills a hook that outlasts its own timeout: the check must not live on,
     // reading an input that never ends.
@@ -390,9 +420,9 @@ fn an_unreadable_approval_or_command_line_is_blocked() {
         "invalid value 'x<U+001B>]0;pwn<U+0007>' for '--timeout <DURATION>'",
     )
     .shows_nothing_raw();
-    // Asked by a person.
+    // Asked by a person: shown, and exit 2 all the same (a hook exits 0 only to allow).
     hook(&dir, &["--help"], b"")
-        .code(0)
+        .code(2)
         .stdout_has("PreToolUse");
 }
 
