@@ -915,7 +915,7 @@ fn surface_of(id: &str, captured: ServerCapture) -> anyhow::Result<ServerSurface
     Ok(surface)
 }
 
-/// Writes the manifest to stdout, or to a file through a temporary file and a rename.
+/// Writes the manifest to stdout, or to a file as [`mcppin_cli::write_atomic`] writes one.
 fn write_manifest(output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     if output == Path::new("-") {
         let mut stdout = std::io::stdout().lock();

@@ -1,18 +1,18 @@
 //! What the guard costs (docs/performance.md): a 100,000-message stdio session direct, through a
 //! plain `cat` relay (the floor of any proxy) and through the guard; the added latency on a
-//! 1,000-tool `tools/list` answer, warm and cold (the first of a session); the guard's peak
-//! resident memory.
+//! 1,000-tool `tools/list` answer, warm and cold (the first of a session); the pre-call hook's
+//! run; the guard's peak resident memory.
 //!
 //! Run with `cargo bench -p mcppin-guard --bench guard`; `-- --only
-//! session|real|list|cold|hook|memory` runs one part; `-- --baseline /ABSOLUTE/PATH` adds another build of
-//! `mcppin-guard` (an earlier commit's) as one more configuration of the session, list and cold
-//! parts, so that a change is measured against what it replaces in the same run. The server of most parts is this program itself (`--serve`): it answers each
+//! session|real|list|cold|hook|memory` runs one part; `-- --baseline /ABSOLUTE/PATH` adds
+//! another build of `mcppin-guard` (an earlier commit's) as one more configuration of the
+//! session, list and cold parts, so that a change is measured against what it replaces in the
+//! same run. The server of most parts is this program itself (`--serve`): it answers each
 //! request at once, so the numbers show the proxy and nothing else, the worst case for a proxy.
 //! The `real` part runs the same kind of session against the reference `server-everything`
 //! (its `echo` tool, under Node.js, as installed by `scripts/test`), which is what a session
 //! costs when a real server answers. Configurations take turns (each repeat of a
 //! session, each round trip of the list), so a disturbance on the machine falls on all of them.
-
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;

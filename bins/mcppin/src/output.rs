@@ -9,9 +9,8 @@ use anyhow::Context;
 
 use crate::exit::{Exit, Fail};
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader sees the old file or the new one, never half of one. The file gets the mode a plain
-/// create gives (0666 less the umask), not the temporary file's 0600.
+/// Writes `bytes` to `path` as [`mcppin_cli::write_atomic`] does: through a temporary file and
+/// a rename (a device or a pipe in place, a link refused), with the mode a plain create gives.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     mcppin_cli::write_atomic(path, bytes)
 }

@@ -1530,6 +1530,16 @@ fn a_lockfile_or_manifest_over_256_mib_is_refused_before_it_is_read_whole() {
             .code(4)
             .stderr_has(&format!("cannot read {name}: larger than 268435456 bytes"));
     }
+    // Standard input too (`mcppin canon -`): a stream says no size, and is read to the bound.
+    let mut over = vec![b' '; 256 << 20];
+    over.push(b'1');
+    dir.mcppin_stdin(&["canon", "-"], &over)
+        .code(4)
+        .stderr_has("cannot read standard input: larger than 268435456 bytes");
+    // One byte less: exactly at the bound, read and canonicalised.
+    dir.mcppin_stdin(&["canon", "-"], &over[1..])
+        .code(0)
+        .stdout_has("1");
     // Exactly at the bound, the file is read (and refused as what it holds).
     huge.set_len(256 << 20).unwrap();
     let run = dir.mcppin(&["verify", "--lock", "lock.json", "huge.json"]);

@@ -63,9 +63,8 @@ impl Read {
 /// path there, `mcppin verify` adds nothing.
 ///
 /// The lockfile is read to at most [`MAX_DOCUMENT`] bytes, the signature and the keys to at
-/// most [`MAX_SMALL_FILE`]. Without a key, a
-/// signature that cannot be read is not needed: it is reported in
-/// [`Read::unread_signature`], not refused.
+/// most [`MAX_SMALL_FILE`]. Without a key, a signature that cannot be read is not needed: it
+/// is reported in [`Read::unread_signature`], not refused.
 ///
 /// # Errors
 ///

@@ -1,6 +1,7 @@
 //! What the binaries `mcppin`, `mcppin-export` and `mcppin-guard` share, written once: the
 //! exit-code contract ([`exit`]), writing a file through a temporary file and a rename
-//! ([`write_atomic`]), the signature beside a lockfile ([`sig_path`]), the approval files of
+//! ([`write_atomic`], [`replace_secret`], [`replace_entry`]), reading one to a bound
+//! ([`read_at_most`]), the signature beside a lockfile ([`sig_path`]), the approval files of
 //! `mcppin verify` and the guard read and checked in one place ([`approval`]), and stopping
 //! the servers a binary started when it is told to stop ([`signal`]), a command line clap
 //! refused shown without raw control characters ([`usage`]), and every duration flag read with
