@@ -191,13 +191,25 @@ fn writes_a_pipe_in_place_and_refuses_a_link() {
     let pipe = dir.path().join("pipe");
     let made = mcppin_testkit::status(Command::new("mkfifo").arg(&pipe)).unwrap();
     assert!(made.success());
+    // Held open for reading and writing first: the reader is there before the export opens the
+    // pipe, and sees the end once both have let go.
+    let hold = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&pipe)
+        .unwrap();
     let reader = std::thread::spawn({
         let pipe = pipe.clone();
         move || std::fs::read(pipe).unwrap()
     });
     let run = dir.export(&args("pipe").iter().map(String::as_str).collect::<Vec<_>>());
     run.code(0);
+    drop(hold);
     let m = Manifest::parse(&reader.join().unwrap()).unwrap();
+    // Nobody reads it: refused at once, never waited on past every signal.
+    let run = dir.export(&args("pipe").iter().map(String::as_str).collect::<Vec<_>>());
+    run.code(4)
+        .stderr_has("cannot write pipe: a pipe nobody reads");
     assert_eq!(tool_names(&m, "demo"), HONEST);
     assert!(
         std::fs::symlink_metadata(&pipe)

@@ -113,16 +113,40 @@ pub(crate) fn main(args: &[OsString]) -> ExitCode {
         .unwrap_or_else(|_| block("the check failed (internal error)"))
 }
 
-/// Catches the signals whose default would end the hook with a code Claude Code takes as leave
-/// to make the call, or take the check's end from it: SIGXFSZ (writing its reason to a file
-/// over the size limit then fails instead), and SIGCHLD (ignored where the hook was started,
-/// the system would reap the check unseen).
+/// Turns every signal whose default would end the hook (with a code Claude Code takes as leave
+/// to make the call) into exit 2, a block: those a wrapper or the system can send or leave
+/// armed (SIGTERM, SIGHUP, SIGINT, a timer's SIGALRM inherited across exec, SIGIO from an input
+/// set to signal, SIGXFSZ at a file-size limit, SIGXCPU at a CPU limit, ...). SIGCHLD, ignored
+/// where the hook was started, would let the system reap the check unseen: it is caught.
 fn catch_signals() {
-    use signal_hook::consts::{SIGCHLD, SIGXFSZ};
-    let seen = Arc::new(AtomicBool::new(false));
-    for signal in [SIGXFSZ, SIGCHLD] {
-        let _ = signal_hook::flag::register(signal, Arc::clone(&seen));
+    use rustix::process::Signal;
+    use signal_hook::consts::signal::{
+        SIGALRM, SIGCHLD, SIGHUP, SIGINT, SIGIO, SIGPROF, SIGQUIT, SIGSYS, SIGTERM, SIGTRAP,
+        SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ,
+    };
+    let armed = Arc::new(AtomicBool::new(true));
+    let ending = [
+        SIGALRM,
+        SIGHUP,
+        SIGINT,
+        SIGIO,
+        SIGPROF,
+        SIGQUIT,
+        SIGSYS,
+        SIGTERM,
+        SIGTRAP,
+        SIGUSR1,
+        SIGUSR2,
+        SIGVTALRM,
+        SIGXCPU,
+        SIGXFSZ,
+        Signal::POWER.as_raw(),
+        Signal::STKFLT.as_raw(),
+    ];
+    for signal in ending {
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 2, Arc::clone(&armed));
     }
+    let _ = signal_hook::flag::register(SIGCHLD, Arc::new(AtomicBool::new(false)));
 }
 
 /// The most bytes of the check's standard error relayed (its one line of reason, or a panic's

@@ -180,11 +180,7 @@ fn run(cli: Cli, settings: Settings) -> anyhow::Result<Exit> {
                     format!("cannot open the log {}: {e}", path.display()),
                 )
             };
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(cannot)?;
+            let file = mcppin_cli::open_to_append(path).map_err(cannot)?;
             let opening = log::Opening {
                 transport: if cli.extmcp_listen.is_some() {
                     "extmcp"

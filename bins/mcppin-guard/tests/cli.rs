@@ -1342,6 +1342,16 @@ fn an_unusable_log_path_or_clock_is_a_usage_error() {
     let run = dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)]);
     run.code(2)
         .stderr_has("cannot open the log missing/dir/admission.jsonl");
+    // A pipe nobody reads as the log: refused at once, never waited on past every signal.
+    let made = mcppin_testkit::status(
+        std::process::Command::new("mkfifo").arg(dir.path().join("log.pipe")),
+    );
+    assert!(made.unwrap().success());
+    let mut args = base("refuse");
+    args.extend(["--log", "log.pipe"]);
+    dir.guard(&args, &["--pid-file", "pid"], &[initialize(1)])
+        .code(2)
+        .stderr_has("cannot open the log log.pipe: a pipe nobody reads");
     let mut args = base("refuse");
     args.extend(["--now", "yesterday"]);
     dir.guard(&args, &[], &[initialize(1)])

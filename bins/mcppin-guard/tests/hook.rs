@@ -298,6 +298,57 @@ fn only_an_allowed_call_exits_0_not_help_nor_a_check_started_by_another() {
 }
 
 #[test]
+fn a_signal_that_would_end_the_hook_blocks_instead() {
+    // A timer armed across exec (SIGALRM), an input set to signal (SIGIO), a wrapper's SIGTERM:
+    // each would end the hook with a code Claude Code takes as leave to make the call.
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = Dir::new();
+    dir.lock(&counter_surface());
+    for signal in [
+        Signal::ALARM,
+        Signal::IO,
+        Signal::TERM,
+        Signal::HUP,
+        Signal::USR1,
+        Signal::XCPU,
+    ] {
+        let mut hook = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+            .args(["hook", "--lock", "mcp.lock.json", "--timeout", "1h"])
+            .current_dir(dir.path())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Once its check runs, the hook's handlers are in place.
+        let children = format!("/proc/{0}/task/{0}/children", hook.id());
+        let started = std::time::Instant::now();
+        while std::fs::read_to_string(&children)
+            .unwrap_or_default()
+            .is_empty()
+        {
+            assert!(started.elapsed() < mcppin_testkit::HANG, "no check started");
+            std::thread::yield_now();
+        }
+        let pid = Pid::from_raw(i32::try_from(hook.id()).unwrap()).unwrap();
+        kill_process(pid, signal).unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = hook.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > mcppin_testkit::HANG {
+                let _ = hook.kill();
+                panic!("{signal:?}: the hook did not end");
+            }
+            std::thread::yield_now();
+        };
+        assert_eq!(status.code(), Some(2), "{signal:?}: {status:?}");
+    }
+}
+
+#[test]
 fn a_check_ends_with_the_hook_process() {
     // Claude Code kills a hook that outlasts its own timeout: the check must not live on,
     // reading an input that never ends.

@@ -821,6 +821,22 @@ fn without_system_roots_only_an_https_upstream_needs_upstream_ca() {
     )
     .code(2)
     .stderr_has("the TLS configuration (the system's trust roots and any --upstream-ca)");
+    // A pipe nobody writes as the roots: read as nothing at once, never waited on.
+    let made = mcppin_testkit::status(Command::new("mkfifo").arg(dir.path().join("ca.pipe")));
+    assert!(made.unwrap().success());
+    let pipe = dir.path().join("ca.pipe");
+    mcppin_testkit::run(
+        &mut guard_without_system_roots(
+            &dir,
+            &lock,
+            &upstream,
+            &["--upstream-ca", pipe.to_str().unwrap()],
+        ),
+        Vec::new(),
+        mcppin_testkit::StdinEnd::Closes,
+    )
+    .code(2)
+    .stderr_has("no PEM certificate in it");
     // --upstream-ca is a root of its own: the guard starts and the server is reached.
     let trusted = Listening::start(&mut guard_without_system_roots(
         &dir,

@@ -810,12 +810,20 @@ fn a_pipe_as_the_output_gets_the_lockfile_and_a_pipe_as_its_signature_holds_noth
             mcppin_testkit::status(std::process::Command::new("mkfifo").arg(dir.path().join(name)));
         assert!(made.unwrap().success());
     }
-    // Someone reads the pipe: it gets the lockfile, and the pipe stays a pipe.
+    // Someone reads the pipe: it gets the lockfile, and the pipe stays a pipe. Held open for
+    // reading and writing first, so the reader is there before the lock opens the pipe, and
+    // sees the end once both have let go.
+    let hold = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dir.path().join("pipe"))
+        .unwrap();
     let reader = std::thread::spawn({
         let pipe = dir.path().join("pipe");
         move || std::fs::read(pipe).unwrap()
     });
     dir.mcppin(&["lock", "-o", "pipe", "m.json"]).code(0);
+    drop(hold);
     let got = reader.join().unwrap();
     assert!(mcppin_core::lockfile::Lockfile::parse(&got).is_ok());
     // A pipe nobody writes where the signature goes: read as nothing at once, never waited on.
@@ -834,4 +842,10 @@ fn a_pipe_as_the_output_gets_the_lockfile_and_a_pipe_as_its_signature_holds_noth
     ])
     .code(4)
     .stderr_has("lock.json.sig");
+    // The same pipe as a signing key or a log to check: read as nothing at once.
+    dir.mcppin(&["sign", "--lock", "lock.json", "--key", "lock.json.sig"])
+        .code(4)
+        .stderr_has("lock.json.sig");
+    let run = dir.mcppin(&["log", "verify", "lock.json.sig"]);
+    assert_ne!(run.code, 0, "{run:?}");
 }

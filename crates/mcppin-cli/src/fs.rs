@@ -42,10 +42,7 @@ pub const MAX_DOCUMENT: usize = 256 << 20;
 /// As [`std::fs::read`], and [`std::io::ErrorKind::FileTooLarge`] (message `larger than
 /// LIMIT bytes`) for a file holding more than `limit` bytes.
 pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
-    // Without waiting: a pipe put where a lockfile or a signature belongs reads as empty (or
-    // fails) at once, where a plain open would wait for a writer without end.
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let file = File::from(rustix::fs::open(path, flags, Mode::empty())?);
+    let file = open_to_read(path)?;
     // The size a regular file says it has: over the bound it is refused unread, under it the
     // buffer is sized once (a device says nothing, and the buffer grows as it is read).
     let size = file
@@ -58,6 +55,47 @@ pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
     }
     #[expect(clippy::cast_possible_truncation, reason = "at most limit, a usize")]
     read_at_most_from(file, limit, size as usize)
+}
+
+/// Opens `path` for reading without waiting for a writer: a pipe put where a file belongs (a
+/// lockfile, a signature, a key, a log) reads as empty at once, where a plain open would wait
+/// for a writer without end, past every signal but SIGKILL. Reads then wait as usual.
+///
+/// # Errors
+///
+/// As [`File::open`].
+pub fn open_to_read(path: &Path) -> std::io::Result<File> {
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
+    Ok(File::from(fd))
+}
+
+/// Opens `path` to append to it, creating it (mode 0666 less the umask), without waiting for a
+/// reader: a pipe nobody reads is refused at once (`a pipe nobody reads`).
+///
+/// # Errors
+///
+/// As [`std::fs::OpenOptions::open`].
+pub fn open_to_append(path: &Path) -> std::io::Result<File> {
+    let flags = OFlags::WRONLY
+        | OFlags::APPEND
+        | OFlags::CREATE
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o666)).map_err(unread_pipe)?;
+    rustix::fs::fcntl_setfl(&fd, OFlags::APPEND)?;
+    Ok(File::from(fd))
+}
+
+/// ENXIO from opening a pipe to write without waiting, in words.
+fn unread_pipe(e: rustix::io::Errno) -> std::io::Error {
+    if e == rustix::io::Errno::NXIO {
+        std::io::Error::other("a pipe nobody reads")
+    } else {
+        std::io::Error::from(e)
+    }
 }
 
 /// Reads `reader` to its end, at most `limit` bytes, into a buffer of `capacity` to begin
@@ -113,12 +151,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Entry::Device => {
             // Opened without following a link and checked on the open file: what is written to
             // is what was checked, whatever took the path's place since.
-            let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
-            let mut file = File::from(
-                rustix::fs::open(path, flags, Mode::empty())
-                    .map_err(std::io::Error::from)
-                    .with_context(fail)?,
-            );
+            // Without waiting for a reader: a pipe nobody reads is refused at once (ENXIO), where
+            // a plain open would wait, past any signal, for one that never comes. The writes
+            // then wait as any writer's do.
+            let flags = OFlags::WRONLY
+                | OFlags::NOFOLLOW
+                | OFlags::NOCTTY
+                | OFlags::CLOEXEC
+                | OFlags::NONBLOCK;
+            let opened = rustix::fs::open(path, flags, Mode::empty())
+                .and_then(|fd| {
+                    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
+                    Ok(fd)
+                })
+                .map_err(unread_pipe);
+            let mut file = File::from(opened.with_context(fail)?);
             let kind = file.metadata().with_context(fail)?.file_type();
             if kind.is_file() {
                 return replace(path, bytes, 0o666);
@@ -364,6 +411,25 @@ mod tests {
         reader.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"new");
         assert_eq!(names(dir.path()), ["pipe"]);
+    }
+
+    #[test]
+    fn refuses_a_pipe_nobody_reads_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe");
+        fifo(&path);
+        let (sent, received) = std::sync::mpsc::channel();
+        let target = path.clone();
+        std::thread::spawn(move || {
+            sent.send(format!("{:#}", write_atomic(&target, b"x").unwrap_err()))
+        });
+        let said = received
+            .recv_timeout(mcppin_testkit::HANG)
+            .expect("waited for a reader");
+        assert_eq!(
+            said,
+            format!("cannot write {}: a pipe nobody reads", path.display())
+        );
     }
 
     #[test]

@@ -22,6 +22,6 @@ pub mod signal;
 pub mod usage;
 
 pub use fs::{
-    MAX_DOCUMENT, MAX_SMALL_FILE, check_replaceable, read_at_most, read_at_most_from,
-    replace_entry, replace_secret, sig_path, write_atomic,
+    MAX_DOCUMENT, MAX_SMALL_FILE, check_replaceable, open_to_append, open_to_read, read_at_most,
+    read_at_most_from, replace_entry, replace_secret, sig_path, write_atomic,
 };

@@ -63,7 +63,10 @@ impl Upstream {
         for path in ca {
             let named = || format!("--upstream-ca {}", path.display());
             let mut roots = rustls::RootCertStore::empty();
-            for cert in CertificateDer::pem_file_iter(path).with_context(named)? {
+            // Read to a bound and without waiting on a pipe, as every file the guard reads.
+            let pem =
+                mcppin_cli::read_at_most(path, mcppin_cli::MAX_DOCUMENT).with_context(named)?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
                 let cert = cert.with_context(named)?;
                 // Checked here, file by file, so that an error names its file.
                 roots.add(cert.clone()).with_context(named)?;

@@ -65,7 +65,9 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<Exit> {
     let reader: Box<dyn Read> = if args.file == std::path::Path::new("-") {
         Box::new(std::io::stdin().lock())
     } else {
-        Box::new(std::fs::File::open(&args.file).with_context(|| format!("cannot read {name}"))?)
+        Box::new(
+            mcppin_cli::open_to_read(&args.file).with_context(|| format!("cannot read {name}"))?,
+        )
     };
     let mut reader = BufReader::new(reader);
     let mut verifier = Verifier::new();

@@ -71,7 +71,7 @@ fn read_key(path: &Path) -> anyhow::Result<SigningKey> {
     let name = input::name(path);
     // Allocated once at its most: no reallocation leaves a copy of the key behind unwiped.
     let mut bytes = Zeroizing::new(Vec::with_capacity(MAX_KEY_BYTES + 1));
-    std::fs::File::open(path)
+    mcppin_cli::open_to_read(path)
         .and_then(|file| file.take(MAX_KEY_BYTES as u64 + 1).read_to_end(&mut bytes))
         .with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.len() > MAX_KEY_BYTES {
