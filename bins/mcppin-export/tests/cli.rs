@@ -757,17 +757,7 @@ fn a_signal_while_the_manifest_is_written_never_leaves_half_a_write() {
             assert!(started.elapsed() < mcppin_testkit::HANG, "the export hung");
             std::thread::yield_now();
         }
-        let started = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > mcppin_testkit::HANG {
-                let _ = child.kill();
-                panic!("the signalled export did not exit");
-            }
-            std::thread::yield_now();
-        };
+        let status = mcppin_testkit::wait(&mut child).unwrap();
         let mut stderr = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
         assert!(!temporary(&dir), "a temporary file was left: {stderr}");

@@ -297,6 +297,42 @@ fn only_an_allowed_call_exits_0_not_help_nor_a_check_started_by_another() {
     ));
 }
 
+/// The hook on an input that never ends, once its check runs (its handlers then in place):
+/// the hook and the process id of its check.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the hook is returned, and waited for, or killed and waited for on a hang"
+)]
+fn hook_with_its_check_running(dir: &Dir) -> (Child, u32) {
+    let mut hook = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
+        .args(["hook", "--lock", "mcp.lock.json", "--timeout", "1h"])
+        .current_dir(dir.path())
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = std::time::Instant::now();
+    loop {
+        let listed = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = listed
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+        {
+            return (hook, pid);
+        }
+        if started.elapsed() > mcppin_testkit::HANG {
+            let _ = hook.kill();
+            let _ = hook.wait();
+            panic!("no check process started");
+        }
+        std::thread::yield_now();
+    }
+}
+
 #[test]
 fn a_signal_that_would_end_the_hook_blocks_instead() {
     // A timer armed across exec (SIGALRM), an input set to signal (SIGIO), a wrapper's SIGTERM:
@@ -312,38 +348,10 @@ fn a_signal_that_would_end_the_hook_blocks_instead() {
         Signal::USR1,
         Signal::XCPU,
     ] {
-        let mut hook = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-            .args(["hook", "--lock", "mcp.lock.json", "--timeout", "1h"])
-            .current_dir(dir.path())
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Once its check runs, the hook's handlers are in place.
-        let children = format!("/proc/{0}/task/{0}/children", hook.id());
-        let started = std::time::Instant::now();
-        while std::fs::read_to_string(&children)
-            .unwrap_or_default()
-            .is_empty()
-        {
-            assert!(started.elapsed() < mcppin_testkit::HANG, "no check started");
-            std::thread::yield_now();
-        }
+        let (mut hook, _) = hook_with_its_check_running(&dir);
         let pid = Pid::from_raw(i32::try_from(hook.id()).unwrap()).unwrap();
         kill_process(pid, signal).unwrap();
-        let started = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = hook.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > mcppin_testkit::HANG {
-                let _ = hook.kill();
-                panic!("{signal:?}: the hook did not end");
-            }
-            std::thread::yield_now();
-        };
+        let status = mcppin_testkit::wait(&mut hook).unwrap();
         assert_eq!(status.code(), Some(2), "{signal:?}: {status:?}");
     }
 }
@@ -354,28 +362,7 @@ fn a_check_ends_with_the_hook_process() {
     // reading an input that never ends.
     let dir = Dir::new();
     dir.lock(&counter_surface());
-    let mut hook = Command::new(env!("CARGO_BIN_EXE_mcppin-guard"))
-        .args(["hook", "--lock", "mcp.lock.json", "--timeout", "1h"])
-        .current_dir(dir.path())
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let children = format!("/proc/{0}/task/{0}/children", hook.id());
-    let started = std::time::Instant::now();
-    let check = loop {
-        let listed = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(pid) = listed.split_whitespace().next() {
-            break pid.parse::<u32>().unwrap();
-        }
-        assert!(
-            started.elapsed() < mcppin_testkit::HANG,
-            "no check process started"
-        );
-        std::thread::yield_now();
-    };
+    let (mut hook, check) = hook_with_its_check_running(&dir);
     assert!(mcppin_testkit::running(check));
     hook.kill().unwrap();
     hook.wait().unwrap();

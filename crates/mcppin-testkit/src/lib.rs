@@ -299,6 +299,20 @@ pub fn status(command: &mut Command) -> std::io::Result<ExitStatus> {
     wait_within(&mut child, command, Instant::now(), HANG)
 }
 
+/// Waits up to [`HANG`] for `child`, started elsewhere (a test that signals it meanwhile), to
+/// exit.
+///
+/// # Errors
+///
+/// When its state cannot be read.
+///
+/// # Panics
+///
+/// When it runs longer than [`HANG`] (it is killed).
+pub fn wait(child: &mut Child) -> std::io::Result<ExitStatus> {
+    wait_within(child, &Command::new("the child"), Instant::now(), HANG)
+}
+
 /// Waits for `child` to exit, until `limit` after `started`; then kills it and fails.
 fn wait_within(
     child: &mut Child,
