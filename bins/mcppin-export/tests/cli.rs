@@ -701,14 +701,7 @@ fn an_interrupted_export_stops_its_servers_and_writes_nothing() {
     }
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
     kill_process(pid, Signal::INT).unwrap();
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > bound {
-            let _ = child.kill();
-            panic!("the interrupted export did not exit within {bound:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    mcppin_testkit::wait(&mut child).unwrap();
     let out = child.wait_with_output().unwrap();
     let run = Run {
         code: out.status.code().unwrap_or(-1),

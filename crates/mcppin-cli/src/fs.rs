@@ -65,10 +65,7 @@ pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
 ///
 /// As [`File::open`].
 pub fn open_to_read(path: &Path) -> std::io::Result<File> {
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(path, flags, Mode::empty())?;
-    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
-    Ok(File::from(fd))
+    open_without_waiting(path, OFlags::RDONLY, Mode::empty())
 }
 
 /// Opens `path` to append to it, creating it (mode 0666 less the umask), without waiting for a
@@ -78,24 +75,24 @@ pub fn open_to_read(path: &Path) -> std::io::Result<File> {
 ///
 /// As [`std::fs::OpenOptions::open`].
 pub fn open_to_append(path: &Path) -> std::io::Result<File> {
-    let flags = OFlags::WRONLY
-        | OFlags::APPEND
-        | OFlags::CREATE
-        | OFlags::NONBLOCK
-        | OFlags::NOCTTY
-        | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o666)).map_err(unread_pipe)?;
-    rustix::fs::fcntl_setfl(&fd, OFlags::APPEND)?;
-    Ok(File::from(fd))
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE;
+    open_without_waiting(path, flags, Mode::from_raw_mode(0o666))
 }
 
-/// ENXIO from opening a pipe to write without waiting, in words.
-fn unread_pipe(e: rustix::io::Errno) -> std::io::Error {
-    if e == rustix::io::Errno::NXIO {
-        std::io::Error::other("a pipe nobody reads")
-    } else {
-        std::io::Error::from(e)
-    }
+/// Opens `path` with `flags` without waiting for the other end of a pipe, then lets reads and
+/// writes wait as usual (`O_NONBLOCK` for the open only). A pipe nobody reads, opened to write,
+/// is refused with `a pipe nobody reads` (ENXIO).
+fn open_without_waiting(path: &Path, flags: OFlags, mode: Mode) -> std::io::Result<File> {
+    let opening = flags | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, opening, mode).map_err(|e| {
+        if e == rustix::io::Errno::NXIO {
+            std::io::Error::other("a pipe nobody reads")
+        } else {
+            std::io::Error::from(e)
+        }
+    })?;
+    rustix::fs::fcntl_setfl(&fd, flags & OFlags::APPEND)?;
+    Ok(File::from(fd))
 }
 
 /// Reads `reader` to its end, at most `limit` bytes, into a buffer of `capacity` to begin
@@ -150,22 +147,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Entry::Absent | Entry::File => replace(path, bytes, 0o666),
         Entry::Device => {
             // Opened without following a link and checked on the open file: what is written to
-            // is what was checked, whatever took the path's place since.
-            // Without waiting for a reader: a pipe nobody reads is refused at once (ENXIO), where
-            // a plain open would wait, past any signal, for one that never comes. The writes
-            // then wait as any writer's do.
-            let flags = OFlags::WRONLY
-                | OFlags::NOFOLLOW
-                | OFlags::NOCTTY
-                | OFlags::CLOEXEC
-                | OFlags::NONBLOCK;
-            let opened = rustix::fs::open(path, flags, Mode::empty())
-                .and_then(|fd| {
-                    rustix::fs::fcntl_setfl(&fd, OFlags::empty())?;
-                    Ok(fd)
-                })
-                .map_err(unread_pipe);
-            let mut file = File::from(opened.with_context(fail)?);
+            // is what was checked, whatever took the path's place since. A pipe nobody reads is
+            // refused at once, where a plain open would wait, past any signal, for a reader.
+            let flags = OFlags::WRONLY | OFlags::NOFOLLOW;
+            let mut file = open_without_waiting(path, flags, Mode::empty()).with_context(fail)?;
             let kind = file.metadata().with_context(fail)?.file_type();
             if kind.is_file() {
                 return replace(path, bytes, 0o666);
