@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// The most bytes a client configuration (or an `envFile` it names, or the
@@ -26,14 +26,11 @@ pub(crate) enum Unread {
 }
 
 /// Reads a file found by looking in a usual place, or named inside a configuration (an
-/// `envFile`), where a path may lead anywhere: opened without blocking (a FIFO without a
-/// writer opens at once), refused unless it is a regular file (checked on the open file, so
+/// `envFile`), where a path may lead anywhere: opened without waiting (a FIFO without a
+/// writer opens at once, `mcppin_cli::open_to_read`), refused unless it is a regular file (checked on the open file, so
 /// a link swapped in between cannot slip through), and read to at most [`MAX_CONFIG_BYTES`].
 pub(crate) fn read_found(path: &Path) -> Result<Vec<u8>, Unread> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(open_flags())
-        .open(path)?;
+    let file = mcppin_cli::open_to_read(path)?;
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         return Err(Unread::NotRegular(describe(kind)));
@@ -42,9 +39,9 @@ pub(crate) fn read_found(path: &Path) -> Result<Vec<u8>, Unread> {
 }
 
 /// Reads a file the command line names (any kind: `--config <(...)` is a pipe), to at most
-/// [`MAX_CONFIG_BYTES`].
+/// [`MAX_CONFIG_BYTES`]. Opened without waiting: a FIFO nobody writes reads as empty at once.
 pub(crate) fn read_named(path: &Path) -> Result<Vec<u8>, Unread> {
-    read_bounded(File::open(path)?)
+    read_bounded(mcppin_cli::open_to_read(path)?)
 }
 
 fn read_bounded(file: File) -> Result<Vec<u8>, Unread> {
@@ -54,14 +51,6 @@ fn read_bounded(file: File) -> Result<Vec<u8>, Unread> {
         return Err(Unread::TooLarge);
     }
     Ok(bytes)
-}
-
-/// `O_NONBLOCK | O_NOCTTY`, as `open` takes them: no wait for a FIFO's writer or a device,
-/// and a terminal found in a usual place never becomes the process's controlling terminal.
-fn open_flags() -> i32 {
-    (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY)
-        .bits()
-        .cast_signed()
 }
 
 fn describe(kind: std::fs::FileType) -> &'static str {

@@ -240,6 +240,32 @@ fn writes_a_pipe_in_place_and_refuses_a_link() {
 }
 
 #[test]
+fn a_configuration_through_a_pipe_is_read_and_a_pipe_nobody_writes_refused_at_once() {
+    let dir = Dir::new();
+    let config = dir.config(&[("demo", &[])]);
+    // `--config <(...)`: a pipe with a writer, here standard input.
+    let run = mcppin_testkit::run(
+        Command::new(env!("CARGO_BIN_EXE_mcppin-export"))
+            .args(["--config", "/dev/stdin", "-o", "-"])
+            .current_dir(dir.path())
+            .env_clear(),
+        std::fs::read(config).unwrap(),
+        mcppin_testkit::StdinEnd::Closes,
+    );
+    run.code(0);
+    assert_eq!(
+        tool_names(&Manifest::parse(run.stdout.as_bytes()).unwrap(), "demo"),
+        HONEST
+    );
+    // A FIFO nobody writes: read as empty at once, never waited on.
+    let made = mcppin_testkit::status(Command::new("mkfifo").arg(dir.path().join("mcp.pipe")));
+    assert!(made.unwrap().success());
+    dir.export(&["--config", "mcp.pipe", "-o", "m.json"])
+        .code(4);
+    assert!(!dir.exists("m.json"));
+}
+
+#[test]
 fn speaks_every_protocol_revision() {
     for revision in [
         "2024-11-05",

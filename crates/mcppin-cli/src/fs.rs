@@ -85,7 +85,7 @@ pub fn open_to_append(path: &Path) -> std::io::Result<File> {
 fn open_without_waiting(path: &Path, flags: OFlags, mode: Mode) -> std::io::Result<File> {
     let opening = flags | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = rustix::fs::open(path, opening, mode).map_err(|e| {
-        if e == rustix::io::Errno::NXIO {
+        if e == rustix::io::Errno::NXIO && flags.contains(OFlags::WRONLY) {
             std::io::Error::other("a pipe nobody reads")
         } else {
             std::io::Error::from(e)
@@ -317,6 +317,16 @@ mod tests {
             .recv_timeout(mcppin_testkit::HANG)
             .expect("waited on the pipe");
         assert_eq!(read, b"");
+    }
+
+    #[test]
+    fn a_socket_read_is_refused_in_the_system_s_words() {
+        // ENXIO from a socket is no pipe without a reader: that wording is for writing only.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let err = read_at_most(&path, MAX_SMALL_FILE).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(6), "{err}");
     }
 
     #[test]
